@@ -1,0 +1,1 @@
+"""The command-line layer: click commands that parse, call the core and render. No logic."""

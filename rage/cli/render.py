@@ -1,0 +1,108 @@
+"""Rendering helpers shared by commands: JSON output, durations, times, run rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import signal as _signal
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rage.history import Run, parse_iso
+
+STATUS_COLORS = {
+    "ok": "green", "failed": "red", "crashed": "red", "lost": "yellow",
+    "interrupted": "yellow", "running": "cyan", "corrupt": "magenta",
+}
+
+
+def _default(o: Any) -> Any:
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return dataclasses.asdict(o)
+    if isinstance(o, Path):
+        return str(o)
+    if isinstance(o, set | frozenset | tuple):
+        return list(o)
+    to_dict = getattr(o, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    return str(o)
+
+
+def emit_json(obj: Any) -> None:
+    """Print ``obj`` (dataclasses, paths and ``to_dict`` objects included) as JSON."""
+    click.echo(json.dumps(obj, indent=2, default=_default))
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    m, s = divmod(int(seconds), 60)
+    if m < 60:
+        return f"{m}m{s:02d}s"
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m"
+
+
+def format_when(iso: str | None) -> str:
+    """Local time, with the date only when it is not today."""
+    if not iso:
+        return "-"
+    try:
+        t = parse_iso(iso).astimezone()
+    except ValueError:
+        return iso
+    today = datetime.now().astimezone().date()
+    return t.strftime("%H:%M:%S") if t.date() == today else t.strftime("%Y-%m-%d %H:%M")
+
+
+def format_exit(run: Run) -> str:
+    if run.signal:
+        try:
+            return _signal.Signals(run.signal).name
+        except ValueError:
+            return f"signal {run.signal}"
+    return "-" if run.exit_code is None else str(run.exit_code)
+
+
+def format_status(status: str) -> str:
+    return click.style(f"{status:<11}", fg=STATUS_COLORS.get(status), bold=status != "ok")
+
+
+def command_line(argv: tuple[str, ...] | list[str]) -> str:
+    import shlex
+
+    return shlex.join(argv)
+
+
+def run_rows(runs: list[Run], *, numbered: bool = False, show_app: bool = False) -> list[str]:
+    """One line per run, the command shortened to the terminal width."""
+    width = shutil.get_terminal_size((100, 24)).columns
+    lines = []
+    for i, run in enumerate(runs, 1):
+        mark = "!" if run.is_problem else " "
+        prefix = f"{i:>3}) " if numbered else ""
+        app = f"{run.app:<12} " if show_app else ""
+        head = (
+            f"{prefix}{mark} {run.short_id}  {format_when(run.started_at):<16} "
+            f"{run.status:<11} {format_exit(run):>7} {format_duration(run.duration_s):>7}  {app}"
+        )
+        cmd = command_line(run.argv)
+        room = max(width - len(head) - 1, 20)
+        if len(cmd) > room:
+            cmd = cmd[: room - 1] + "…"
+        styled = head.replace(f"{run.status:<11}", format_status(run.status), 1)
+        lines.append(styled + cmd)
+    return lines
+
+
+def warn(message: str) -> None:
+    click.echo(f"rage: warning: {message}", err=True)

@@ -1,0 +1,218 @@
+"""Configuration: one frozen :class:`Settings` per app.
+
+Precedence, highest first: command-line flags (``overrides``), ``RAGE_*`` environment
+variables, the user's config file (``[app.<name>]`` over ``[default]``), the defaults the
+app's own integration supplies (``app_defaults``), then the built-in defaults below.
+
+The config file is TOML::
+
+    [default]
+    max_runs = 200
+    upload_url = "https://rage.example.org/"
+
+    [app.mytool]
+    attach = ["~/.cache/mytool/debug.log"]
+    issues_url = "https://github.com/me/mytool/issues/new"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rage.errors import ConfigError
+from rage.paths import config_file
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting rage reads. Field names are the config file keys."""
+
+    # recording
+    disable: bool = False
+    output_cap: int = 8 * MiB  # bytes of output/log kept per run (head + tail)
+    attach: tuple[str, ...] = ()  # log files copied into the run when it ends
+    hint_on_failure: bool = False  # print the report hint on any non-zero exit, not only crashes
+    # retention
+    max_runs: int = 200
+    max_bytes: int = 512 * MiB
+    max_age_days: float = 30.0
+    # reporting
+    collectors: tuple[str, ...] = ()  # extra collector names to enable (entry points)
+    disable_collectors: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()  # executables whose --version the `tools` collector records
+    redact: tuple[str, ...] = ()  # extra regular expressions to redact
+    bundle_max_bytes: int = 64 * MiB  # uncompressed size cap for one bundle's run files
+    # upload
+    upload_url: str | None = None
+    upload_protocol: str | None = None  # multipart | put | receiver | gist | file
+    allow_http: bool = False
+    upload_timeout: float = 60.0
+    issues_url: str | None = None
+    gist_api_url: str = "https://api.github.com"
+    gist_token_env: str = "GITHUB_TOKEN"
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+
+# RAGE_<NAME> for every field; these extra aliases read better in shells.
+_ENV_ALIASES = {"RAGE_OUTPUT_CAP": "output_cap"}
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def parse_size(value: str | int) -> int:
+    """Parse ``"64MiB"``, ``"8M"``, ``"1.5G"`` or a plain byte count."""
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("size must not be negative")
+        return value
+    m = _SIZE_RE.match(value)
+    if not m:
+        raise ValueError(f"not a size: {value!r} (try 64MiB)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def _parse_bool(value: str | bool) -> bool:
+    if isinstance(value, bool):
+        return value
+    v = value.strip().lower()
+    if v in {"1", "true", "yes", "on"}:
+        return True
+    if v in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Convert ``value`` (from TOML, env or flags) to the type of field ``name``."""
+    f = _FIELDS[name]
+    typ = str(f.type)
+    if value is None:
+        return None
+    if name in {"output_cap", "max_bytes", "bundle_max_bytes"}:
+        return parse_size(value)
+    if typ == "bool":
+        return _parse_bool(value)
+    if typ == "int":
+        return int(value)
+    if typ == "float":
+        return float(value)
+    if typ.startswith("tuple"):
+        if isinstance(value, str):
+            return tuple(v for v in value.split(os.pathsep) if v)
+        if isinstance(value, list | tuple):
+            return tuple(str(v) for v in value)
+        raise ValueError("expected a list of strings")
+    if typ.startswith("str"):
+        if not isinstance(value, str):
+            raise ValueError("expected a string")
+        return value
+    return value
+
+
+def _apply(layer: Mapping[str, Any], into: dict[str, Any], source: str) -> None:
+    for key, value in layer.items():
+        name = key.replace("-", "_")
+        if name not in _FIELDS:
+            raise ConfigError(f"{source}: unknown setting {key!r}")
+        try:
+            into[name] = _coerce(name, value)
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"{source}: {key}: {e}") from None
+
+
+def read_config_file(path: Path | None = None) -> dict[str, Any]:
+    """Parse the TOML config file; a missing file is an empty config."""
+    path = path or config_file()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
+    import tomllib
+
+    try:
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"invalid config {path}: {e}") from None
+    return parsed
+
+
+def env_layer(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``RAGE_*`` variables that name settings, as ``{field: raw value}``."""
+    environ = os.environ if environ is None else environ
+    out: dict[str, str] = {}
+    for name in _FIELDS:
+        raw = environ.get("RAGE_" + name.upper())
+        if raw is not None:
+            out[name] = raw
+    for var, name in _ENV_ALIASES.items():
+        if var in environ:
+            out[name] = environ[var]
+    return out
+
+
+def load_settings(
+    app: str | None,
+    *,
+    app_defaults: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    path: Path | None = None,
+) -> Settings:
+    """Resolve the settings for ``app``; raises :class:`ConfigError` on invalid input.
+
+    ``overrides`` holds command-line values; ``None`` values there are ignored so a CLI can
+    pass every option through unconditionally.
+    """
+    values: dict[str, Any] = {}
+    if app_defaults:
+        _apply(app_defaults, values, "app defaults")
+    parsed = read_config_file(path)
+    src = str(path or config_file())
+    default = parsed.get("default", {})
+    if not isinstance(default, dict):
+        raise ConfigError(f"{src}: [default] must be a table")
+    _apply(default, values, src + " [default]")
+    apps = parsed.get("app", {})
+    if app and isinstance(apps, dict) and isinstance(apps.get(app), dict):
+        _apply(apps[app], values, f"{src} [app.{app}]")
+    _apply(env_layer(environ), values, "environment")
+    if overrides:
+        _apply({k: v for k, v in overrides.items() if v is not None}, values, "command line")
+    return Settings(**values)
+
+
+def load_settings_lenient(app: str | None, **kwargs: Any) -> tuple[Settings, str | None]:
+    """Like :func:`load_settings`, but never fails: on error, built-in defaults and a warning.
+
+    Recording paths use this: a broken config file must never stop the user's tool.
+    """
+    try:
+        return load_settings(app, **kwargs), None
+    except ConfigError as e:
+        return Settings(), str(e)
+
+
+def settings_dict(settings: Settings) -> dict[str, Any]:
+    return dataclasses.asdict(settings)
+
+
+__all__ = [
+    "Settings",
+    "load_settings",
+    "load_settings_lenient",
+    "parse_size",
+    "read_config_file",
+    "settings_dict",
+]

@@ -1,0 +1,511 @@
+"""The run store: one directory per recorded invocation.
+
+``<root>/<app>/runs/<run-id>/`` holds ``meta.json`` (written atomically at start and end), a
+``lock`` file the recorder holds with ``flock`` while the run is live, and whatever the
+recorder captured (``output.log``, ``stdout.log``, ``stderr.log``, ``log.jsonl``,
+``traceback.txt``, ``fatal.log``, ``attachments/``). A run still marked ``running`` whose lock
+nobody holds is reported as ``lost``: its recorder was killed or the machine went down.
+
+The store is safe with concurrent recorders: run ids never collide, deletion first renames a
+run out of the way (only one process can win that), and a locked run is never deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+import shutil
+import signal as _signal
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rage._version import __version__
+from rage.errors import NotFoundError, UsageError
+from rage.fsutil import open_private, private_dir, write_json_atomic
+from rage.paths import check_app, home_root
+
+SCHEMA = 1
+ID_RE = re.compile(r"^(\d{8}T\d{6}Z)-([0-9a-f]{8})$")
+
+RUNNING, OK, FAILED, CRASHED, INTERRUPTED, LOST, CORRUPT = (
+    "running", "ok", "failed", "crashed", "interrupted", "lost", "corrupt",
+)
+# statuses a user looking for "the bad run" wants to see
+PROBLEM_STATUSES = frozenset({FAILED, CRASHED, INTERRUPTED, LOST})
+
+CRASH_SIGNALS = frozenset(
+    int(getattr(_signal, n)) for n in ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE", "SIGSYS")
+    if hasattr(_signal, n)
+)
+INTERRUPT_SIGNALS = frozenset(
+    int(getattr(_signal, n)) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGPIPE")
+    if hasattr(_signal, n)
+)
+
+
+def status_for(exit_code: int | None, signal: int | None) -> str:
+    """Classify how a process ended."""
+    if signal:
+        if signal in CRASH_SIGNALS:
+            return CRASHED
+        if signal in INTERRUPT_SIGNALS:
+            return INTERRUPTED
+        return FAILED
+    return OK if exit_code == 0 else FAILED
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def parse_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def new_run_id(now: float | None = None) -> str:
+    """Sortable, unique without coordination: UTC start second plus 32 random bits."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    return f"{stamp}-{secrets.token_hex(4)}"
+
+
+def run_id_time(run_id: str) -> float | None:
+    """The start time encoded in a run id (seconds since the epoch), or None."""
+    m = ID_RE.match(run_id)
+    if not m:
+        return None
+    return datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
+
+
+@dataclass(frozen=True)
+class Run:
+    """A recorded run as read from disk: plain data, safe to render or serialise."""
+
+    id: str
+    app: str
+    dir: Path
+    status: str
+    argv: tuple[str, ...] = ()
+    cwd: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    duration_s: float | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    pid: int | None = None
+    recorder: str | None = None
+    app_version: str | None = None
+    problem: str | None = None  # why the record could not be read (status "corrupt")
+    meta: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def short_id(self) -> str:
+        """The random part of the id; `rage list` shows it and commands accept prefixes of it."""
+        return self.id.rsplit("-", 1)[-1]
+
+    @property
+    def is_problem(self) -> bool:
+        return self.status in PROBLEM_STATUSES
+
+    @property
+    def is_report_command(self) -> bool:
+        """Runs of `mytool rage` itself, left out of the run chooser."""
+        return bool(self.meta.get("report_command"))
+
+    def files(self) -> list[Path]:
+        """Every regular file of the run except the lock, sorted by relative path."""
+        out = []
+        for dirpath, _dirs, names in os.walk(self.dir):
+            for n in names:
+                p = Path(dirpath) / n
+                if n != "lock" and not n.startswith(".") and p.is_file() and not p.is_symlink():
+                    out.append(p)
+        return sorted(out, key=lambda p: str(p.relative_to(self.dir)))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.meta)
+        d.update(
+            id=self.id, app=self.app, status=self.status, dir=str(self.dir),
+            short_id=self.short_id,
+        )
+        if self.problem:
+            d["problem"] = self.problem
+        return d
+
+
+def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str) -> Run:
+    def opt_int(k: str) -> int | None:
+        v = meta.get(k)
+        return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+    argv = meta.get("argv")
+    dur = meta.get("duration_s")
+    return Run(
+        id=run_dir.name,
+        app=app,
+        dir=run_dir,
+        status=status,
+        argv=tuple(str(a) for a in argv) if isinstance(argv, list) else (),
+        cwd=str(meta["cwd"]) if isinstance(meta.get("cwd"), str) else None,
+        started_at=meta.get("started_at") if isinstance(meta.get("started_at"), str) else None,
+        ended_at=meta.get("ended_at") if isinstance(meta.get("ended_at"), str) else None,
+        duration_s=float(dur) if isinstance(dur, int | float) else None,
+        exit_code=opt_int("exit_code"),
+        signal=opt_int("signal"),
+        pid=opt_int("pid"),
+        recorder=meta.get("recorder") if isinstance(meta.get("recorder"), str) else None,
+        app_version=meta.get("app_version") if isinstance(meta.get("app_version"), str) else None,
+        meta=dict(meta),
+    )
+
+
+def lock_is_held(run_dir: Path) -> bool:
+    """True while a live recorder holds the run's lock."""
+    try:
+        fd = os.open(run_dir / "lock", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def load_run(app: str, run_dir: Path) -> Run:
+    """Read one run; a missing or broken ``meta.json`` gives a ``corrupt`` run, never raises."""
+    try:
+        raw = (run_dir / "meta.json").read_bytes()
+        meta = json.loads(raw)
+        if not isinstance(meta, dict):
+            raise ValueError("meta.json is not an object")
+    except FileNotFoundError:
+        return Run(run_dir.name, app, run_dir, CORRUPT, problem="meta.json is missing")
+    except (OSError, ValueError) as e:
+        return Run(run_dir.name, app, run_dir, CORRUPT, problem=f"meta.json is unreadable: {e}")
+    status = meta.get("status")
+    if not isinstance(status, str):
+        return Run(run_dir.name, app, run_dir, CORRUPT, problem="meta.json has no status",
+                   meta=meta)
+    if status == RUNNING and not lock_is_held(run_dir):
+        status = LOST
+    return _run_from_meta(app, run_dir, meta, status)
+
+
+class ActiveRun:
+    """A run being recorded. Holds the run's lock until :meth:`finish` or :meth:`release`."""
+
+    def __init__(self, app: str, run_dir: Path, meta: dict[str, Any], lock_fd: int) -> None:
+        self.app = app
+        self.dir = run_dir
+        self.id = run_dir.name
+        self.meta = meta
+        self._lock_fd: int | None = lock_fd
+        self._t0 = time.monotonic()
+
+    def path(self, name: str) -> Path:
+        return self.dir / name
+
+    def update(self, **fields: Any) -> None:
+        """Merge ``fields`` into meta.json (atomically)."""
+        self.meta.update(fields)
+        write_json_atomic(self.dir / "meta.json", self.meta)
+
+    def finish(
+        self,
+        *,
+        exit_code: int | None,
+        signal: int | None = None,
+        status: str | None = None,
+        **extra: Any,
+    ) -> Run:
+        """Record the end of the run and release the lock."""
+        self.update(
+            status=status or status_for(exit_code, signal),
+            exit_code=exit_code,
+            signal=signal,
+            ended_at=now_iso(),
+            duration_s=round(time.monotonic() - self._t0, 6),
+            **extra,
+        )
+        self.release()
+        return _run_from_meta(self.app, self.dir, self.meta, self.meta["status"])
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+@dataclass(frozen=True)
+class Listing:
+    runs: list[Run]
+    warnings: list[str]
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    removed: list[str]
+    kept: int
+    bytes_kept: int
+
+
+def _dir_bytes(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, names in os.walk(path):
+        for n in names:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, n)).st_size
+    return total
+
+
+class RunStore:
+    """Create, list, load, resolve, forget and prune runs under one root."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root if root is not None else home_root()
+
+    # -- recording -------------------------------------------------------------------------
+    def start(
+        self,
+        app: str,
+        argv: Iterable[str],
+        *,
+        cwd: str | None = None,
+        recorder: str,
+        app_version: str | None = None,
+        pid: int | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> ActiveRun:
+        """Create a run directory, take its lock and write the initial meta.json.
+
+        Raises OSError when the history cannot be written; recorders catch it and carry on.
+        """
+        runs = private_dir(self.root / check_app(app) / "runs")
+        for _attempt in range(5):
+            run_dir = runs / new_run_id()
+            try:
+                os.mkdir(run_dir, 0o700)
+                break
+            except FileExistsError:
+                continue
+        else:  # pragma: no cover - 32 random bits colliding five times in one second
+            raise OSError("could not allocate a run id")
+        lock_fd = os.open(run_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        if cwd is None:
+            try:
+                cwd = os.getcwd()
+            except OSError:
+                cwd = None
+        meta: dict[str, Any] = {
+            "schema": SCHEMA,
+            "id": run_dir.name,
+            "app": app,
+            "app_version": app_version,
+            "argv": list(argv),
+            "cwd": cwd,
+            "started_at": now_iso(),
+            "ended_at": None,
+            "duration_s": None,
+            "status": RUNNING,
+            "exit_code": None,
+            "signal": None,
+            "pid": pid if pid is not None else os.getpid(),
+            "rage_version": __version__,
+            "recorder": recorder,
+        }
+        if extra:
+            meta.update(extra)
+        active = ActiveRun(app, run_dir, meta, lock_fd)
+        try:
+            active.update()
+        except BaseException:
+            active.release()
+            raise
+        return active
+
+    # -- reading ---------------------------------------------------------------------------
+    def apps(self) -> list[str]:
+        try:
+            entries = sorted(os.scandir(self.root), key=lambda e: e.name)
+        except OSError:
+            return []
+        return [e.name for e in entries if e.is_dir() and (Path(e.path) / "runs").is_dir()]
+
+    def run_dirs(self, app: str) -> list[Path]:
+        """Run directories of ``app``, oldest first (ids sort by start time)."""
+        try:
+            names = [e.name for e in os.scandir(self.root / check_app(app) / "runs")
+                     if ID_RE.match(e.name) and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return []
+        return [self.root / app / "runs" / n for n in sorted(names)]
+
+    def list(
+        self,
+        app: str | None = None,
+        *,
+        problems_only: bool = False,
+        limit: int | None = None,
+        include_report_commands: bool = True,
+    ) -> Listing:
+        """Runs newest first, with a warning for each record that could not be read."""
+        apps = [check_app(app)] if app else self.apps()
+        runs: list[Run] = []
+        warnings: list[str] = []
+        for a in apps:
+            for d in self.run_dirs(a):
+                run = load_run(a, d)
+                if run.status == CORRUPT:
+                    warnings.append(f"skipping broken run {a}/{run.id}: {run.problem}")
+                    continue
+                if problems_only and not run.is_problem:
+                    continue
+                if not include_report_commands and run.is_report_command:
+                    continue
+                runs.append(run)
+        runs.sort(key=lambda r: (r.started_at or "", r.id), reverse=True)
+        if limit is not None:
+            runs = runs[:limit]
+        return Listing(runs, warnings)
+
+    def resolve(self, ref: str, app: str | None = None) -> Run:
+        """Find one run by id, unique prefix (of the id or its random part), ``last`` or
+        ``last-failed``. Runs of report commands and this process's live run are skipped by
+        ``last``/``last-failed``."""
+        if ref in {"last", "last-failed"}:
+            listing = self.list(app, problems_only=ref == "last-failed",
+                                include_report_commands=False)
+            me = os.getpid()
+            for run in listing.runs:
+                if run.status == RUNNING and run.pid == me:
+                    continue
+                return run
+            what = "failed run" if ref == "last-failed" else "run"
+            scope = f" for app {app!r}" if app else ""
+            raise NotFoundError(f"no {what} recorded{scope}")
+        if not ref or not re.fullmatch(r"[0-9A-Za-z-]+", ref):
+            raise UsageError(f"invalid run reference {ref!r}")
+        ref_l = ref.lower()
+        matches: list[tuple[str, Path]] = []
+        for a in ([check_app(app)] if app else self.apps()):
+            for d in self.run_dirs(a):
+                rid = d.name
+                if rid.lower().startswith(ref_l) or rid.rsplit("-", 1)[-1].startswith(ref_l):
+                    matches.append((a, d))
+        if not matches:
+            raise NotFoundError(f"no run matches {ref!r}" + (f" for app {app!r}" if app else ""))
+        if len(matches) > 1:
+            exact = [m for m in matches if m[1].name == ref]
+            if len(exact) == 1:
+                matches = exact
+            else:
+                names = ", ".join(f"{a}/{d.name}" for a, d in matches[:5])
+                raise UsageError(f"run reference {ref!r} is ambiguous: {names}")
+        a, d = matches[0]
+        run = load_run(a, d)
+        return run
+
+    # -- deleting --------------------------------------------------------------------------
+    def _delete(self, run_dir: Path) -> bool:
+        """Claim ``run_dir`` by renaming it, then remove it. False if it is live or gone."""
+        if lock_is_held(run_dir):
+            return False
+        trash = run_dir.with_name(f".trash-{run_dir.name}-{secrets.token_hex(3)}")
+        try:
+            os.rename(run_dir, trash)
+        except OSError:
+            return False  # another process claimed it first
+        shutil.rmtree(trash, ignore_errors=True)
+        return True
+
+    def forget(self, run: Run) -> None:
+        if run.status == RUNNING:
+            raise UsageError(f"run {run.id} is still running")
+        if not self._delete(run.dir):
+            raise NotFoundError(f"run {run.id} could not be removed (already gone?)")
+
+    def forget_all(self, app: str) -> int:
+        return sum(1 for d in self.run_dirs(app) if self._delete(d))
+
+    def prune(
+        self,
+        app: str,
+        *,
+        max_runs: int,
+        max_bytes: int,
+        max_age_days: float,
+        keep: Iterable[str] = (),
+        now: float | None = None,
+    ) -> PruneResult:
+        """Apply retention to ``app``: oldest runs go first until every limit holds.
+
+        Live runs and ``keep`` are never deleted. Cost: one scandir plus an lstat per file.
+        """
+        keep_set = set(keep)
+        now = time.time() if now is None else now
+        dirs = self.run_dirs(app)
+        sizes = {d.name: _dir_bytes(d) for d in dirs}
+        count, total = len(dirs), sum(sizes.values())
+        removed: list[str] = []
+        for d in dirs:  # oldest first
+            started = run_id_time(d.name) or now
+            too_old = now - started > max_age_days * 86400
+            if not (count > max_runs or total > max_bytes or too_old):
+                continue
+            if d.name in keep_set or not self._delete(d):
+                continue
+            removed.append(d.name)
+            count -= 1
+            total -= sizes[d.name]
+        with contextlib.suppress(OSError):
+            self._sweep_trash(app)
+        return PruneResult(removed, count, total)
+
+    def _sweep_trash(self, app: str) -> None:
+        """Finish deletions interrupted by a crash (stale ``.trash-*`` directories)."""
+        runs = self.root / app / "runs"
+        for e in os.scandir(runs):
+            if e.name.startswith(".trash-") and time.time() - e.stat().st_mtime > 3600:
+                shutil.rmtree(e.path, ignore_errors=True)
+
+    def maybe_prune(
+        self, app: str, *, max_runs: int, max_bytes: int, max_age_days: float,
+        keep: Iterable[str] = (), interval_s: float = 3600.0,
+    ) -> PruneResult | None:
+        """Prune only when cheap checks say it may be needed.
+
+        A full pass runs when the run count exceeds ``max_runs`` or the last full pass is
+        older than ``interval_s`` (the byte and age limits are checked then). The usual cost
+        on the recording path is one scandir and one stat.
+        """
+        stamp = self.root / app / ".last-prune"
+        try:
+            n = sum(1 for e in os.scandir(self.root / app / "runs") if ID_RE.match(e.name))
+        except OSError:
+            return None
+        try:
+            fresh = time.time() - stamp.stat().st_mtime < interval_s
+        except OSError:
+            fresh = False
+        if n <= max_runs and fresh:
+            return None
+        result = self.prune(app, max_runs=max_runs, max_bytes=max_bytes,
+                            max_age_days=max_age_days, keep=keep)
+        with contextlib.suppress(OSError), open_private(stamp, "wb"):
+            pass
+        with contextlib.suppress(OSError):
+            os.utime(stamp)
+        return result
