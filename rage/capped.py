@@ -25,7 +25,11 @@ class Truncation:
     dropped_bytes: int
 
     def to_dict(self) -> dict[str, int | str]:
-        return {"name": self.name, "total_bytes": self.total_bytes, "dropped_bytes": self.dropped_bytes}
+        return {
+            "name": self.name,
+            "total_bytes": self.total_bytes,
+            "dropped_bytes": self.dropped_bytes,
+        }
 
 
 class CappedFile:

@@ -7,6 +7,7 @@ and each command pay only for what they use.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 from typing import Any

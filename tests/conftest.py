@@ -1,0 +1,43 @@
+"""Shared fixtures: every test gets its own RAGE_HOME and config file under tmp_path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def rage_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point rage at a private, empty state directory and config file for each test."""
+    home = tmp_path / "rage-home"
+    monkeypatch.setenv("RAGE_HOME", str(home))
+    monkeypatch.setenv("RAGE_CONFIG", str(tmp_path / "rage-config.toml"))
+    for var in list(os.environ):
+        if var.startswith("RAGE_") and var not in {"RAGE_HOME", "RAGE_CONFIG"}:
+            monkeypatch.delenv(var)
+    yield home
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    """The config file path rage reads in this test (not created until a test writes it)."""
+    return tmp_path / "rage-config.toml"
+
+
+def rage_cmd(*args: str) -> list[str]:
+    """argv that runs this checkout's rage with the test interpreter."""
+    return [sys.executable, "-m", "rage", *args]
+
+
+def run_rage(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """Run the real `rage` CLI in a subprocess and capture its text output."""
+    kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("text", True)
+    kwargs.setdefault("timeout", 60)
+    kwargs.setdefault("stdin", subprocess.DEVNULL)
+    return subprocess.run(rage_cmd(*args), check=False, **kwargs)  # type: ignore[call-overload,no-any-return]
