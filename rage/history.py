@@ -199,8 +199,34 @@ def load_run(app: str, run_dir: Path) -> Run:
         return Run(run_dir.name, app, run_dir, CORRUPT, problem="meta.json has no status",
                    meta=meta)
     if status == RUNNING and not lock_is_held(run_dir):
+        fatal = _fatal_signal(run_dir)
+        if fatal is not None:
+            # the recorder died of a fatal signal after faulthandler wrote its dump
+            meta = {**meta, "signal": fatal or None, "exit_code": None}
+            return _run_from_meta(app, run_dir, meta, CRASHED)
         status = LOST
     return _run_from_meta(app, run_dir, meta, status)
+
+
+_FATAL_NAMES = {
+    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+    "Illegal instruction": "SIGILL", "Floating point exception": "SIGFPE",
+}
+
+
+def _fatal_signal(run_dir: Path) -> int | None:
+    """The signal named in a non-empty ``fatal.log`` (0 if unnamed), None if there is none."""
+    try:
+        with open(run_dir / "fatal.log", "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if not head.strip():
+        return None
+    for text, name in _FATAL_NAMES.items():
+        if text in head and hasattr(_signal, name):
+            return int(getattr(_signal, name))
+    return 0
 
 
 class ActiveRun:

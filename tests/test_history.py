@@ -119,3 +119,19 @@ def test_forget_cli(rage_home: Path) -> None:
         store.start("tool", ["tool"], recorder="test").finish(exit_code=0)
     res = run_rage("forget", "--all", "--app", "tool", "--yes")
     assert res.returncode == 0 and "forgot 3" in res.stdout
+
+
+def test_dead_recorder_with_fatal_dump_reads_as_crashed(rage_home: Path) -> None:
+    code = (
+        "import faulthandler, ctypes\n"
+        "from rage.history import RunStore\n"
+        "a = RunStore().start('seg', ['seg'], recorder='python')\n"
+        "f = open(a.path('fatal.log'), 'w')\n"
+        "faulthandler.enable(file=f)\n"
+        "ctypes.string_at(0)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert proc.returncode == -signal.SIGSEGV
+    run = RunStore().resolve("last")
+    assert run.status == "crashed" and run.signal == signal.SIGSEGV
+    assert "Segmentation fault" in (run.dir / "fatal.log").read_text()
