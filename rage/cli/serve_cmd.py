@@ -1,0 +1,107 @@
+"""`rage serve`: run the self-hostable bundle receiver (extra "server": waitress)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from rage.errors import UsageError
+
+MiB = 1024 * 1024
+
+
+def _size(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None
+    from rage.config import parse_size
+
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def default_storage() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("rage-server", appauthor=False))
+
+
+def _display_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              help="Port (0 picks a free one; the URL is printed).")
+@click.option("--storage", type=click.Path(file_okay=False, path_type=Path),
+              envvar="RAGE_SERVER_STORAGE",
+              help="Directory for bundles [default: the user data dir / rage-server].")
+@click.option("--max-bundle-size", default="64MiB", show_default=True, callback=_size,
+              help="Largest accepted upload (compressed).")
+@click.option("--max-decompressed-size", default="512MiB", show_default=True, callback=_size,
+              help="Largest accepted bundle once decompressed (decompression bombs stop here).")
+@click.option("--public-url", metavar="URL",
+              help="Base URL for links when behind a proxy (default: from the Host header).")
+@click.option("--upload-token", envvar="RAGE_SERVER_UPLOAD_TOKEN", metavar="TOKEN",
+              help="Require `Authorization: Bearer TOKEN` on uploads.")
+@click.option("--admin-token", envvar="RAGE_SERVER_ADMIN_TOKEN", metavar="TOKEN",
+              help="Enable /admin (recent bundles) for this token.")
+@click.option("--threads", type=click.IntRange(1, 256), default=8, show_default=True,
+              help="Worker threads.")
+def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
+          max_decompressed_size: int, public_url: str | None, upload_token: str | None,
+          admin_token: str | None, threads: int) -> None:
+    """Receive rage bundles: `curl -F file=@b.tar.zst URL/` prints a link to a page."""
+    try:
+        from waitress.server import create_server
+    except ImportError:
+        raise UsageError("rage serve needs waitress",
+                         hint="pip install 'rage-report[server]'") from None
+    from rage.server.app import MULTIPART_SLACK, ReceiverApp, ServerConfig
+    from rage.server.storage import LocalStorage
+
+    if public_url and not public_url.startswith(("http://", "https://")):
+        raise UsageError(f"--public-url must start with http:// or https://: {public_url!r}")
+    root = (storage or default_storage()).expanduser()
+    try:
+        store = LocalStorage(root)
+    except OSError as e:
+        raise UsageError(f"cannot use storage directory {root}: {e.strerror}") from None
+    config = ServerConfig(max_bundle_size=max_bundle_size,
+                          max_decompressed=max_decompressed_size, public_url=public_url,
+                          upload_token=upload_token or None, admin_token=admin_token or None)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s: %(message)s")
+    try:
+        server = create_server(
+            ReceiverApp(store, config), host=host, port=port, threads=threads,
+            # waitress refuses bodies far over the limit from the headers alone; the app
+            # answers the rest with a JSON error
+            max_request_body_size=2 * max_bundle_size + MULTIPART_SLACK,
+            ident="rage", clear_untrusted_proxy_headers=True)
+    except OSError as e:
+        raise UsageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
+    url = f"http://{_display_host(server.effective_host)}:{server.effective_port}/"
+    # the first stdout line is the URL: scripts and tests read it
+    click.echo(f"rage serve: listening on {url}")
+    click.echo(f"rage serve: storing bundles in {root}")
+    click.echo(f"rage serve: upload with `curl -F file=@bundle.tar.zst {public_url or url}`")
+    sys.stdout.flush()
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()

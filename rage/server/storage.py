@@ -1,0 +1,156 @@
+"""Where received bundles live: the :class:`Storage` interface and the local backend.
+
+An object-store backend implements the same protocol: ``put`` uploads the validated temp
+file and its metadata, ``open`` streams it back, ``get_path`` returns None. The local
+backend keeps one file per bundle plus one small meta JSON per bundle::
+
+    <root>/bundles/<id>.tar.zst     0600, moved into place by rename once validated
+    <root>/meta/<id>.json           0600, written atomically after the bundle: its presence
+                                    makes the bundle visible
+    <root>/tmp/                     uploads in progress (removed on failure)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from rage.errors import NotFoundError
+from rage.fsutil import private_dir, write_json_atomic
+
+_ID_RE = re.compile(r"^[A-Za-z0-9_-]{22,64}$")
+
+
+def new_id() -> str:
+    """A link id: 128 bits from the OS CSPRNG, URL-safe (22 characters)."""
+    return secrets.token_urlsafe(16)
+
+
+def valid_id(bundle_id: str) -> bool:
+    return bool(_ID_RE.match(bundle_id))
+
+
+def token_hash(token: str) -> str:
+    """What is stored instead of a deletion token (tokens are random, so no salt is needed)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredBundle:
+    """Metadata of one stored bundle (``manifest`` is the bundle's own manifest.json)."""
+
+    id: str
+    created_at: str
+    size: int
+    sha256: str
+    delete_token_hash: str
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Storage(Protocol):
+    """The storage contract the WSGI app relies on; every method is thread-safe."""
+
+    def tmp_dir(self) -> Path:
+        """A private local directory for uploads in progress."""
+
+    def put(self, tmp_path: Path, meta: StoredBundle) -> None:
+        """Store the validated file ``tmp_path`` (consumed) under ``meta.id``."""
+
+    def open(self, bundle_id: str) -> IO[bytes]:
+        """The raw bundle, for reading; raises NotFoundError."""
+
+    def get_path(self, bundle_id: str) -> Path | None:
+        """A local path to the raw bundle when the backend has one, else None."""
+
+    def get_meta(self, bundle_id: str) -> StoredBundle:
+        """Raises NotFoundError when there is no such bundle."""
+
+    def delete(self, bundle_id: str) -> None:
+        """Remove the bundle and its metadata; raises NotFoundError."""
+
+    def list_recent(self, limit: int) -> list[StoredBundle]:
+        """The newest bundles first."""
+
+
+class LocalStorage:
+    """Bundles in a local directory (0700 dirs, 0600 files, atomic renames)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        for d in (root, root / "bundles", root / "meta", root / "tmp"):
+            private_dir(d)
+
+    def tmp_dir(self) -> Path:
+        return self.root / "tmp"
+
+    def _bundle(self, bundle_id: str) -> Path:
+        if not valid_id(bundle_id):
+            raise NotFoundError(f"no bundle {bundle_id!r}")
+        return self.root / "bundles" / f"{bundle_id}.tar.zst"
+
+    def _meta(self, bundle_id: str) -> Path:
+        if not valid_id(bundle_id):
+            raise NotFoundError(f"no bundle {bundle_id!r}")
+        return self.root / "meta" / f"{bundle_id}.json"
+
+    def put(self, tmp_path: Path, meta: StoredBundle) -> None:
+        dest = self._bundle(meta.id)
+        os.chmod(tmp_path, 0o600)
+        os.replace(tmp_path, dest)
+        try:
+            write_json_atomic(self._meta(meta.id), meta.to_dict())
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(dest)
+            raise
+
+    def open(self, bundle_id: str) -> IO[bytes]:
+        self.get_meta(bundle_id)
+        try:
+            return open(self._bundle(bundle_id), "rb")
+        except FileNotFoundError:
+            raise NotFoundError(f"no bundle {bundle_id!r}") from None
+
+    def get_path(self, bundle_id: str) -> Path | None:
+        self.get_meta(bundle_id)
+        return self._bundle(bundle_id)
+
+    def get_meta(self, bundle_id: str) -> StoredBundle:
+        try:
+            raw = json.loads(self._meta(bundle_id).read_text("utf-8"))
+        except FileNotFoundError:
+            raise NotFoundError(f"no bundle {bundle_id!r}") from None
+        return StoredBundle(**raw)
+
+    def delete(self, bundle_id: str) -> None:
+        meta = self._meta(bundle_id)
+        try:
+            os.unlink(meta)  # invisible first, then the data
+        except FileNotFoundError:
+            raise NotFoundError(f"no bundle {bundle_id!r}") from None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._bundle(bundle_id))
+
+    def list_recent(self, limit: int) -> list[StoredBundle]:
+        entries: list[tuple[float, str]] = []
+        with os.scandir(self.root / "meta") as it:
+            for e in it:
+                if e.name.endswith(".json") and not e.name.startswith("."):
+                    with contextlib.suppress(FileNotFoundError):
+                        entries.append((e.stat().st_mtime, e.name[:-5]))
+        entries.sort(reverse=True)
+        out = []
+        for _, bundle_id in entries[:limit]:
+            with contextlib.suppress(NotFoundError, ValueError, TypeError):
+                out.append(self.get_meta(bundle_id))
+        return out

@@ -1,0 +1,145 @@
+"""The receiver's parts in-process: validator, multipart reader, storage, flattening."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from rage.errors import BadInputError, NotFoundError
+from rage.server.multipart import PartTooLarge, copy_file_field
+from rage.server.pages import flatten
+from rage.server.storage import LocalStorage, StoredBundle, new_id, token_hash
+from rage.server.validate import (
+    BundleTooLarge,
+    check_member_name,
+    read_members,
+    validate_bundle_file,
+)
+from tests.test_server import bomb_bundle, build_bundle, default_files
+
+
+def test_bomb_fixture_really_inflates_to_a_huge_member(tmp_path: Path) -> None:
+    bomb = bomb_bundle(tmp_path / "bomb.tar.zst")
+    with open(bomb, "rb") as f:
+        reader = zstandard.ZstdDecompressor().stream_reader(f)
+        with tarfile.open(fileobj=reader, mode="r|") as tf:
+            names = [(m.name, m.size) for m in (tf.next(), tf.next()) if m is not None]
+    assert names[1] == ("run/output.log", 2 * 1024**3)
+
+
+def test_budget_counts_many_small_members(tmp_path: Path) -> None:
+    files = {f"run/attachments/a{i}.log": os.urandom(300_000) for i in range(4)}
+    b = build_bundle(tmp_path / "b.tar.zst", files)
+    assert validate_bundle_file(b, 10_000_000)["app"] == "mytool"
+    with pytest.raises(BundleTooLarge):
+        validate_bundle_file(b, 1_000_000)  # each member fits, the total does not
+
+
+def test_read_members_keeps_the_end(tmp_path: Path) -> None:
+    files = default_files()
+    files["run/output.log"] = b"A" * 1000 + b"THE END\n"
+    b = build_bundle(tmp_path / "b.tar.zst", files)
+    with open(b, "rb") as f:
+        members = read_members(f, max_decompressed=10**7, cap=100)
+    out = members["run/output.log"]
+    assert out.cut and out.size == 1008 and out.data.endswith(b"THE END\n")
+    assert len(out.data) == 100
+
+
+@pytest.mark.parametrize("name", ["../x", "a/../../x", "/etc/passwd", "a\\b", "", "./..", "a\0"])
+def test_unsafe_names(name: str) -> None:
+    with pytest.raises(BadInputError):
+        check_member_name(name)
+
+
+def test_safe_name_normalised() -> None:
+    assert check_member_name("./run//output.log") == "run/output.log"
+
+
+def _multipart(boundary: str, parts: list[tuple[str, bytes]]) -> bytes:
+    out = b""
+    for name, data in parts:
+        out += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; "
+                f"filename=\"{name}.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                ).encode() + data + b"\r\n"
+    return out + f"--{boundary}--\r\n".encode()
+
+
+@pytest.mark.parametrize("size", [0, 1, 256 * 1024 - 20, 256 * 1024 - 3, 256 * 1024 + 7,
+                                  700_001])
+def test_multipart_file_part_exact_across_chunk_edges(size: int) -> None:
+    boundary = "----b0undary"
+    # data full of near-boundaries to tempt a naive splitter
+    data = (b"\r\n--" + boundary[:-1].encode() + os.urandom(5)) * (size // 20 + 1)
+    data = data[:size]
+    body = _multipart(boundary, [("before", b"x" * 300_000), ("file", data), ("after", b"y")])
+    out = io.BytesIO()
+    n = copy_file_field(io.BytesIO(body), f"multipart/form-data; boundary={boundary}", "file",
+                        out, limit=10**7, content_length=len(body))
+    assert n == size and out.getvalue() == data
+
+
+def test_multipart_limit_and_missing_field() -> None:
+    body = _multipart("bb", [("file", b"z" * 5000)])
+    ctype = "multipart/form-data; boundary=bb"
+    with pytest.raises(PartTooLarge):
+        copy_file_field(io.BytesIO(body), ctype, "file", io.BytesIO(), limit=4000)
+    with pytest.raises(BadInputError, match="no 'upload' field"):
+        copy_file_field(io.BytesIO(body), ctype, "upload", io.BytesIO(), limit=10**6)
+    with pytest.raises(BadInputError, match="truncated"):
+        copy_file_field(io.BytesIO(body[:-30]), ctype, "file", io.BytesIO(), limit=10**6)
+    with pytest.raises(BadInputError, match="boundary"):
+        copy_file_field(io.BytesIO(body), "multipart/form-data", "file", io.BytesIO(), limit=9)
+
+
+def test_local_storage_round_trip(tmp_path: Path) -> None:
+    store = LocalStorage(tmp_path / "s")
+    tmp = store.tmp_dir() / "up"
+    tmp.write_bytes(b"bundle bytes")
+    meta = StoredBundle(id=new_id(), created_at="2026-01-01T00:00:00+00:00", size=12,
+                        sha256="x", delete_token_hash=token_hash("t"), manifest={"app": "a"})
+    store.put(tmp, meta)
+    assert not tmp.exists()
+    assert store.get_meta(meta.id) == meta
+    with store.open(meta.id) as f:
+        assert f.read() == b"bundle bytes"
+    assert [b.id for b in store.list_recent(10)] == [meta.id]
+    store.delete(meta.id)
+    with pytest.raises(NotFoundError):
+        store.get_meta(meta.id)
+    with pytest.raises(NotFoundError):
+        store.get_meta("../../etc/passwd")
+    assert list((tmp_path / "s" / "bundles").iterdir()) == []
+
+
+def test_ids_are_long_and_distinct() -> None:
+    ids = {new_id() for _ in range(1000)}
+    assert len(ids) == 1000 and all(len(i) >= 22 for i in ids)
+
+
+def test_flatten_nested() -> None:
+    data = {"os": {"name": "Linux"}, "tags": ["a", "b"], "disks": [{"dev": "sda"}], "x": None}
+    assert flatten(data) == [("os.name", "Linux"), ("tags", "a, b"), ("disks[0].dev", "sda"),
+                             ("x", "null")]
+
+
+@pytest.mark.parametrize("kind", ["traversal", "absolute", "symlink", "device", "bad-manifest",
+                                  "manifest-not-first", "checksum", "unlisted", "random",
+                                  "truncated"])
+def test_agrees_with_rage_bundle_reader(tmp_path: Path, kind: str) -> None:
+    """The server's streaming validator and rage.bundle refuse the same hostile bundles."""
+    bundle = pytest.importorskip("rage.bundle")
+    from tests.test_server import hostile
+
+    path = hostile(tmp_path, kind)
+    with pytest.raises(BadInputError):
+        validate_bundle_file(path, 10**8)
+    with pytest.raises(BadInputError):
+        bundle.validate_bundle(path, 10**8)
+    good = build_bundle(tmp_path / "good.tar.zst")
+    assert validate_bundle_file(good, 10**8) == bundle.validate_bundle(good, 10**8)
