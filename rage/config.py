@@ -54,6 +54,7 @@ class Settings:
     upload_url: str | None = None
     upload_protocol: str | None = None  # multipart | put | receiver | gist | file
     allow_http: bool = False
+    upload_ca_bundle: str | None = None  # PEM file of a private CA to trust for uploads
     upload_timeout: float = 60.0
     issues_url: str | None = None
     gist_api_url: str = "https://api.github.com"

@@ -1,0 +1,113 @@
+"""`rage send` (upload a kept bundle) and `rage pending` (list kept, unsent bundles)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from rage.cli.render import emit_json, format_when
+from rage.errors import DeclinedError, RageError, UploadError, UsageError
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def _size(n: int) -> str:
+    if n < 1000:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1000
+        if value < 1000 or unit == "GB":
+            break
+    return f"{value:.1f} {unit}"
+
+
+@click.command()
+@click.argument("bundle_ref", metavar="BUNDLE")
+@click.option("--to", "to", metavar="URL",
+              help="Where to upload (https://..., put+https://..., receiver+https://..., "
+                   "gist, file:///dir). Default: upload_url from the config.")
+@click.option("--app", "-a", metavar="NAME", help="Use this app's settings (and kept bundles).")
+@click.option("--protocol", type=click.Choice(["multipart", "put", "receiver", "gist", "file"]),
+              help="How to upload to a plain URL (default: multipart).")
+@click.option("--allow-http", is_flag=True, default=None,
+              help="Allow plain http to a non-loopback host.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | None,
+          allow_http: bool | None, yes: bool, as_json: bool) -> None:
+    """Upload a kept bundle (a path, a name from `rage pending`, or `last`)."""
+    from rage.config import load_settings
+    from rage.issue_link import issue_body, issue_title, markdown_line, new_issue_url
+    from rage.pending import app_of, resolve_bundle, sent_info
+    from rage.upload import upload_bundle
+    from rage.upload.members import describe, read_manifest, text_members
+
+    path = resolve_bundle(bundle_ref, app)
+    info = describe(read_manifest(path))
+    app = app or app_of(path) or info.get("app")
+    info["app"] = info.get("app") or app
+    settings = load_settings(app, overrides={"upload_url": to, "upload_protocol": protocol,
+                                             "allow_http": allow_http or None})
+    target = settings.upload_url
+    if not target:
+        raise UsageError("no upload target",
+                         hint="pass --to URL, or set upload_url (RAGE_UPLOAD_URL) in the config")
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("not a terminal: pass --yes to upload without confirmation")
+        previous = sent_info(path)
+        again = f" (already sent to {previous.get('url')})" if previous else ""
+        size = _size(path.stat().st_size)
+        if not click.confirm(f"upload {path.name} ({size}) to {target}?{again}", err=True):
+            raise DeclinedError("not uploaded; the bundle is kept: " + str(path))
+    try:
+        result = upload_bundle(path, target=target, settings=settings, progress=not as_json,
+                               protocol=settings.upload_protocol)
+    except UploadError as e:
+        kept = f"the bundle is kept: {path} (retry: rage send {path})"
+        raise UploadError(e.message, bundle=str(path),
+                          hint=f"{e.hint}; {kept}" if e.hint else kept) from None
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    click.echo(f"uploaded: {result.url}")
+    if result.delete_url:
+        click.echo(f"delete it with: {result.delete_url}")
+    click.echo("paste this into the bug report:")
+    click.echo("  " + markdown_line(result.url, info))
+    if settings.issues_url:
+        summary: str | None = None
+        try:
+            summary = text_members(path)[0].get("summary.md")
+        except (RageError, OSError):  # the link matters more than the summary
+            summary = None
+        url = new_issue_url(settings.issues_url, issue_title(info),
+                            issue_body(result.url, summary))
+        click.echo("or open a new issue:")
+        click.echo("  " + url)
+
+
+@click.command()
+@click.option("--app", "-a", metavar="NAME", help="Only bundles of this app.")
+@json_option
+def pending(app: str | None, as_json: bool) -> None:
+    """List kept bundles that have not been uploaded yet, newest first."""
+    from rage.pending import list_pending
+
+    bundles = list_pending(app)
+    if as_json:
+        emit_json({"bundles": [b.to_dict() for b in bundles]})
+        return
+    if not bundles:
+        click.echo("no pending bundles", err=True)
+        return
+    home = Path.home()
+    for b in bundles:
+        shown = str(b.path)
+        if b.path.is_relative_to(home):
+            shown = "~/" + str(b.path.relative_to(home))
+        click.echo(f"{format_when(b.created_at):<16} {b.app:<12} {_size(b.size):>9}  {shown}")
+    click.echo("send one with: rage send BUNDLE", err=True)

@@ -1,0 +1,53 @@
+"""rage's own receiver (``rage serve``): ``POST <base>/api/v1/bundles`` with the raw bundle.
+
+Answer: 201 with JSON ``{"id", "url", "raw_url", "delete_url", "delete_token"}``. A token
+from ``RAGE_UPLOAD_TOKEN`` is sent as ``Authorization: Bearer``; it is never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from rage.config import Settings
+from rage.errors import UploadError
+from rage.upload.base import Progress, UploadResult, link_from_response
+from rage.upload.http import FileBody, HttpClient
+
+API_PATH = "api/v1/bundles"
+TOKEN_ENV = "RAGE_UPLOAD_TOKEN"
+
+
+def bundles_url(base: str) -> str:
+    base = base.rstrip("/")
+    return base if base.endswith("/" + API_PATH) else f"{base}/{API_PATH}"
+
+
+class ReceiverUploader:
+    name = "receiver"
+
+    def __init__(self, url: str, settings: Settings) -> None:
+        self.url = bundles_url(url)
+        self.settings = settings
+
+    def upload(self, path: Path, *, progress: Progress | None = None) -> UploadResult:
+        headers = {"Content-Type": "application/zstd", "Accept": "application/json",
+                   "X-Rage-Filename": path.name}
+        token = os.environ.get(TOKEN_ENV)
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        with HttpClient(self.settings) as client:
+            resp = client.send("POST", self.url, body=FileBody(path, progress), headers=headers)
+        try:
+            data = json.loads(resp.text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("url"), str):
+            delete = data.get("delete_url")
+            return UploadResult(url=data["url"], delete_url=delete if isinstance(delete, str)
+                                else None, bundle=str(path), protocol=self.name)
+        link = link_from_response(resp.text, resp.headers, resp.content_type, resp.url)
+        if not link:
+            raise UploadError(f"{self.url} accepted the upload but sent back no link")
+        return UploadResult(url=link, delete_url=None, bundle=str(path), protocol=self.name)
