@@ -318,17 +318,21 @@ class RunStore:
         Raises OSError when the history cannot be written; recorders catch it and carry on.
         """
         runs = private_dir(self.root / check_app(app) / "runs")
+        # Build the run under a hidden name and lock it before it becomes visible: a
+        # concurrent prune must never see this run unlocked and delete it.
         for _attempt in range(5):
-            run_dir = runs / new_run_id()
+            run_id = new_run_id()
+            tmp_dir = runs / f".new-{run_id}"
+            run_dir = runs / run_id
+            if run_dir.exists():
+                continue
             try:
-                os.mkdir(run_dir, 0o700)
+                os.mkdir(tmp_dir, 0o700)
                 break
             except FileExistsError:
                 continue
         else:  # pragma: no cover - 32 random bits colliding five times in one second
             raise OSError("could not allocate a run id")
-        lock_fd = os.open(run_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
         if cwd is None:
             try:
                 cwd = os.getcwd()
@@ -336,7 +340,7 @@ class RunStore:
                 cwd = None
         meta: dict[str, Any] = {
             "schema": SCHEMA,
-            "id": run_dir.name,
+            "id": run_id,
             "app": app,
             "app_version": app_version,
             "argv": list(argv),
@@ -353,13 +357,18 @@ class RunStore:
         }
         if extra:
             meta.update(extra)
-        active = ActiveRun(app, run_dir, meta, lock_fd)
+        lock_fd = os.open(tmp_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            active.update()
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            write_json_atomic(tmp_dir / "meta.json", meta)
+            os.rename(tmp_dir, run_dir)  # the flock stays with the inode
         except BaseException:
-            active.release()
+            os.close(lock_fd)
+            import shutil
+
+            shutil.rmtree(tmp_dir, ignore_errors=True)
             raise
-        return active
+        return ActiveRun(app, run_dir, meta, lock_fd)
 
     # -- reading ---------------------------------------------------------------------------
     def apps(self) -> list[str]:
@@ -444,28 +453,35 @@ class RunStore:
         return run
 
     # -- deleting --------------------------------------------------------------------------
-    def _delete(self, run_dir: Path) -> bool:
-        """Claim ``run_dir`` by renaming it, then remove it. False if it is live or gone."""
+    def _delete(self, run_dir: Path) -> str:
+        """Claim ``run_dir`` by renaming it, then remove it.
+
+        Returns ``"deleted"``, ``"locked"`` (a live recorder holds it) or ``"gone"`` (another
+        process claimed it first: for retention it is just as gone).
+        """
         if lock_is_held(run_dir):
-            return False
+            return "locked"
         trash = run_dir.with_name(f".trash-{run_dir.name}-{os.urandom(3).hex()}")
         try:
             os.rename(run_dir, trash)
         except OSError:
-            return False  # another process claimed it first
+            return "gone"
         import shutil
 
         shutil.rmtree(trash, ignore_errors=True)
-        return True
+        return "deleted"
 
     def forget(self, run: Run) -> None:
         if run.status == RUNNING:
             raise UsageError(f"run {run.id} is still running")
-        if not self._delete(run.dir):
-            raise NotFoundError(f"run {run.id} could not be removed (already gone?)")
+        outcome = self._delete(run.dir)
+        if outcome == "locked":
+            raise UsageError(f"run {run.id} is still running")
+        if outcome == "gone":
+            raise NotFoundError(f"run {run.id} was already removed")
 
     def forget_all(self, app: str) -> int:
-        return sum(1 for d in self.run_dirs(app) if self._delete(d))
+        return sum(1 for d in self.run_dirs(app) if self._delete(d) == "deleted")
 
     def prune(
         self,
@@ -492,9 +508,13 @@ class RunStore:
             too_old = now - started > max_age_days * 86400
             if not (count > max_runs or total > max_bytes or too_old):
                 continue
-            if d.name in keep_set or not self._delete(d):
+            if d.name in keep_set:
                 continue
-            removed.append(d.name)
+            outcome = self._delete(d)
+            if outcome == "locked":
+                continue
+            if outcome == "deleted":
+                removed.append(d.name)
             count -= 1
             total -= sizes[d.name]
         with contextlib.suppress(OSError):
@@ -502,12 +522,13 @@ class RunStore:
         return PruneResult(removed, count, total)
 
     def _sweep_trash(self, app: str) -> None:
-        """Finish deletions interrupted by a crash (stale ``.trash-*`` directories)."""
+        """Remove what crashed processes left: stale ``.trash-*`` and ``.new-*`` directories."""
         import shutil
 
         runs = self.root / app / "runs"
         for e in os.scandir(runs):
-            if e.name.startswith(".trash-") and time.time() - e.stat().st_mtime > 3600:
+            stale = e.name.startswith((".trash-", ".new-"))
+            if stale and time.time() - e.stat().st_mtime > 3600:
                 shutil.rmtree(e.path, ignore_errors=True)
 
     def maybe_prune(

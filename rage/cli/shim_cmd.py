@@ -1,0 +1,64 @@
+"""`rage shim install|list|remove`: route a program through `rage run` transparently."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rage.cli.render import emit_json, warn
+
+dir_option = click.option(
+    "--dir", "shim_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Directory of the shims (default ~/.local/bin); it must come before the real "
+         "program on PATH.",
+)
+
+
+@click.group()
+def shim() -> None:
+    """Record every run of a program: `rage shim install mytool`."""
+
+
+@shim.command()
+@click.argument("name")
+@dir_option
+def install(name: str, shim_dir: Path | None) -> None:
+    """Install a shim so that running NAME records it (`NAME rage` reports it)."""
+    from rage.shims import install as do_install
+
+    result = do_install(name, shim_dir)
+    for w in result.warnings:
+        warn(w)
+    verb = "updated" if result.replaced else "installed"
+    target = result.shim.target or "(no real program found yet)"
+    click.echo(f"{verb} {result.shim.path} -> {target}")
+
+
+@shim.command("list")
+@dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+def list_cmd(shim_dir: Path | None, as_json: bool) -> None:
+    """List the shims rage installed in the directory and what each runs."""
+    from rage.shims import list_shims
+
+    shims = list_shims(shim_dir)
+    if as_json:
+        emit_json({"shims": shims})
+        return
+    if not shims:
+        click.echo("no shims installed: try `rage shim install NAME`", err=True)
+        return
+    for s in shims:
+        click.echo(f"{s.name}\t{s.path} -> {s.target or '(not found on PATH)'}")
+
+
+@shim.command()
+@click.argument("name")
+@dir_option
+def remove(name: str, shim_dir: Path | None) -> None:
+    """Remove the shim NAME (only files rage created are ever removed)."""
+    from rage.shims import remove as do_remove
+
+    path = do_remove(name, shim_dir)
+    click.echo(f"removed {path}")

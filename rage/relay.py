@@ -1,0 +1,331 @@
+"""Copying the child's streams while it runs, and forwarding signals to it.
+
+The main thread runs :func:`relay`, a poll loop that copies each source to its destination
+byte for byte and to its capture sink. A helper thread (:class:`Supervisor`) owns every
+signal: the wrapper blocks them before spawning and the thread takes them with
+``sigwaitinfo``, which says who sent each one. That matters in pipe mode, where the child
+shares the wrapper's process group: a ^C typed at the terminal (``si_code == SI_KERNEL``)
+already reached the child, and only signals sent to the wrapper itself are forwarded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from rage.spawn import PTY, Child, copy_winsize, enter_raw, restore_mode
+
+SI_KERNEL = 0x80
+CHUNK = 1 << 20
+INPUT_LIMIT = 1 << 16  # unsent keyboard input held before we stop reading more
+PTY_GATHER = 1 << 16
+DRAIN_QUIET_S = 0.05  # after the child exits: stop once its streams are quiet this long
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH,
+             signal.SIGUSR1, signal.SIGUSR2)
+PTY_JOB_CONTROL = (signal.SIGTSTP, signal.SIGCONT)
+
+
+def blocked_signals(mode: str) -> set[signal.Signals]:
+    """The signals the supervisor takes over in ``mode``. In pipe mode job control stays
+    with the kernel: ^Z stops the whole process group, wrapper and child together."""
+    sigs = {*FORWARDED, signal.SIGCHLD}
+    if mode == PTY:
+        sigs.update(PTY_JOB_CONTROL)
+    return sigs
+
+
+class Sink(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+
+class Supervisor(threading.Thread):
+    """Waits for the child, forwards signals, and handles ^Z in pty mode.
+
+    When the child has exited, ``status`` and ``rusage`` are set and a byte is written to
+    ``wake_fd`` so the relay loop notices.
+    """
+
+    def __init__(self, child: Child, sigs: set[signal.Signals], wake_fd: int) -> None:
+        super().__init__(name="rage-supervisor", daemon=True)
+        self.child = child
+        self.sigs = sigs
+        self.wake_fd = wake_fd
+        self.status: int | None = None
+        self.rusage: object | None = None
+        self._stop_lock = threading.Lock()
+
+    def run(self) -> None:
+        try:
+            while self.status is None:
+                info = signal.sigwaitinfo(self.sigs)
+                self._handle(info.si_signo, info.si_code)
+        finally:
+            with contextlib.suppress(OSError):
+                os.write(self.wake_fd, b"x")
+
+    def _handle(self, sig: int, code: int) -> None:
+        child = self.child
+        if sig == signal.SIGCHLD:
+            self._reap()
+        elif child.mode == PTY:
+            if sig == signal.SIGWINCH and child.master_fd is not None:
+                if not copy_winsize(1, child.master_fd):
+                    _kill(child.pid, sig)
+            elif sig == signal.SIGCONT:
+                self._resumed()
+            else:
+                _kill(child.pid, sig)
+        elif code != SI_KERNEL:
+            # pipe mode: the terminal already signalled the whole foreground group
+            _kill(child.pid, sig)
+
+    def _reap(self) -> None:
+        flags = os.WNOHANG | (os.WUNTRACED if self.child.mode == PTY else 0)
+        try:
+            pid, status, rusage = os.wait4(self.child.pid, flags)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if os.WIFSTOPPED(status):
+            self._stop_with_child()
+            return
+        self.rusage = rusage
+        self.status = status
+
+    def _stop_with_child(self) -> None:
+        """The child stopped (^Z on its terminal): give the user's terminal back and stop
+        the wrapper too, so the shell sees a stopped job; ``fg`` resumes both."""
+        child = self.child
+        restore_mode(child.raw_fd, child.saved_termios)
+        os.kill(os.getpid(), signal.SIGSTOP)
+        # continued here; the pending SIGCONT is then handled by _resumed
+
+    def _resumed(self) -> None:
+        child = self.child
+        if child.raw_fd is not None:
+            with contextlib.suppress(OSError):
+                # only in the foreground: a background job touching the terminal would stop
+                if os.tcgetpgrp(child.raw_fd) == os.getpgrp():
+                    enter_raw(child.raw_fd)
+        if child.master_fd is not None:
+            copy_winsize(1, child.master_fd)
+        with contextlib.suppress(OSError):
+            os.killpg(child.pid, signal.SIGCONT)
+
+
+def _kill(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write every byte to a blocking ``fd`` (waiting if someone made it non-blocking)."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            select.select([], [fd], [])
+            continue
+        view = view[n:]
+
+
+class _Stream:
+    __slots__ = ("capture", "dst", "name", "paused", "pending", "src")
+
+    def __init__(self, src: int, dst: int, name: str | None, capture: Sink | None) -> None:
+        self.src = src
+        self.dst = dst
+        self.name = name
+        self.capture = capture
+        self.pending = bytearray()  # only for the non-blocking pty master as destination
+        self.paused = False
+
+
+def relay(
+    child: Child,
+    captures: dict[str, Sink],
+    wake_fd: int,
+    done: Callable[[], bool],
+    on_capture_error: Callable[[OSError], None],
+) -> None:
+    """Copy the child's streams until it has exited and its streams are drained.
+
+    ``captures`` maps capture names (``output.log``...) to sinks; a sink that raises
+    ``OSError`` is reported once through ``on_capture_error`` and every capture stops, while
+    the copying to the user goes on.
+    """
+    _Relay(child, captures, wake_fd, on_capture_error).run(done)
+
+
+class _Relay:
+    def __init__(self, child: Child, captures: dict[str, Sink], wake_fd: int,
+                 on_capture_error: Callable[[OSError], None]) -> None:
+        self.master = child.master_fd
+        self.wake_fd = wake_fd
+        self.on_capture_error = on_capture_error
+        self.capturing = True
+        self.poller = select.poll()
+        self.poller.register(wake_fd, select.POLLIN)
+        self.outputs: dict[int, _Stream] = {}
+        self.input: _Stream | None = None  # keyboard -> pty master
+        self._registered: set[int] = set()
+        for src, dst, name in child.streams:
+            st = _Stream(src, dst, name, captures.get(name) if name else None)
+            if dst == self.master:
+                self.input = st
+            else:
+                self.outputs[src] = st
+        self._update_masks()
+
+    def _update_masks(self) -> None:
+        masks: dict[int, int] = {fd: select.POLLIN for fd in self.outputs}
+        inp = self.input
+        if inp is not None:
+            inp.paused = len(inp.pending) > INPUT_LIMIT
+            if not inp.paused:
+                masks[inp.src] = masks.get(inp.src, 0) | select.POLLIN
+            if inp.pending:
+                masks[inp.dst] = masks.get(inp.dst, 0) | select.POLLOUT
+        for fd in self._registered - masks.keys():
+            self._unregister(fd)
+        for fd, mask in masks.items():
+            self.poller.register(fd, mask)  # register() updates an existing registration
+        self._registered = set(masks)
+
+    def _input_state(self) -> tuple[bool, bool]:
+        """What the poll masks depend on: input waiting to be sent, too much of it."""
+        inp = self.input
+        return (False, False) if inp is None else (bool(inp.pending),
+                                                   len(inp.pending) > INPUT_LIMIT)
+
+    def _unregister(self, fd: int) -> None:
+        with contextlib.suppress(KeyError):
+            self.poller.unregister(fd)
+
+    def _close_output(self, st: _Stream) -> None:
+        self.outputs.pop(st.src, None)
+        self._unregister(st.src)
+        if st.src == self.master:
+            self._close_input()
+        with contextlib.suppress(OSError):
+            os.close(st.src)
+
+    def _close_input(self) -> None:
+        inp, self.input = self.input, None
+        if inp is not None:
+            self._unregister(inp.src)  # the user's stdin: never close it
+            if inp.dst in self.outputs:
+                self.poller.register(inp.dst, select.POLLIN)
+
+    def run(self, done: Callable[[], bool]) -> None:
+        exited = False
+        input_state = self._input_state()
+        while self.outputs or not exited:
+            if not exited and done():
+                exited = True
+                self._close_input()  # keys typed from now on belong to the shell
+                continue
+            events = self.poller.poll(DRAIN_QUIET_S * 1000 if exited else None)
+            if not events and exited:
+                break
+            for fd, ev in events:
+                if fd == self.wake_fd:
+                    with contextlib.suppress(OSError):
+                        os.read(fd, 64)
+                    continue
+                if ev & select.POLLNVAL:
+                    self._unregister(fd)
+                    continue
+                inp = self.input
+                if inp is not None and fd == inp.dst and ev & select.POLLOUT:
+                    self._flush_input()
+                if inp is not None and self.input is inp and fd == inp.src:
+                    self._read_input()
+                st = self.outputs.get(fd)
+                if st is not None and ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                    self._copy(st)
+            if self.input is not None and self._input_state() != input_state:
+                self._update_masks()
+                input_state = self._input_state()
+        for st in list(self.outputs.values()):
+            self._close_output(st)
+
+    def _copy(self, st: _Stream) -> None:
+        try:
+            data = os.read(st.src, CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:  # EIO: the pty's last slave fd closed
+            data = b""
+        if not data:
+            self._close_output(st)
+            return
+        if st.src == self.master:
+            data = self._read_more(data)
+        try:
+            write_all(st.dst, data)
+        except OSError:
+            # the reader went away: close our end so the child meets EPIPE/SIGPIPE or a
+            # hangup, as it would have without rage in between
+            self._close_output(st)
+        if self.capturing and st.capture is not None:
+            try:
+                st.capture.write(data)
+            except OSError as e:
+                self.capturing = False
+                self.on_capture_error(e)
+
+    def _read_more(self, data: bytes) -> bytes:
+        """A pty hands out at most a few KiB per read; gather what is already there so the
+        user's terminal gets fewer, larger writes (its cost is per write)."""
+        assert self.master is not None
+        parts = [data]
+        size = len(data)
+        while size < PTY_GATHER:
+            try:
+                more = os.read(self.master, PTY_GATHER - size)
+            except OSError:  # EAGAIN: nothing more for now; EIO: seen by the next read
+                break
+            if not more:
+                break
+            parts.append(more)
+            size += len(more)
+        return b"".join(parts) if len(parts) > 1 else data
+
+    def _read_input(self) -> None:
+        inp = self.input
+        assert inp is not None
+        try:
+            data = os.read(inp.src, CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._close_input()
+            return
+        inp.pending += data
+        self._flush_input()
+
+    def _flush_input(self) -> None:
+        """Send buffered keyboard input to the non-blocking pty master; never blocks."""
+        inp = self.input
+        assert inp is not None
+        if not inp.pending:
+            return
+        try:
+            n = os.write(inp.dst, inp.pending)
+        except BlockingIOError:
+            return
+        except OSError:
+            self._close_input()
+            return
+        del inp.pending[:n]

@@ -1,0 +1,329 @@
+"""``rage run``: run a command exactly as the shell would, and record the run.
+
+``rage run [--app NAME] [--attach PATH_OR_GLOB]... [--] CMD [ARGS...]``
+
+This module is on every recorded command's start-up path, so it never imports click,
+requests, zstandard or psutil. Its contract with the user:
+
+- the command sees the same streams (a pseudo-terminal when stdout is a terminal, see
+  :mod:`rage.spawn`) and gets every signal sent to the wrapper (:mod:`rage.relay`);
+- the exit status is the command's: 126/127 as in a shell, and when the command dies of
+  SIGINT, SIGTERM, SIGHUP or SIGPIPE the wrapper, after recording, dies of the same signal so
+  the calling shell sees a real signal death (a script stops on ^C). Other signals, whose
+  default action may dump core, become exit status 128+N;
+- recording never gets in the way: if the history cannot be written, at start or midway, the
+  command runs on untouched and one line ``rage: warning: not recording this run: ...``
+  goes to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rage.errors import ExitCode
+
+if TYPE_CHECKING:
+    from rage.capped import CappedFile
+    from rage.config import Settings
+    from rage.history import ActiveRun
+    from rage.spawn import Child
+
+USAGE = """\
+usage: rage run [--app NAME] [--attach PATH_OR_GLOB]... [--] CMD [ARGS...]
+
+Run CMD exactly as the shell would and record the run (argv, times, exit status, output).
+
+options:
+  --app NAME             record under this app name (default: the basename of CMD)
+  --attach PATH_OR_GLOB  copy matching files modified during the run into it (repeatable)
+  -h, --help             show this help
+"""
+
+# after recording, the wrapper dies of these too, so shells and scripts see the interruption
+RERAISED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE})
+CRASH_NAMES = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The wrapper's parsed command line."""
+
+    argv: tuple[str, ...]
+    app: str | None = None
+    attach: tuple[str, ...] = ()
+    help: bool = False
+
+
+class _Usage(Exception):
+    pass
+
+
+def parse_args(args: list[str]) -> RunOptions:
+    """Parse ``rage run`` options by hand (click would cost ~30 ms of start-up)."""
+    app: str | None = None
+    attach: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if a in ("-h", "--help"):
+            return RunOptions((), help=True)
+        name, eq, value = a.partition("=")
+        if name in ("--app", "--attach"):
+            if not eq:
+                if i + 1 >= len(args):
+                    raise _Usage(f"{name} needs a value")
+                i += 1
+                value = args[i]
+            if name == "--app":
+                app = value
+            else:
+                attach.append(value)
+            i += 1
+            continue
+        if a.startswith("-") and a != "-":
+            raise _Usage(f"unknown option {a!r} (put the command after --)")
+        break
+    argv = tuple(args[i:])
+    if not argv:
+        raise _Usage("no command given")
+    return RunOptions(argv, app, tuple(attach))
+
+
+def _err(line: str) -> None:
+    """One line to stderr, unbuffered (stderr may be shared with the child's output)."""
+    with contextlib.suppress(OSError):
+        os.write(2, (line + "\n").encode("utf-8", "surrogateescape"))
+
+
+def main(args: list[str]) -> int:
+    """Entry point of ``rage run``; returns the exit status (or dies of the child's signal)."""
+    try:
+        opts = parse_args(args)
+    except _Usage as e:
+        _err(f"rage: run: {e}")
+        _err("usage: rage run [--app NAME] [--attach PATH_OR_GLOB]... [--] CMD [ARGS...]")
+        return int(ExitCode.USAGE)
+    if opts.help:
+        sys.stdout.write(USAGE)
+        return 0
+    from rage.errors import UsageError
+    from rage.paths import app_name_from_command, check_app
+
+    try:
+        app = check_app(opts.app) if opts.app is not None else app_name_from_command(
+            opts.argv[0])
+    except UsageError as e:
+        _err(f"rage: run: {e}")
+        return int(ExitCode.USAGE)
+    from rage.config import load_settings_lenient
+
+    settings, warning = load_settings_lenient(app)
+    if warning:
+        _err(f"rage: warning: {warning} (using defaults)")
+    from rage.spawn import CommandError, resolve_command
+
+    try:
+        path = resolve_command(opts.argv[0])
+    except CommandError as e:
+        _err(f"rage: {e}")
+        return e.exit_code
+    if settings.disable:
+        return _exec(path, list(opts.argv))
+    return Wrapper(app, opts, settings).run(path)
+
+
+def _exec(path: str, argv: list[str]) -> int:
+    """RAGE_DISABLE: become the command (no recording, no process in between)."""
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    sys.stdout.flush()
+    try:
+        os.execv(path, argv)
+    except OSError as e:
+        _err(f"rage: {argv[0]}: {e.strerror}")
+        return 127 if e.errno == 2 else 126
+
+
+class Wrapper:
+    """One recorded run of one command."""
+
+    def __init__(self, app: str, opts: RunOptions, settings: Settings) -> None:
+        self.app = app
+        self.opts = opts
+        self.settings = settings
+        self.active: ActiveRun | None = None
+        self.captures: dict[str, CappedFile] = {}
+        self.warned = False
+        self.capture_error: str | None = None
+
+    def warn_once(self, exc: BaseException) -> None:
+        if not self.warned:
+            self.warned = True
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            where = getattr(exc, "filename", None)
+            _err(f"rage: warning: not recording this run: {reason}"
+                 + (f": {where}" if where else ""))
+
+    def not_recording(self, exc: BaseException) -> None:
+        """The history cannot be written: say so once, drop the run."""
+        self.warn_once(exc)
+        self._drop_captures()
+        if self.active is not None:
+            self.active.release()
+            self.active = None
+
+    def capture_failed(self, exc: OSError) -> None:
+        """Writing output failed midway (disk full...): warn once, stop capturing; the end of
+        the run is still recorded if meta.json can be written."""
+        self.warn_once(exc)
+        self._drop_captures()
+        self.capture_error = f"{exc.strerror or exc}"
+
+    def _drop_captures(self) -> None:
+        for cap in self.captures.values():
+            with contextlib.suppress(OSError):
+                cap.close()
+        self.captures = {}
+
+    def run(self, path: str) -> int:
+        from rage.relay import Supervisor, blocked_signals, relay
+        from rage.spawn import CommandError, choose_mode, restore_mode, spawn
+
+        cwd = _cwd()
+        patterns = self.opts.attach + tuple(self.settings.attach)
+        before = None
+        if patterns:
+            from rage.attachments import snapshot
+
+            before = snapshot(patterns, cwd)
+        mode = choose_mode()
+        sigs = blocked_signals(mode)
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+        try:
+            child = spawn(path, list(self.opts.argv), mode, old_mask)
+        except CommandError as e:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+            _err(f"rage: {e}")
+            return e.exit_code
+        wake_r, wake_w = os.pipe()
+        sup = Supervisor(child, sigs, wake_w)
+        try:
+            sup.start()
+            self._start_recording(child, path, cwd)
+            relay(child, dict(self.captures), wake_r, lambda: sup.status is not None,
+                  self.capture_failed)
+            sup.join()
+        finally:
+            restore_mode(child.raw_fd, child.saved_termios)
+            os.close(wake_r)
+            os.close(wake_w)
+        status = sup.status if sup.status is not None else 0
+        code = os.waitstatus_to_exitcode(status)
+        sig = -code if code < 0 else None
+        self._finish(code, sig, sup.rusage, patterns=patterns, before=before, cwd=cwd)
+        # retire the supervisor's signals: drop any still pending, then behave normally
+        for s in sigs:
+            if s != signal.SIGCHLD:
+                signal.signal(s, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        if sig is not None:
+            if sig in RERAISED:
+                sys.stdout.flush()
+                signal.signal(sig, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+                os.kill(os.getpid(), sig)
+            return 128 + sig
+        return code
+
+    def _start_recording(self, child: Child, path: str, cwd: str) -> None:
+        from rage.capped import CappedFile
+        from rage.history import RunStore
+
+        try:
+            self.active = RunStore().start(
+                self.app, self.opts.argv, cwd=cwd, recorder="wrapper", pid=child.pid,
+                extra={"wrapper_pid": os.getpid(), "mode": child.mode, "executable": path},
+            )
+            for _src, _dst, name in child.streams:
+                if name:
+                    self.captures[name] = CappedFile(self.active.path(name),
+                                                     self.settings.output_cap)
+        except OSError as e:
+            self.not_recording(e)
+
+    def _finish(self, code: int, sig: int | None, rusage: Any, *, patterns: tuple[str, ...],
+                before: dict[str, tuple[int, int, int]] | None, cwd: str) -> None:
+        active = self.active
+        if active is None:
+            return
+        try:
+            truncation = [c.close().to_dict() for c in self.captures.values()]
+            self.captures = {}
+            extra: dict[str, Any] = {}
+            if self.capture_error:
+                extra["capture_error"] = self.capture_error
+            if before is not None:
+                from rage.attachments import changed_files, copy_attachments
+
+                files = changed_files(before, patterns, cwd)
+                records, warnings = copy_attachments(files, active.dir, self.settings.output_cap)
+                truncation += [t.to_dict() for t in records]
+                for w in warnings:
+                    _err(f"rage: warning: {w}")
+                extra["attachments"] = [t.name for t in records]
+            if rusage is not None:
+                extra.update(
+                    peak_rss_bytes=int(rusage.ru_maxrss) * 1024,  # KiB on Linux
+                    cpu_user_s=round(rusage.ru_utime, 6),
+                    cpu_sys_s=round(rusage.ru_stime, 6),
+                )
+            run = active.finish(exit_code=None if sig else code, signal=sig,
+                                truncation=truncation, **extra)
+        except OSError as e:
+            self.not_recording(e)
+            return
+        self.active = None
+        self._hint(code, sig)
+        s = self.settings
+        try:
+            from rage.history import RunStore
+
+            RunStore().maybe_prune(self.app, max_runs=s.max_runs, max_bytes=s.max_bytes,
+                                   max_age_days=s.max_age_days, keep={run.id})
+        except OSError:
+            pass  # retention is best effort; the next run tries again
+
+    def _hint(self, code: int, sig: int | None) -> None:
+        what: str | None = None
+        if sig is not None:
+            name = _signame(sig)
+            if name in CRASH_NAMES:
+                what = f"crashed ({name})"
+            elif self.settings.hint_on_failure:
+                what = f"was killed ({name})"
+        elif code != 0 and self.settings.hint_on_failure:
+            what = f"failed (exit {code})"
+        if what:
+            _err(f"rage: {self.app} {what}; to report it: rage report --app {self.app} --last")
+
+
+def _signame(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return os.environ.get("PWD", "/")

@@ -1,0 +1,214 @@
+"""`rage run` on a terminal: the wrapper runs on a real pty we open, and gives its child
+another one."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.conftest import rage_cmd, run_rage
+
+
+def set_size(fd: int, rows: int, cols: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+class Terminal:
+    """The user's side: a pty master we type into and read the screen from."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], master: int, slave: int) -> None:
+        self.proc = proc
+        self.master = master
+        self.slave = slave
+        self.seen = b""
+
+    def read_until(self, needle: bytes, timeout: float = 20) -> bytes:
+        deadline = time.monotonic() + timeout
+        while needle not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"timed out waiting for {needle!r}; saw {self.seen!r}"
+            r, _, _ = select.select([self.master], [], [], left)
+            if r:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:
+                    data = b""
+                assert data, f"terminal closed before {needle!r}; saw {self.seen!r}"
+                self.seen += data
+        return self.seen
+
+    def finish(self, timeout: float = 20) -> int:
+        """Wait for the wrapper, reading the screen until it exits; return its status."""
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            assert time.monotonic() < deadline, f"wrapper did not exit; saw {self.seen!r}"
+            r, _, _ = select.select([self.master], [], [], 0.05)
+            if r:
+                try:
+                    self.seen += os.read(self.master, 65536)
+                except OSError:
+                    break
+        # whatever is left in the pty buffer
+        while select.select([self.master], [], [], 0.05)[0]:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            self.seen += data
+        return self.proc.wait(timeout=timeout)
+
+
+@contextmanager
+def terminal(*argv: str, rows: int = 24, cols: int = 80) -> Iterator[Terminal]:
+    master, slave = os.openpty()
+    set_size(master, rows, cols)
+    proc = subprocess.Popen(rage_cmd("run", *argv), stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    term = Terminal(proc, master, slave)
+    try:
+        yield term
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        os.close(master)
+        os.close(slave)
+
+
+def only_run(app: str) -> dict[str, object]:
+    proc = run_rage("list", "--json", "--app", app)
+    runs: list[dict[str, object]] = json.loads(proc.stdout)["runs"]
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+CHILD_TTY = (
+    "import os, sys\n"
+    "print('tty', os.isatty(0), os.isatty(1), os.isatty(2), os.get_terminal_size(1))\n"
+    "sys.stderr.write('to-stderr\\n')\n"
+    "sys.stdout.write('\\x1b[31mred\\x1b[0m\\n')\n"
+)
+
+
+def test_child_gets_a_terminal_on_all_streams_and_the_session_is_recorded() -> None:
+    with terminal("--app", "ttyapp", "--", sys.executable, "-c", CHILD_TTY,
+                  rows=33, cols=101) as term:
+        before = termios.tcgetattr(term.slave)
+        assert term.finish() == 0
+        after = termios.tcgetattr(term.slave)
+    assert b"tty True True True os.terminal_size(columns=101, lines=33)\r\n" in term.seen
+    assert b"to-stderr\r\n\x1b[31mred\x1b[0m\r\n" in term.seen
+    assert before == after  # raw mode was undone
+    run = only_run("ttyapp")
+    assert run["mode"] == "pty"
+    log = (Path(str(run["dir"])) / "output.log").read_bytes()
+    assert log == term.seen
+    assert not (Path(str(run["dir"])) / "stdout.log").exists()
+
+
+CHILD_INPUT = (
+    "import os, signal, sys, time\n"
+    "hits = []\n"
+    "signal.signal(signal.SIGINT, lambda n, f: hits.append(n))\n"
+    "line = sys.stdin.readline()\n"
+    "print('got', repr(line), flush=True)\n"
+    "deadline = time.monotonic() + 20\n"
+    "while not hits and time.monotonic() < deadline:\n"
+    "    time.sleep(0.01)\n"
+    "time.sleep(0.3)  # a second, duplicated SIGINT would arrive in this window\n"
+    "print('ints', len(hits), flush=True)\n"
+)
+
+
+def test_keys_reach_the_child_and_ctrl_c_is_delivered_once() -> None:
+    with terminal("--app", "keys", "--", sys.executable, "-c", CHILD_INPUT) as term:
+        time.sleep(0.2)
+        os.write(term.master, b"hello\xc3\xa9\r")
+        term.read_until("got 'helloé\\n'".encode())
+        os.write(term.master, b"\x03")  # ^C typed at the user's (raw) terminal
+        term.read_until(b"ints ")
+        assert term.finish() == 0
+    assert b"ints 1\r\n" in term.seen
+
+
+CHILD_WINCH = (
+    "import os, signal, sys, time\n"
+    "got = []\n"
+    "signal.signal(signal.SIGWINCH, lambda n, f: got.append(os.get_terminal_size(1)))\n"
+    "print('ready', os.get_terminal_size(1), flush=True)\n"
+    "deadline = time.monotonic() + 20\n"
+    "while not got and time.monotonic() < deadline:\n"
+    "    time.sleep(0.01)\n"
+    "print('resized', got, flush=True)\n"
+)
+
+
+def test_window_resize_reaches_the_child() -> None:
+    with terminal("--", sys.executable, "-c", CHILD_WINCH, rows=24, cols=80) as term:
+        term.read_until(b"ready os.terminal_size(columns=80, lines=24)")
+        set_size(term.master, 50, 132)
+        # our wrapper is not the pty's foreground job, so send the resize signal ourselves
+        os.kill(term.proc.pid, signal.SIGWINCH)
+        term.read_until(b"resized")
+        assert term.finish() == 0
+    assert b"resized [os.terminal_size(columns=132, lines=50)]" in term.seen
+
+
+def test_term_to_wrapper_reaches_child_and_terminal_is_restored(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    child = ("import signal, sys, time\n"
+             "signal.signal(signal.SIGTERM, lambda n, f: (print('bye'), sys.exit(3)))\n"
+             f"open({str(ready)!r}, 'w').close()\n"
+             "time.sleep(30)\n")
+    with terminal("--app", "termed", "--", sys.executable, "-c", child) as term:
+        before = termios.tcgetattr(term.slave)
+        deadline = time.monotonic() + 20
+        while not ready.exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        term.proc.send_signal(signal.SIGTERM)
+        assert term.finish() == 3
+        assert termios.tcgetattr(term.slave) == before
+    assert b"bye\r\n" in term.seen
+    assert only_run("termed")["exit_code"] == 3
+
+
+def test_crash_on_a_terminal_prints_the_hint_after_restoring() -> None:
+    with terminal("--app", "segv", "--", "sh", "-c", "kill -SEGV $$") as term:
+        assert term.finish() == 128 + signal.SIGSEGV
+    assert b"rage: segv crashed (SIGSEGV); to report it: rage report --app segv --last\r\n" \
+        in term.seen
+    assert only_run("segv")["status"] == "crashed"
+
+
+def test_piped_stdin_with_terminal_stdout(tmp_path: Path) -> None:
+    # stdin stays the user's pipe (EOF works); stdout/stderr are the child's terminal
+    master, slave = os.openpty()
+    code = "import os,sys; d=sys.stdin.buffer.read(); print(os.isatty(0), os.isatty(1), d)"
+    proc = subprocess.Popen(rage_cmd("run", "--", sys.executable, "-c", code),
+                            stdin=subprocess.PIPE, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    term = Terminal(proc, master, slave)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"\x00\xffpiped")
+        proc.stdin.close()
+        assert term.finish() == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+    # one newline translation only: the user's terminal does it, not the child's too
+    assert term.seen == b"False True b'\\x00\\xffpiped'\r\n"
