@@ -1,0 +1,122 @@
+"""Redaction throughput on a realistic log, against peers measured in the same run.
+
+    python3 bench/bench_redact.py [SIZE_MB]      (default 200)
+
+Generates a log (timestamps, levels, module names, URLs, paths inside and outside the home
+directory, tracebacks, git SHAs, UUIDs, and about one secret per 400 lines), then times:
+a plain Python read loop, `cat > /dev/null`, `sed -E` with five comparable substitutions,
+and Redactor.file(). Prints MB/s and the ratio to sed.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rage.redact import Redactor
+
+HOME, USER, HOST = "/home/alice", "alice", "alice-laptop"
+
+
+def _tok(rnd: random.Random, n: int, cs: str = string.ascii_letters + string.digits) -> str:
+    return "".join(rnd.choice(cs) for _ in range(n))
+
+
+def make_log(path: Path, size: int, seed: int = 7) -> int:
+    """Write about ``size`` bytes of log; return how many secrets were planted."""
+    rnd = random.Random(seed)
+    secrets: list[Callable[[], str]] = [
+        lambda: "token=ghp_" + _tok(rnd, 36),
+        lambda: "using key AKIA" + _tok(rnd, 16, string.ascii_uppercase + string.digits),
+        lambda: "Authorization: Bearer " + _tok(rnd, 40),
+        lambda: '{"password": "' + _tok(rnd, 12) + '"}',
+        lambda: "fetch https://bob:" + _tok(rnd, 10) + "@git.example.com/repo.git",
+        lambda: "slack xoxb-" + _tok(rnd, 24),
+    ]
+    messages: list[Callable[[], str]] = [
+        lambda: f"GET https://api.example.com/v1/items?page={rnd.randint(1, 99)} 200 12ms",
+        lambda: f"connecting to db.internal:5432 pool={rnd.randint(1, 9)}",
+        lambda: f"commit {rnd.getrandbits(160):040x} merged into main",
+        lambda: f"request {rnd.getrandbits(128):032x} done in {rnd.random():.3f}s",
+        lambda: "loaded config version 1.2.3 from /etc/tool/config.toml",
+        lambda: f"worker {rnd.randint(1, 16)} finished batch {rnd.randint(1, 9999)}",
+        lambda: "  File \"/usr/lib/python3.11/asyncio/base_events.py\", line 653, in run",
+        lambda: f"  File \"{HOME}/src/proj/tool/main.py\", line {rnd.randint(1, 900)}, in run",
+        lambda: f"cache hit ratio {rnd.random():.2f} entries={rnd.randint(1, 5000)}",
+        lambda: f"wrote /var/tmp/build-{rnd.randint(1, 999)}/out.o ({rnd.randint(1, 10**6)} bytes)",
+        lambda: "retrying in 2s: connection reset by peer",
+        lambda: f"sha256:{rnd.getrandbits(256):064x} pulled",
+    ]
+    lines: list[str] = []
+    written = planted = i = 0
+    with open(path, "w") as f:
+        while written < size:
+            i += 1
+            ts = f"2024-05-{1 + i % 28:02d}T12:{i % 60:02d}:{i * 7 % 60:02d}.{i % 1000:03d}Z"
+            if i % 400 == 0:
+                msg = rnd.choice(secrets)()
+                planted += 1
+            else:
+                msg = rnd.choice(messages)()
+            lvl = ("INFO", "DEBUG", "WARNING", "ERROR")[i % 4]
+            lines.append(f"{ts} {lvl} [tool.{('core', 'net', 'db')[i % 3]}] {msg}\n")
+            if len(lines) == 4096:
+                chunk = "".join(lines)
+                f.write(chunk)
+                written += len(chunk)
+                lines.clear()
+    return planted
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    size_mb = float(sys.argv[1]) if len(sys.argv) > 1 else 200.0
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = Path(d) / "in.log", Path(d) / "out.log"
+        planted = make_log(src, int(size_mb * 1e6))
+        mb = src.stat().st_size / 1e6
+
+        def py_read() -> None:
+            with open(src, "rb") as f:
+                while f.read(1 << 20):
+                    pass
+
+        rows: list[tuple[str, float]] = [("python read loop", timed(py_read))]
+        rows.append(("cat > /dev/null", timed(lambda: subprocess.run(
+            ["cat", str(src)], stdout=subprocess.DEVNULL, check=True))))
+        sed = shutil.which("sed")
+        if sed:
+            script = [
+                "-e", r"s/gh[pousr]_[A-Za-z0-9]{36,}/[REDACTED:github-token]/g",
+                "-e", r"s/(AKIA|ASIA)[A-Z0-9]{16}/[REDACTED:aws-access-key]/g",
+                "-e", r"s/(Authorization: Bearer ).*/\1[REDACTED:auth-header]/",
+                "-e", r"s#://[^/@ ]+@#://[REDACTED:url-credentials]@#g",
+                "-e", r"s#/home/alice#~#g",
+            ]
+            with open(dst, "wb") as out:
+                rows.append(("sed -E (5 patterns)", timed(lambda: subprocess.run(
+                    [sed, "-E", *script, str(src)], stdout=out, check=True))))
+        red = Redactor(home=HOME, user=USER, hostname=HOST)
+        rows.append(("rage Redactor.file()", timed(lambda: red.file(src, dst))))
+        sed_s = dict(rows).get("sed -E (5 patterns)")
+        print(f"log: {mb:.0f} MB, {planted} secrets planted; redaction counts: {red.counts}")
+        print(f"{'tool':28} {'seconds':>8} {'MB/s':>9} {'vs sed':>7}")
+        for name, secs in rows:
+            ratio = f"{sed_s / secs:6.2f}x" if sed_s else "-"
+            print(f"{name:28} {secs:8.2f} {mb / secs:9.1f} {ratio:>7}")
+
+
+if __name__ == "__main__":
+    main()

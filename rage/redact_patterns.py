@@ -1,0 +1,134 @@
+"""What the redaction engine looks for: known secret formats and key/value shapes.
+
+Every pattern here is a bytes regex that never crosses a newline (private key blocks are the
+one multi-line shape and have their own pattern). Each alternative names the literal
+*triggers* one of which every match must contain: the engine only runs the combined regex
+over lines where a trigger occurs, which is what keeps it fast (see rage/redact.py).
+
+Generic "high entropy" detection is deliberately absent: git SHAs, UUIDs, digests and
+base64 blobs are everywhere in logs and are not secrets. Secrets are found by a precise
+provider format or by the name they are stored under (``password=...``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# A token must not be glued to a letter or digit on its left ("task-sk-..." is not a key).
+_LEFT = rb"(?<![A-Za-z0-9])"
+
+
+@dataclass(frozen=True)
+class TokenFormat:
+    """A provider's credential format: the whole match is replaced by ``[REDACTED:kind]``."""
+
+    kind: str
+    regex: bytes
+    triggers: tuple[bytes, ...]  # case-sensitive literals, one of which every match contains
+    back: int = 0  # how far before its trigger a match starts
+
+
+TOKEN_FORMATS: tuple[TokenFormat, ...] = (
+    TokenFormat("aws-access-key", _LEFT + rb"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}",
+                (b"IA", b"CA"), back=2),
+    TokenFormat("github-token", _LEFT + rb"gh[pousr]_[A-Za-z0-9]{36,251}",
+                (b"gh",)),
+    TokenFormat("github-token", _LEFT + rb"github_pat_[A-Za-z0-9_]{22,255}",
+                (b"github_pat_",)),
+    TokenFormat("gitlab-token", _LEFT + rb"gl(?:pat|dt|rt)-[A-Za-z0-9_\-]{20,255}",
+                (b"gl",)),
+    TokenFormat("slack-token", _LEFT + rb"xox[abposre]-[A-Za-z0-9\-]{10,250}", (b"xox",)),
+    TokenFormat("slack-token",
+                rb"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}",
+                (b"://",), back=len(b"https")),
+    TokenFormat("stripe-key", _LEFT + rb"[sr]k_(?:live|test)_[A-Za-z0-9]{16,250}",
+                (b"k_",), back=1),
+    TokenFormat("npm-token", _LEFT + rb"npm_[A-Za-z0-9]{36}", (b"npm_",)),
+    TokenFormat("pypi-token", _LEFT + rb"pypi-AgE[A-Za-z0-9_\-]{50,1000}", (b"pypi-",)),
+    # before openai: both start with "sk-"
+    TokenFormat("anthropic-key",
+                _LEFT + rb"sk-ant-(?:api|admin|oat|ort)[0-9]{2}-[A-Za-z0-9_\-]{20,300}",
+                (b"sk-",)),
+    # project/service keys carry a dash-separated type; legacy keys are one alphanumeric run
+    # (a dash-separated slug like "sk-learn-tutorial-..." must not match)
+    TokenFormat("openai-key",
+                _LEFT + rb"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,300}"
+                rb"|[A-Za-z0-9]{32,300})",
+                (b"sk-",)),
+    TokenFormat("google-api-key", _LEFT + rb"AIza[0-9A-Za-z_\-]{35}", (b"AIza",)),
+    TokenFormat("jwt",
+                rb"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{8,8192}"
+                rb"\.[A-Za-z0-9_\-]{0,4096}",
+                (b"eyJ",)),
+)
+
+# Words that make a name look secret; a superset prefilter for
+# rage.sensitive.looks_secret_name, which has the final say on every candidate key.
+SECRET_WORDS: tuple[bytes, ...] = (
+    b"token", b"secret", b"passw", b"pwd", b"key", b"auth", b"cookie", b"credential",
+    b"session", b"signature", b"bearer", b"dsn", b"salt",
+)
+
+_KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(SECRET_WORDS) + rb")[A-Za-z0-9_.\-]{0,64}")
+_QUOTED = rb"\"(?:[^\"\\\r\n]|\\.){0,4096}\"|'[^'\r\n]{0,4096}'"
+# an unquoted value stops at whitespace and at separators of query strings and lists;
+# never starts at an existing placeholder, so redacting twice changes nothing
+_BARE = rb"(?!\[REDACTED)[^\s,;&\"'<>)\]}]{1,4096}"
+_REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
+
+# (name, regex): `k` is the key group, `v` the value group; the engine renames them per
+# alternative. Order matters: at one position the first alternative that matches wins.
+KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
+    # `--token VALUE`, `--password=VALUE` on command lines
+    ("cli-arg", rb"(?<![A-Za-z0-9_\-])--(?P<k>" + _KEY + rb")(?:=|[ \t]+)(?P<v>(?!-)(?:"
+     + _QUOTED + rb"|" + _BARE + rb"))"),
+    # a line that is only `key: value` (YAML, HTTP headers): the value is the rest of the
+    # line, spaces included (`KEY=a b` is not a shell or .env assignment of "a b")
+    ("line", rb"(?m:^)[ \t]*(?:- )?(?P<k>[\"']?" + _KEY + rb"[\"']?)[ \t]*:[ \t]*"
+     rb"(?P<v>" + _QUOTED + rb"|" + _REST + rb")"),
+    # `key=value`, `"key": "value"` anywhere in a line
+    ("inline", rb"(?<![A-Za-z0-9_.\-])(?P<k>[\"']?" + _KEY + rb"[\"']?)\]?[ \t]*[:=][ \t]*"
+     rb"(?P<v>" + _QUOTED + rb"|" + _BARE + rb")"),
+    # a bearer token without a header name in front of it
+    ("bearer", rb"(?<![A-Za-z0-9_\-])(?i:bearer)[ \t]+(?P<v>(?!\[REDACTED)"
+     rb"[A-Za-z0-9._~+/\-]{8,4096}=*)"),
+)
+
+# userinfo up to the last "@" of the authority: passwords may contain an unencoded "@"
+URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?#\"'<>]{1,1024})@"
+
+# Multi-line: a whole private key block, BEGIN to END. Without an END (a truncated log) the
+# header and the lines that look like key material (base64, armor headers) go.
+PRIVATE_KEY_BEGIN = b"-----BEGIN"
+PRIVATE_KEY = (
+    rb"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    rb"(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    rb"|[A-Za-z0-9+/= \t]*(?:(?:\r?\n|\\r?\\n)"
+    rb"(?:[A-Za-z0-9+/= \t]*|[A-Za-z][A-Za-z\-]{0,30}: [^\r\n\\]*)(?=\r?\n|\\r?\\n|\Z))*)"
+)
+PRIVATE_KEY_MAX = 1024 * 1024  # bytes a block may span (real keys: < 20 KiB); a stream keeps
+# this much lookahead while a block is open
+
+# Values under a secret name that carry no secret (and would only hide useful facts).
+HARMLESS_VALUES = frozenset({
+    b"", b"true", b"false", b"null", b"none", b"nil", b"yes", b"no", b"on", b"off",
+    b"0", b"1", b"***", b"<redacted>", b"redacted", b"*", b"undefined", b"enabled",
+    b"disabled",
+})
+# Keys whose value is a secret even when it is a short number (a PIN, a password).
+PASSWORD_WORDS: tuple[str, ...] = ("passw", "pwd", "secret", "pin")
+
+# HTTP auth schemes kept in front of a redacted Authorization value.
+AUTH_SCHEMES = frozenset({
+    b"bearer", b"basic", b"token", b"digest", b"negotiate", b"ntlm", b"bot", b"aws4-hmac-sha256",
+})
+
+# User and host names that are shared words or system accounts, not personal data; replacing
+# them would mangle text ("root cause", "/root", "test") for no privacy gain.
+COMMON_NAMES = frozenset({
+    "root", "admin", "administrator", "user", "users", "ubuntu", "debian", "fedora", "centos",
+    "runner", "vagrant", "guest", "test", "build", "builder", "docker", "node", "app", "home",
+    "server", "host", "localhost", "localdomain", "default", "nobody", "daemon", "jenkins",
+    "git", "www-data", "ec2-user", "dev", "worker", "linux", "container", "sandbox", "shared",
+})
+MIN_NAME_LEN = 3
