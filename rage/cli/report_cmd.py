@@ -1,0 +1,288 @@
+"""`rage report`: pick a run, preview what would be sent, write a bundle, maybe upload it.
+
+:func:`make_report_command` builds the same command for an app's own integration
+(`mytool rage`), scoped to that app.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rage.cli.render import command_line, emit_json, run_rows, warn
+from rage.errors import DeclinedError, UsageError
+
+DEFAULT_HELP = """Report a run: pick it, preview what would be sent, write a bundle.
+
+\b
+RUN is an id, a unique prefix, `last` or `last-failed`; on a terminal, leave it out to
+choose from a list. Everything in the bundle is redacted first; nothing is uploaded
+unless an upload target is set (--to or upload_url) and you confirm (or pass --yes).
+"""
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1024 * 1024):.1f} MiB"
+
+
+def _host(target: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(target)
+    return parts.netloc or parts.path or target
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _ask(question: str) -> str | None:
+    """One line from the terminal; None at end of input."""
+    click.echo(f"{question} ", nl=False)
+    line = sys.stdin.readline()
+    return None if line == "" else line.rstrip("\n")
+
+
+def _confirm(question: str, *, default: bool) -> bool:
+    suffix = "[Y/n]" if default else "[y/N]"
+    while True:
+        answer = _ask(f"{question} {suffix}")
+        if answer is None:
+            return False
+        answer = answer.strip().lower()
+        if not answer:
+            return default
+        if answer in {"y", "yes"}:
+            return True
+        if answer in {"n", "no", "q"}:
+            return False
+        click.echo("please answer y or n")
+
+
+def _choose(app: str | None) -> Any:
+    from rage.history import RunStore
+    from rage.select import candidates, nothing_recorded, prompt_for_run
+
+    runs = candidates(RunStore(), app)
+    if not runs:
+        raise nothing_recorded(app)
+    show_app = app is None and len({r.app for r in runs}) > 1
+    rows = run_rows(runs, numbered=True, show_app=show_app)
+    return prompt_for_run(runs, rows, _ask, click.echo)
+
+
+def _render_preview(data: Mapping[str, Any]) -> str:
+    out = [f"Preview of the report for run {data['run']} ({data['app']}): "
+           f"{len(data['members'])} files, {_size(data['total_bytes'])} before compression.",
+           "This is exactly what the bundle would contain (already redacted).", ""]
+    for m in data["members"]:
+        title = f"===== {m['name']} ({_size(m['size'])})"
+        if m.get("binary"):
+            out += [title + " binary, not shown =====", ""]
+        elif "content" in m:
+            out += [title + " =====", m["content"].rstrip("\n"), ""]
+        else:
+            out += [title + " head and tail =====", m["head"].rstrip("\n"),
+                    f"[... {m['omitted_bytes']} bytes not shown here ...]",
+                    m["tail"].rstrip("\n"), ""]
+    return "\n".join(out) + "\n"
+
+
+def _overview(prepared: Any, dest: str) -> None:
+    """The short summary shown before asking to create the bundle."""
+    click.echo(f"The bundle for run {prepared.request.run.short_id} would contain:")
+    for m in prepared.members:
+        click.echo(f"  {m.name:<40} {_size(m.size):>10}")
+    counts = prepared.redaction_counts
+    if counts:
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+        click.echo(f"Redacted {sum(counts.values())} value(s) ({kinds}).")
+    else:
+        click.echo("Nothing needed redacting.")
+    click.echo(f"Total {_size(prepared.total_bytes)} before compression, written to {dest}")
+    click.echo("See everything first with --preview.")
+
+
+def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | None,
+            as_json: bool) -> dict[str, Any]:
+    from rage.upload import upload_bundle
+
+    result = upload_bundle(built.path, target=target, settings=settings,
+                           progress=sys.stderr.isatty() and not as_json)
+    title = f"{run.app}: {run.status} running {command_line(list(run.argv))}"[:120]
+    link = f"[rage report: {run.app} {run.status} run {run.short_id}]({result.url})"
+    out: dict[str, Any] = {"upload": result.to_dict(), "markdown": link, "issue_url": None}
+    if settings.issues_url:
+        from rage.issue_link import new_issue_url
+
+        body = "\n\n".join(x for x in (note, f"Bug report bundle: {link}") if x)
+        out["issue_url"] = new_issue_url(settings.issues_url, title, body)
+    return out
+
+
+def _run_report(
+    *,
+    app: str | None,
+    app_defaults: Mapping[str, Any] | None,
+    extra_collectors: Sequence[Any],
+    run_ref: str | None,
+    last: bool,
+    last_failed: bool,
+    yes: bool,
+    preview: bool,
+    output: Path | None,
+    note: str | None,
+    to: str | None,
+    no_upload: bool,
+    only: tuple[str, ...],
+    skip: tuple[str, ...],
+    no_collect: bool,
+    as_json: bool,
+) -> None:
+    from rage.config import load_settings
+    from rage.history import RunStore
+    from rage.report import ReportRequest, default_bundle_path, prepare, write
+    from rage.report import preview as preview_data
+    from rage.select import no_terminal_error, resolve_flags
+
+    if to and no_upload:
+        raise UsageError("--to and --no-upload contradict each other")
+    if as_json and not (preview or yes or not _interactive()):
+        raise UsageError("--json needs --yes or --preview (it cannot ask questions)")
+    tty = _interactive()
+    run = resolve_flags(RunStore(), app, run_ref, last=last, last_failed=last_failed)
+    if run is None:
+        if not tty:
+            raise no_terminal_error()
+        run = _choose(app)
+    settings = load_settings(run.app, app_defaults=app_defaults, overrides={"upload_url": to})
+    target = None if (no_upload or preview) else settings.upload_url
+    if target and not yes and not tty:
+        raise UsageError(f"uploading to {_host(target)} needs --yes when there is no terminal "
+                         "to confirm on (or pass --no-upload)")
+    if note is None and tty and not yes and not preview:
+        note = _ask("What went wrong? (one line, Enter to skip)") or None
+    request = ReportRequest(run=run, settings=settings, note=note, only=only, skip=skip,
+                            extra_collectors=tuple(extra_collectors), collect=not no_collect)
+    with prepare(request) as prepared:
+        for w in prepared.warnings:
+            warn(w)
+        if preview:
+            data = preview_data(prepared)
+            if as_json:
+                emit_json(data)
+            elif sys.stdout.isatty():
+                click.echo_via_pager(_render_preview(data))
+            else:
+                click.echo(_render_preview(data), nl=False)
+            return
+        if tty and not yes:
+            _overview(prepared, str(output or default_bundle_path(run).parent))
+            if not _confirm("Create the bundle?", default=True):
+                raise DeclinedError("no bundle written")
+        built = write(prepared, output)
+    result: dict[str, Any] = {"run": run.id, "app": run.app, "bundle": built.to_dict(),
+                              "redaction_counts": prepared.redaction_counts,
+                              "upload": None, "markdown": None, "issue_url": None}
+    if not as_json:
+        click.echo(f"bundle written: {built.path} ({_size(built.size)})")
+    if target and not yes and not _confirm(f"Upload to {_host(target)}?", default=False):
+        click.echo(f"not uploaded; send it later with: rage send {built.path}")
+        target = None
+    if target:
+        result.update(_upload(built, run, settings, target, note=request.note,
+                              as_json=as_json))
+        if not as_json:
+            click.echo(f"uploaded: {result['upload']['url']}")
+            click.echo("paste this into your bug report:")
+            click.echo(f"  {result['markdown']}")
+            if result["issue_url"]:
+                click.echo(f"open a pre-filled issue: {result['issue_url']}")
+    if as_json:
+        emit_json(result)
+
+
+def _params(fixed_app: bool) -> list[click.Parameter]:
+    params: list[click.Parameter] = [
+        click.Argument(["run_ref"], metavar="[RUN]", required=False),
+        click.Option(["--last", "-l"], is_flag=True, help="The most recent run."),
+        click.Option(["--last-failed", "-f"], is_flag=True,
+                     help="The most recent failed, crashed, interrupted or lost run."),
+        click.Option(["--yes", "-y"], is_flag=True,
+                     help="Do not ask: create (and upload, if a target is set) right away."),
+        click.Option(["--preview"], is_flag=True,
+                     help="Show everything that would be sent, then stop."),
+        click.Option(["--output", "-o"], type=click.Path(dir_okay=True, path_type=Path),
+                     help="Write the bundle here (a file, or a directory to put it in)."),
+        click.Option(["--note", "-m"], metavar="TEXT", help="What went wrong, in your words."),
+        click.Option(["--to"], metavar="URL", help="Upload target (overrides upload_url)."),
+        click.Option(["--no-upload"], is_flag=True, help="Only write the bundle."),
+        click.Option(["--only"], multiple=True, metavar="NAME",
+                     help="Run only this collector (repeatable)."),
+        click.Option(["--skip"], multiple=True, metavar="NAME",
+                     help="Do not run this collector (repeatable)."),
+        click.Option(["--no-collect"], is_flag=True,
+                     help="Run no collectors (no environment facts)."),
+        click.Option(["--json", "as_json"], is_flag=True, help="Print JSON for scripts."),
+    ]
+    if not fixed_app:
+        params.insert(1, click.Option(["--app", "-a"], metavar="NAME",
+                                      help="Only runs of this app."))
+    return params
+
+
+def make_report_command(
+    *,
+    app: str | None = None,
+    app_defaults: Mapping[str, Any] | None = None,
+    extra_collectors: Sequence[Any] = (),
+    name: str = "report",
+    help: str | None = None,  # mirrors click's own parameter name
+) -> click.Command:
+    """Build the `report` command; with ``app`` set it only sees that app's runs and has no
+    ``--app`` option, and ``app_defaults`` feed :func:`rage.config.load_settings`."""
+    if app is not None:
+        from rage.paths import check_app
+
+        check_app(app)
+    defaults = dict(app_defaults) if app_defaults else None
+    extras = tuple(extra_collectors)
+
+    def callback(**kw: Any) -> None:
+        _run_report(app=kw.pop("app", None) if app is None else app, app_defaults=defaults,
+                    extra_collectors=extras, **kw)
+
+    cmd_callback: Callable[..., None] = callback
+    if app is not None:
+        cmd_callback = _with_boundary(callback)
+    return click.Command(name, callback=cmd_callback, params=_params(app is not None),
+                         help=help or DEFAULT_HELP,
+                         context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _with_boundary(fn: Callable[..., None]) -> Callable[..., None]:
+    """Outside the `rage` group (an app's own `mytool rage`), turn RageError into its exit
+    code here: the group's boundary is not there to do it."""
+    from rage.errors import RageError
+
+    def wrapped(**kw: Any) -> None:
+        try:
+            fn(**kw)
+        except RageError as e:
+            from rage.cli.main import report_error
+
+            report_error(e)
+            sys.exit(int(e.exit_code))
+
+    return wrapped
+
+
+report = make_report_command()

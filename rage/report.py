@@ -1,0 +1,428 @@
+"""The report pipeline: a recorded run + collectors, through one redactor, into a bundle.
+
+:func:`prepare` does all the work that decides what a bundle contains: it runs the
+collectors (in a background thread while the run's files are redacted), passes everything
+through one :class:`~rage.redact.Redactor`, caps oversized files (head and tail kept), and
+leaves the redacted members in a private temporary directory with their sizes and
+checksums. Nothing is written to the reports directory and nothing leaves the machine, so
+a preview is exactly what would be sent. :func:`write` then streams the members into a
+``.tar.zst``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rage import bundle as _bundle
+from rage import summary as _summary
+from rage._version import __version__
+from rage.capped import CappedFile
+from rage.config import Settings
+from rage.errors import UsageError
+from rage.fsutil import open_private, private_dir
+from rage.history import Run, now_iso
+from rage.paths import home_root, reports_dir
+
+if TYPE_CHECKING:
+    from collectors.base import Section
+
+_CHUNK = 1024 * 1024
+_TAIL_READ = 64 * 1024  # bytes read from the end of a log to find its last lines
+COLLECTOR_DEADLINE_S = 10.0
+# output files, in the order the summary prefers them for "the last lines"
+_OUTPUT_FILES = (("output.log", "output"), ("stderr.log", "stderr"), ("stdout.log", "stdout"))
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What to report and how: the run, settings, the user's note, collector selection."""
+
+    run: Run
+    settings: Settings
+    note: str | None = None
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    extra_collectors: tuple[Any, ...] = ()
+    collect: bool = True  # False: no collectors at all (tests, --no-collect)
+    collector_deadline_s: float = COLLECTOR_DEADLINE_S
+
+
+@dataclass(frozen=True)
+class Member:
+    """One bundle member: its name, its (redacted) content in memory or on disk, its size."""
+
+    name: str
+    data: bytes | Path
+    size: int
+    sha256: str = ""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything a bundle will contain, redacted, not yet written.
+
+    Holds a private temporary directory: call :meth:`discard` (or use ``with``) when done.
+    """
+
+    request: ReportRequest
+    members: list[Member]
+    manifest: dict[str, Any]
+    summary_md: str
+    redaction_counts: dict[str, int]
+    sections: list[Section]
+    warnings: list[str]
+    workdir: Path = field(repr=False)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(m.size for m in self.members)
+
+    def discard(self) -> None:
+        """Delete the temporary copies; the Prepared is unusable afterwards."""
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Prepared:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+
+@dataclass(frozen=True)
+class BuiltBundle:
+    """A bundle on disk."""
+
+    path: Path
+    size: int
+    sha256: str
+    manifest: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": str(self.path), "size": self.size, "sha256": self.sha256,
+                "members": len(self.manifest.get("files", [])) + 1}
+
+
+def fair_shares(sizes: Mapping[str, int], budget: int) -> dict[str, int]:
+    """Split ``budget`` bytes over files: small files keep everything, big ones share the rest.
+
+    Returns the cap for each name; a file whose cap is below its size gets truncated.
+    """
+    caps: dict[str, int] = {}
+    left = max(budget, 0)
+    pending = sorted(sizes.items(), key=lambda kv: kv[1])
+    while pending:
+        share = left // len(pending)
+        name, size = pending[0]
+        if size <= share:
+            caps[name] = size
+            left -= size
+            pending.pop(0)
+            continue
+        for name, _size in pending:  # everything left is bigger than an equal share
+            caps[name] = share
+        break
+    return caps
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            yield chunk
+
+
+def _read_tail(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(size - _TAIL_READ, 0))
+        return f.read()
+
+
+def _collect(request: ReportRequest, meta: Mapping[str, Any]) -> tuple[list[Section], list[str]]:
+    from collectors.base import Context, discover, run_collectors
+
+    s = request.settings
+    found = discover(extra=request.extra_collectors, disable=s.disable_collectors,
+                     enable=s.collectors)
+    cwd = Path(request.run.cwd) if request.run.cwd else Path.cwd()
+    ctx = Context(app=request.run.app, run=dict(meta), cwd=cwd if cwd.is_dir() else Path.cwd(),
+                  python=meta.get("python") if isinstance(meta.get("python"), str) else None,
+                  tools=s.tools, history_root=home_root())
+    sections = run_collectors(found.collectors, ctx, only=request.only, skip=request.skip,
+                              deadline_s=request.collector_deadline_s, sources=found.sources)
+    return sections, list(found.warnings)
+
+
+def prepare(request: ReportRequest) -> Prepared:
+    """Collect and redact everything for ``request`` into a private temporary directory.
+
+    Raises UsageError for unknown collector names; collector failures become sections with
+    status ``error`` and never fail the report.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rage.redact import Redactor
+
+    run, settings = request.run, request.settings
+    redactor = Redactor(literals=(), patterns=settings.redact, pseudonymize=True)
+    workdir = Path(tempfile.mkdtemp(prefix="rage-report-"))  # 0700 by construction
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rage-collect") as pool:
+            future = pool.submit(_collect, request, run.meta) if request.collect else None
+            file_warnings: list[str] = []
+            run_members, notes = _redact_run_files(run, settings, redactor, workdir,
+                                                   file_warnings)
+            sections, warnings = future.result() if future else ([], [])
+        warnings = file_warnings + warnings
+        meta = redactor.data(dict(run.meta))
+        run_members.insert(0, _bytes_member("run/meta.json", _json(meta)))
+        coll_members, coll_data = _collector_members(sections, redactor, warnings)
+        note = redactor.text(request.note).strip() if request.note else None
+        others = run_members + coll_members
+        summary_md = _summary.render(_summary.SummaryInput(
+            app=run.app, meta=meta, rage_version=__version__, note=note,
+            traceback=_first_text(workdir, ("traceback.txt", "fatal.log")),
+            outputs=_output_tails(workdir),
+            facts=_summary.environment_facts(coll_data),
+            contents=[(m.name, m.size) for m in others],
+            truncated=[f"{n['name']}: {n['dropped_bytes']} bytes dropped from the middle "
+                       f"({n['stage']})" for n in notes],
+        ))
+        summary_member = _bytes_member(_bundle.SUMMARY, summary_md.encode())
+        counts = dict(redactor.counts)
+        manifest: dict[str, Any] = {
+            "schema": _bundle.SCHEMA,
+            "created_at": now_iso(),
+            "rage_version": __version__,
+            "app": run.app,
+            "app_version": meta.get("app_version"),
+            "run": meta,
+            "collectors": [
+                {"name": s.name, "status": s.status, "duration_s": round(s.duration_s, 6),
+                 "error": redactor.text(s.error) if s.error else None}
+                for s in sections
+            ],
+            "redaction": {"counts": counts, "total": sum(counts.values())},
+            "truncation": notes,
+            "note": note,
+            "files": [{"name": m.name, "size": m.size, "sha256": m.sha256}
+                      for m in [summary_member, *others]],
+        }
+        members = [_bytes_member(_bundle.MANIFEST, _json(manifest)), summary_member, *others]
+        return Prepared(request=request, members=members, manifest=manifest,
+                        summary_md=summary_md, redaction_counts=counts, sections=sections,
+                        warnings=warnings, workdir=workdir)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+
+
+def _json(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode()
+
+
+def _bytes_member(name: str, data: bytes) -> Member:
+    size, digest = _bundle.sha256_of(data)
+    return Member(name, data, size, digest)
+
+
+def _file_member(name: str, path: Path) -> Member:
+    size, digest = _bundle.sha256_of(path)
+    return Member(name, path, size, digest)
+
+
+def _redact_run_files(
+    run: Run, settings: Settings, redactor: Any, workdir: Path, warnings: list[str]
+) -> tuple[list[Member], list[dict[str, Any]]]:
+    """Redact the run's files into ``workdir/run``; cap each at its share of the budget."""
+    sources: dict[str, Path] = {}
+    for p in run.files():
+        rel = p.relative_to(run.dir).as_posix()
+        if rel == "meta.json":
+            continue  # rewritten from the redacted meta
+        try:
+            sources["run/" + _bundle.check_member_name(rel)] = p
+        except Exception:  # an odd file name in the run store is skipped, not fatal
+            continue
+    sizes: dict[str, int] = {}
+    for name, p in list(sources.items()):
+        try:
+            sizes[name] = p.stat().st_size
+        except OSError:
+            del sources[name]  # vanished since the listing (a concurrent prune)
+    caps = fair_shares(sizes, settings.bundle_max_bytes)
+    notes: list[dict[str, Any]] = [
+        {**t, "stage": "recording"} for t in run.meta.get("truncation") or []
+        if isinstance(t, dict) and t.get("dropped_bytes")
+    ]
+    members: list[Member] = []
+    for name, src in sorted(sources.items(), key=lambda kv: _run_order(kv[0])):
+        dst = workdir.joinpath(*name.split("/"))
+        private_dir(dst.parent)
+        try:
+            note, digest = _redact_one(src, dst, caps[name], sizes[name], redactor)
+        except OSError as e:
+            warnings.append(f"cannot read {name}: {e.strerror or e}; left out of the bundle")
+            dst.unlink(missing_ok=True)
+            continue
+        if note:
+            notes.append({"name": name, **note, "stage": "bundle"})
+        members.append(Member(name, dst, *digest) if digest else _file_member(name, dst))
+    return members, notes
+
+
+def _redact_one(
+    src: Path, dst: Path, cap: int, size: int, redactor: Any
+) -> tuple[dict[str, int], tuple[int, str] | None]:
+    """Redact ``src`` into ``dst``, keeping head and tail within ``cap`` if it is too big.
+
+    Returns the truncation note (empty if whole) and, when it could be computed on the way
+    (no cut), the size and sha256 of ``dst``. Redaction runs over the whole stream before
+    the cut, so a secret is never split by it.
+    """
+    import hashlib
+
+    chunks = redactor.stream(_chunks(src))
+    if cap >= size:
+        h = hashlib.sha256()
+        n = 0
+        with open_private(dst, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+                h.update(chunk)
+                n += len(chunk)
+        return {}, (n, h.hexdigest())
+    capped = CappedFile(dst, cap)
+    try:
+        for chunk in chunks:
+            capped.write(chunk)
+    finally:
+        t = capped.close()
+    note = {"total_bytes": t.total_bytes, "dropped_bytes": t.dropped_bytes}
+    return (note if t.dropped_bytes else {}), None
+
+
+def _run_order(name: str) -> tuple[int, str]:
+    order = ("run/output.log", "run/stdout.log", "run/stderr.log", "run/traceback.txt",
+             "run/fatal.log", "run/log.jsonl")
+    return (order.index(name), name) if name in order else (len(order), name)
+
+
+def _collector_members(
+    sections: Sequence[Section], redactor: Any, warnings: list[str]
+) -> tuple[list[Member], dict[str, dict[str, Any]]]:
+    """``collectors/<name>.json`` (+ the collector's files), and the redacted data by name."""
+    out: list[Member] = []
+    data: dict[str, dict[str, Any]] = {}
+    for s in sections:
+        try:
+            base = "collectors/" + _bundle.check_member_name(s.name)
+        except Exception:
+            warnings.append(f"collector name {s.name!r} is not usable as a file name: skipped")
+            continue
+        d = s.to_dict()
+        files = dict(d.pop("files") or {})
+        d["files"] = sorted(files)
+        clean = redactor.data(d)
+        if isinstance(clean.get("data"), dict):
+            data[s.name] = clean["data"]
+        out.append(_bytes_member(base + ".json", _json(clean)))
+        for fname, text in sorted(files.items()):
+            try:
+                name = f"{base}/{_bundle.check_member_name(str(fname))}"
+            except Exception:
+                warnings.append(f"collector {s.name}: unsafe file name {fname!r}: skipped")
+                continue
+            out.append(_bytes_member(name, redactor.text(str(text)).encode()))
+    return out, data
+
+
+def _first_text(workdir: Path, names: Sequence[str]) -> str | None:
+    """The end of the first non-empty redacted run file among ``names``."""
+    for n in names:
+        p = workdir / "run" / n
+        if p.is_file() and p.stat().st_size:
+            return _read_tail(p).decode("utf-8", "replace")
+    return None
+
+
+def _output_tails(workdir: Path) -> list[tuple[str, str]]:
+    """Last lines of the terminal session, or of stderr then stdout in pipe mode."""
+    out = []
+    for name, label in _OUTPUT_FILES:
+        p = workdir / "run" / name
+        if p.is_file() and p.stat().st_size:
+            tail = _summary.tail_lines(_read_tail(p))
+            if tail:
+                out.append((label, tail))
+                if name == "output.log":
+                    break
+    return out
+
+
+def default_bundle_path(run: Run, created: float | None = None) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(created))
+    return reports_dir(run.app) / f"{run.app}-{run.short_id}-{stamp}.tar.zst"
+
+
+def write(prepared: Prepared, output: Path | None = None) -> BuiltBundle:
+    """Write the bundle: to ``output`` (a file, or a directory to put it in) or the reports dir.
+
+    The file is 0600 and appears atomically.
+    """
+    created = time.time()
+    run = prepared.request.run
+    if output is None:
+        path = default_bundle_path(run, created)
+    elif output.is_dir():
+        path = output / default_bundle_path(run, created).name
+    else:
+        path = output
+    try:
+        size, digest = _bundle.write_bundle(
+            path, [(m.name, m.data) for m in prepared.members], mtime=created)
+    except OSError as e:
+        raise UsageError(f"cannot write the bundle to {path}: {e.strerror or e}",
+                         hint="choose another place with --output") from None
+    return BuiltBundle(path=path, size=size, sha256=digest, manifest=prepared.manifest)
+
+
+PREVIEW_BYTES = 32 * 1024  # per member: more than this shows the head and the tail
+
+
+def _member_bytes(m: Member, start: int, length: int) -> bytes:
+    if isinstance(m.data, bytes):
+        return m.data[start:start + length]
+    with open(m.data, "rb") as f:
+        f.seek(start)
+        return f.read(length)
+
+
+def preview(prepared: Prepared, *, max_bytes: int = PREVIEW_BYTES) -> dict[str, Any]:
+    """Everything that would be sent, as plain data: each member's (redacted) text, with
+    only the head and the tail of members above ``max_bytes``."""
+    items: list[dict[str, Any]] = []
+    for m in prepared.members:
+        item: dict[str, Any] = {"name": m.name, "size": m.size, "sha256": m.sha256}
+        if m.size <= max_bytes:
+            raw = _member_bytes(m, 0, m.size)
+            item["content"] = raw.decode("utf-8", "replace")
+        else:
+            half = max_bytes // 2
+            item["head"] = _member_bytes(m, 0, half).decode("utf-8", "replace")
+            item["tail"] = _member_bytes(m, m.size - half, half).decode("utf-8", "replace")
+            item["omitted_bytes"] = m.size - 2 * half
+        if b"\0" in _member_bytes(m, 0, 8192):
+            item = {k: v for k, v in item.items() if k not in {"content", "head", "tail"}}
+            item["binary"] = True
+        items.append(item)
+    return {"run": prepared.request.run.id, "app": prepared.request.run.app,
+            "total_bytes": prepared.total_bytes, "redaction_counts": prepared.redaction_counts,
+            "warnings": prepared.warnings, "members": items}

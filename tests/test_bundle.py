@@ -1,0 +1,328 @@
+"""The bundle format: round trips, tampering, and hostile archives (API and `rage inspect`)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import tarfile
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rage.bundle import (
+    BundleReader,
+    check_member_name,
+    open_bundle,
+    sha256_of,
+    validate_bundle,
+    write_bundle,
+)
+from rage.errors import BadInputError
+from tests.conftest import run_rage
+
+# -- helpers ---------------------------------------------------------------------------------
+
+_part = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=12)
+member_names = st.lists(_part, min_size=1, max_size=3).map(lambda ps: "run/" + "/".join(ps))
+
+
+def manifest_for(members: dict[str, bytes]) -> bytes:
+    files = [{"name": n, "size": len(d), "sha256": sha256_of(d)[1]} for n, d in members.items()]
+    return json.dumps({"schema": 1, "app": "demo", "files": files}).encode()
+
+
+def make_bundle(path: Path, members: dict[str, bytes]) -> Path:
+    """A well-formed bundle written by the real writer."""
+    entries: list[tuple[str, bytes | Path]] = [("manifest.json", manifest_for(members))]
+    entries += list(members.items())
+    write_bundle(path, entries, mtime=time.time())
+    return path
+
+
+def raw_tar_zst(path: Path, entries: Sequence[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
+    """Any tar (hostile ones included) compressed with zstd, bypassing the writer's checks."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for info, data in entries:
+            if data is not None:
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    path.write_bytes(zstandard.ZstdCompressor(level=3).compress(buf.getvalue()))
+    return path
+
+
+def reg(name: str) -> tarfile.TarInfo:
+    return tarfile.TarInfo(name)
+
+
+def special(name: str, kind: bytes, linkname: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = linkname
+    if kind in (tarfile.CHRTYPE, tarfile.BLKTYPE):
+        info.devmajor, info.devminor = 1, 3
+    return info
+
+
+def manifest_entry(members: dict[str, bytes] | None = None) -> tuple[tarfile.TarInfo, bytes]:
+    return reg("manifest.json"), manifest_for(members or {})
+
+
+def rewrite_with(src: Path, dst: Path, name: str, new: bytes) -> None:
+    """Copy a bundle member by member, replacing one member's bytes (a tampered bundle)."""
+    dctx = zstandard.ZstdDecompressor()
+    with open(src, "rb") as f, dctx.stream_reader(f) as r:
+        raw = r.read()
+    entries: list[tuple[tarfile.TarInfo, bytes | None]] = []
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r") as tar:
+        for info in tar:
+            fobj = tar.extractfile(info)
+            assert fobj is not None
+            data = fobj.read()
+            entries.append((info, new if info.name == name else data))
+    raw_tar_zst(dst, entries)
+
+
+# -- writing and reading ---------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(member_names, st.binary(max_size=3000), min_size=0, max_size=6))
+def test_round_trip_arbitrary_contents(members: dict[str, bytes]) -> None:
+    # a name cannot be both a file and a directory: keep leaves only
+    names = sorted(members)
+    members = {n: members[n] for n in names if not any(o.startswith(n + "/") for o in names)}
+    members = {"summary.md": b"# demo\n", **members}
+    with tempfile.TemporaryDirectory() as d:
+        path = make_bundle(Path(d) / "b.tar.zst", members)
+        reader = open_bundle(path)
+        assert reader.verify() == []
+        assert reader.summary == "# demo\n"
+        assert [m.name for m in reader.members] == list(members)
+        for name, data in members.items():
+            assert reader.read(name) == data
+        out = reader.extract(Path(d) / "x")
+        assert {p.relative_to(Path(d) / "x").as_posix() for p in out} == {
+            "manifest.json", *members}
+        for name, data in members.items():
+            assert (Path(d) / "x" / name).read_bytes() == data
+        assert validate_bundle(path)["app"] == "demo"
+        with open(path, "rb") as f:  # the receiver passes an open file
+            assert validate_bundle(f)["schema"] == 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.binary(min_size=1, max_size=500), min_size=1, max_size=4),
+    st.data(),
+)
+def test_tampered_member_fails_verification(contents: list[bytes], data: st.DataObject) -> None:
+    members = {f"run/f{i}.log": c for i, c in enumerate(contents)}
+    victim = data.draw(st.sampled_from(sorted(members)))
+    pos = data.draw(st.integers(0, len(members[victim]) - 1))
+    changed = bytearray(members[victim])
+    changed[pos] ^= data.draw(st.integers(1, 255))
+    with tempfile.TemporaryDirectory() as d:
+        good = make_bundle(Path(d) / "good.tar.zst", members)
+        bad = Path(d) / "bad.tar.zst"
+        rewrite_with(good, bad, victim, bytes(changed))
+        assert open_bundle(good).verify() == []
+        assert open_bundle(bad).verify() == [f"{victim}: checksum mismatch"]
+        with pytest.raises(BadInputError, match="checksum mismatch"):
+            validate_bundle(bad)
+
+
+def test_missing_and_unlisted_members_are_reported(tmp_path: Path) -> None:
+    listed = {"run/a.log": b"a", "run/b.log": b"b"}
+    path = raw_tar_zst(tmp_path / "b.tar.zst", [
+        manifest_entry(listed), (reg("run/a.log"), b"a"), (reg("run/extra.log"), b"x"),
+    ])
+    assert sorted(open_bundle(path).verify()) == [
+        "run/b.log: listed in the manifest but missing",
+        "run/extra.log: not listed in the manifest",
+    ]
+
+
+def test_written_bundle_is_private_and_anonymous(tmp_path: Path) -> None:
+    before = int(time.time())
+    path = make_bundle(tmp_path / "out" / "b.tar.zst", {"summary.md": b"s", "run/x": b"xx"})
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+    with open(path, "rb") as f, zstandard.ZstdDecompressor().stream_reader(f) as r:
+        raw = r.read()
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        infos = tar.getmembers()
+    assert [i.name for i in infos] == ["manifest.json", "summary.md", "run/x"]
+    for i in infos:
+        assert (i.uid, i.gid, i.uname, i.gname, i.mode) == (0, 0, "", "", 0o644)
+        assert before <= i.mtime <= time.time() + 1
+
+
+def test_writer_refuses_unsafe_names(tmp_path: Path) -> None:
+    for bad in ("/etc/passwd", "../x", "a/../../x", "a//b", "./a", ""):
+        with pytest.raises(BadInputError):
+            write_bundle(tmp_path / "b.tar.zst", [(bad, b"x")], mtime=0)
+    assert not (tmp_path / "b.tar.zst").exists()
+
+
+@given(st.text(max_size=40))
+def test_check_member_name_accepts_only_plain_relative_paths(name: str) -> None:
+    try:
+        ok = check_member_name(name)
+    except BadInputError:
+        return
+    parts = ok.split("/")
+    assert not ok.startswith("/") and ".." not in parts and "" not in parts and "." not in parts
+
+
+# -- hostile input through the API -----------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=2000), st.booleans())
+def test_random_bytes_are_bad_input(blob: bytes, with_magic: bool) -> None:
+    if with_magic:
+        blob = b"\x28\xb5\x2f\xfd" + blob
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "r.tar.zst"
+        p.write_bytes(blob)
+        with pytest.raises(BadInputError):
+            open_bundle(p)
+
+
+def test_decompression_bomb_is_refused_early(tmp_path: Path) -> None:
+    # 256 MiB of zeros compress to a few KiB; the reader must stop at the bound
+    bomb = tmp_path / "bomb.tar.zst"
+    size = 256 * 1024 * 1024
+    info = reg("run/zeros")
+    info.size = size
+    cctx = zstandard.ZstdCompressor(level=3)
+    with open(bomb, "wb") as f, cctx.stream_writer(f) as zw, tarfile.open(
+        fileobj=zw, mode="w|"
+    ) as tar:
+        m_info, m_data = manifest_entry()
+        m_info.size = len(m_data)
+        tar.addfile(m_info, io.BytesIO(m_data))
+        tar.addfile(info, _Zeros(size))
+    assert bomb.stat().st_size < 1024 * 1024
+    with pytest.raises(BadInputError, match="limit"):
+        open_bundle(bomb, max_decompressed=8 * 1024 * 1024)
+
+
+def test_many_small_members_still_hit_the_bound(tmp_path: Path) -> None:
+    chunk = b"\0" * (1024 * 1024)
+    entries = [manifest_entry()] + [(reg(f"run/z{i}"), chunk) for i in range(12)]
+    path = raw_tar_zst(tmp_path / "b.tar.zst", entries)
+    with pytest.raises(BadInputError, match="limit"):
+        open_bundle(path, max_decompressed=8 * 1024 * 1024)
+    assert open_bundle(path, max_decompressed=64 * 1024 * 1024).verify()  # unlisted members
+
+
+class _Zeros:
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def read(self, size: int = -1) -> bytes:
+        n = self.left if size < 0 else min(size, self.left)
+        self.left -= n
+        return b"\0" * n
+
+
+# -- hostile input through `rage inspect` ----------------------------------------------------
+
+def _hostile(tmp: Path, kind: str) -> Path:
+    p = tmp / f"{kind}.tar.zst"
+    m = manifest_entry()
+    if kind == "absolute":
+        return raw_tar_zst(p, [m, (reg(str(tmp / "outside" / "pwned")), b"x")])
+    if kind == "dotdot":
+        return raw_tar_zst(p, [m, (reg("run/../../outside/pwned"), b"x")])
+    if kind == "symlink":
+        return raw_tar_zst(p, [m, (special("run/link", tarfile.SYMTYPE,
+                                           str(tmp / "outside")), None),
+                               (reg("run/link/pwned"), b"x")])
+    if kind == "hardlink":
+        return raw_tar_zst(p, [m, (special("run/hl", tarfile.LNKTYPE, "/etc/passwd"), None)])
+    if kind == "device":
+        return raw_tar_zst(p, [m, (special("run/dev", tarfile.CHRTYPE), None)])
+    if kind == "fifo":
+        return raw_tar_zst(p, [m, (special("run/fifo", tarfile.FIFOTYPE), None)])
+    if kind == "duplicate":
+        return raw_tar_zst(p, [m, (reg("run/a"), b"1"), (reg("run/a"), b"2")])
+    if kind == "manifest-not-first":
+        return raw_tar_zst(p, [(reg("run/a"), b"1"), m])
+    if kind == "bad-json":
+        return raw_tar_zst(p, [(reg("manifest.json"), b"{not json")])
+    if kind == "not-tar":
+        p.write_bytes(zstandard.ZstdCompressor().compress(os.urandom(5000)))
+        return p
+    if kind == "not-zstd":
+        p.write_bytes(os.urandom(5000))
+        return p
+    if kind == "truncated":
+        good = make_bundle(tmp / "good.tar.zst", {"run/out.log": os.urandom(200_000)})
+        p.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+        return p
+    if kind == "bomb":
+        return raw_tar_zst(p, [m, (reg("run/zeros"), b"\0" * (20 * 1024 * 1024))])
+    raise AssertionError(kind)
+
+
+HOSTILE = ["absolute", "dotdot", "symlink", "hardlink", "device", "fifo", "duplicate",
+           "manifest-not-first", "bad-json", "not-tar", "not-zstd", "truncated", "bomb"]
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_inspect_refuses_hostile_bundles(tmp_path: Path, kind: str) -> None:
+    path = _hostile(tmp_path, kind)
+    dest = tmp_path / "extract"
+    proc = run_rage("inspect", str(path), "--extract", str(dest), "--max-size", "4MiB")
+    assert proc.returncode == 6, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rage: "), proc.stderr
+    assert not (tmp_path / "outside").exists()
+    assert not dest.exists() or not any(dest.rglob("*"))  # nothing extracted either
+
+
+def test_inspect_reports_each_failed_checksum(tmp_path: Path) -> None:
+    members = {"summary.md": b"# s\n", "run/a.log": b"aaa", "run/b.log": b"bbb"}
+    good = make_bundle(tmp_path / "good.tar.zst", members)
+    bad = tmp_path / "bad.tar.zst"
+    rewrite_with(good, bad, "run/b.log", b"BBB")
+    proc = run_rage("inspect", str(bad), "--extract", str(tmp_path / "x"))
+    assert proc.returncode == 6
+    assert "rage: verification failed: run/b.log: checksum mismatch" in proc.stderr
+    assert not (tmp_path / "x").exists()
+    ok = run_rage("inspect", str(good), "--extract", str(tmp_path / "y"))
+    assert ok.returncode == 0, ok.stderr
+    assert "# s" in ok.stdout and "run/a.log" in ok.stdout and "checksums: ok" in ok.stdout
+    assert (tmp_path / "y" / "run" / "b.log").read_bytes() == b"bbb"
+    again = run_rage("inspect", str(good), "--extract", str(tmp_path / "y"))
+    assert again.returncode == 6 and "already exists" in again.stderr  # never overwrites
+
+
+def test_inspect_json_and_missing_file(tmp_path: Path) -> None:
+    good = make_bundle(tmp_path / "g.tar.zst", {"summary.md": b"hi", "run/a": b"a"})
+    proc = run_rage("inspect", str(good), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["problems"] == [] and [m["name"] for m in data["members"]] == ["summary.md",
+                                                                              "run/a"]
+    missing = run_rage("inspect", str(tmp_path / "nope.tar.zst"))
+    assert missing.returncode == 6 and missing.stderr.startswith("rage: ")
+
+
+def test_reader_read_unknown_member(tmp_path: Path) -> None:
+    from rage.errors import NotFoundError
+
+    reader: BundleReader = open_bundle(make_bundle(tmp_path / "g.tar.zst", {"run/a": b"a"}))
+    with pytest.raises(NotFoundError):
+        reader.read("run/zzz")

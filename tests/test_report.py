@@ -1,0 +1,325 @@
+"""`rage report` end to end: real runs, real redaction, real tar/zstd/sha256sum on the bundle."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rage.bundle import open_bundle
+from rage.report import fair_shares
+from tests.conftest import run_rage
+from tests.test_select import pty_rage, record
+
+# Secrets of shapes any redactor must know; each is unique so a grep finds any leak.
+GH_TOKEN = "ghp_" + "Zq8Lr2Vx9Kp4Tn6Wm1Hc3Bd5Fg7Js0Ya2Ue4"
+AWS_KEY = "AKIA" + "QWERTYUIOP5LKJHG"
+PASSWORD = "hunter2-Sup3rS3cret-xyzzy"
+DB_URL_PW = "s3cretDbPw77"
+CUSTOMER = "ACME-884411"  # caught only by the user's own pattern (RAGE_REDACT)
+
+SCRIPT = f"""
+import os, sys
+print("starting with token", os.environ["MYTOOL_API_TOKEN"])
+for i in range(60):
+    print(f"\\x1b[32mstep {{i}}\\x1b[0m working")
+print("aws key in use:", "{AWS_KEY}", file=sys.stderr)
+print("db at https://bob:{DB_URL_PW}@db.example.com/main", file=sys.stderr)
+print("customer {CUSTOMER} affected", file=sys.stderr)
+print("fatal: could not frobnicate", file=sys.stderr)
+sys.exit(3)
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return dict(os.environ, MYTOOL_API_TOKEN=GH_TOKEN, RAGE_REDACT=r"ACME-[0-9]{6}", **extra)
+
+
+def _record_failing_run(tmp_path: Path) -> None:
+    script = tmp_path / "tool.py"
+    script.write_text(SCRIPT)
+    proc = run_rage("run", "--app", "mytool", "--", sys.executable, str(script),
+                    f"--password={PASSWORD}", env=_env())
+    assert proc.returncode == 3, proc.stderr
+
+
+def _all_bytes(root: Path) -> bytes:
+    return b"\n".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
+
+
+def test_report_end_to_end_with_system_tar_and_zstd(tmp_path: Path) -> None:
+    _record_failing_run(tmp_path)
+    out = tmp_path / "bundle.tar.zst"
+    proc = run_rage("report", "--last", "--yes", "--output", str(out),
+                    "--note", f"it broke for {CUSTOMER}", env=_env())
+    assert proc.returncode == 0, proc.stderr
+    assert str(out) in proc.stdout
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+
+    listing = subprocess.run(f"zstd -dc {out} | tar -t", shell=True, check=True,
+                             capture_output=True, text=True).stdout.split()
+    assert listing[:3] == ["manifest.json", "summary.md", "run/meta.json"]
+    first_collector = next(i for i, n in enumerate(listing) if n.startswith("collectors/"))
+    assert all(n.startswith("run/") for n in listing[2:first_collector])
+    assert all(n.startswith("collectors/") for n in listing[first_collector:])
+    assert "run/stdout.log" in listing and "run/stderr.log" in listing
+
+    dest = tmp_path / "x"
+    dest.mkdir()
+    subprocess.run(f"zstd -dc {out} | tar -x -C {dest}", shell=True, check=True)
+    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+    for secret in (GH_TOKEN, AWS_KEY, PASSWORD, DB_URL_PW, CUSTOMER):
+        assert secret.encode() not in raw, secret
+    assert b"[REDACTED:" in _all_bytes(dest)
+
+    manifest = json.loads((dest / "manifest.json").read_text())
+    sums = subprocess.run(["sha256sum", *[e["name"] for e in manifest["files"]]], cwd=dest,
+                          check=True, capture_output=True, text=True).stdout
+    actual = {line.split()[1]: line.split()[0] for line in sums.splitlines()}
+    assert actual == {e["name"]: e["sha256"] for e in manifest["files"]}
+    assert {e["name"] for e in manifest["files"]} | {"manifest.json"} == set(listing)
+    assert manifest["schema"] == 1 and manifest["app"] == "mytool"
+    assert manifest["run"]["exit_code"] == 3 and manifest["run"]["status"] == "failed"
+    assert sum(manifest["redaction"]["counts"].values()) >= 6
+    assert manifest["note"].startswith("it broke") and CUSTOMER not in manifest["note"]
+    assert {c["name"] for c in manifest["collectors"]} >= {"platform", "python"}
+    assert all(c["status"] in {"ok", "skipped", "error", "timeout"}
+               for c in manifest["collectors"])
+
+    summary = (dest / "summary.md").read_text()
+    assert summary.startswith("# mytool: failed run")
+    assert "**Exit code:** 3" in summary
+    assert "step 59 working" in summary and "\x1b[" not in summary
+    assert "it broke" in summary
+    assert "## Environment" in summary and "- **Python:** CPython" in summary
+
+    inspect = run_rage("inspect", str(out))
+    assert inspect.returncode == 0, inspect.stderr
+    assert "checksums: ok" in inspect.stdout
+
+
+def test_preview_shows_redacted_content_and_writes_nothing(tmp_path: Path) -> None:
+    _record_failing_run(tmp_path)
+    proc = run_rage("report", "--last", "--preview", "--no-collect", env=_env())
+    assert proc.returncode == 0, proc.stderr
+    assert "===== summary.md" in proc.stdout and "===== run/stderr.log" in proc.stdout
+    assert "fatal: could not frobnicate" in proc.stdout
+    for secret in (GH_TOKEN, AWS_KEY, PASSWORD, DB_URL_PW, CUSTOMER):
+        assert secret not in proc.stdout
+    assert not list(Path(os.environ["RAGE_HOME"]).rglob("*.tar.zst"))
+
+    as_json = run_rage("report", "--last", "--preview", "--json", "--no-collect", env=_env())
+    assert as_json.returncode == 0, as_json.stderr
+    data = json.loads(as_json.stdout)
+    names = [m["name"] for m in data["members"]]
+    assert names[:2] == ["manifest.json", "summary.md"]
+    assert data["redaction_counts"]
+
+
+def test_default_location_is_the_reports_dir(tmp_path: Path) -> None:
+    run = record("demo", ["demo", "go"], 1, output=b"boom\n")
+    proc = run_rage("report", run.short_id, "--yes", "--no-collect", "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    path = Path(result["bundle"]["path"])
+    assert path.parent == Path(os.environ["RAGE_HOME"]) / "demo" / "reports"
+    assert path.name.startswith(f"demo-{run.short_id}-") and path.name.endswith(".tar.zst")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert result["upload"] is None
+
+
+def test_big_output_is_truncated_head_and_tail(tmp_path: Path) -> None:
+    lines = b"".join(b"line %06d of the log\n" % i for i in range(50_000))  # ~1.1 MB
+    record("demo", ["demo"], 1, output=lines, files={"traceback.txt": b"Traceback: boom\n"})
+    out = tmp_path / "b.tar.zst"
+    proc = run_rage("report", "--last", "--yes", "--no-collect", "--output", str(out),
+                    env=dict(os.environ, RAGE_BUNDLE_MAX_BYTES="128KiB"))
+    assert proc.returncode == 0, proc.stderr
+    reader = open_bundle(out)
+    assert reader.verify() == []
+    log = reader.read("run/output.log")
+    assert len(log) < 140 * 1024
+    assert log.startswith(b"line 000000") and log.endswith(b"line 049999 of the log\n")
+    assert b"bytes dropped here" in log
+    assert reader.read("run/traceback.txt") == b"Traceback: boom\n"  # small files kept whole
+    notes = reader.manifest["truncation"]
+    assert [n["name"] for n in notes if n["stage"] == "bundle"] == ["run/output.log"]
+    assert "## Traceback" in reader.summary and "## Truncated" in reader.summary
+
+
+def test_upload_needs_yes_without_a_terminal(tmp_path: Path) -> None:
+    record("demo", ["demo"], 1, output=b"x\n")
+    target = (tmp_path / "inbox").as_uri()
+    proc = run_rage("report", "--last", "--no-collect", "--to", target)
+    assert proc.returncode == 2
+    assert "--yes" in proc.stderr
+    assert not list(Path(os.environ["RAGE_HOME"]).rglob("*.tar.zst"))
+    assert not (tmp_path / "inbox").exists()
+
+
+def test_upload_with_yes_prints_link_and_issue_url(tmp_path: Path, config_file: Path) -> None:
+    record("demo", ["demo", "sync"], 1, output=b"x\n")
+    inbox = tmp_path / "inbox"
+    config_file.write_text(
+        f'[app.demo]\nupload_url = "{inbox.as_uri()}"\n'
+        'issues_url = "https://github.com/me/demo/issues"\n')
+    proc = run_rage("report", "--last", "--yes", "--no-collect", "--note", "sync fails")
+    assert proc.returncode == 0, proc.stderr
+    sent = list(inbox.iterdir())
+    assert len(sent) == 1 and open_bundle(sent[0]).verify() == []
+    assert f"uploaded: {sent[0].resolve().as_uri()}" in proc.stdout
+    assert f"]({sent[0].resolve().as_uri()})" in proc.stdout  # the markdown line
+    assert "https://github.com/me/demo/issues/new?" in proc.stdout
+    no_up = run_rage("report", "--last", "--yes", "--no-collect", "--no-upload")
+    assert no_up.returncode == 0 and len(list(inbox.iterdir())) == 1
+
+
+def test_unknown_collector_is_a_usage_error() -> None:
+    record("demo", ["demo"], 1)
+    proc = run_rage("report", "--last", "--yes", "--only", "no-such-collector")
+    assert proc.returncode == 2 and "no-such-collector" in proc.stderr
+
+
+def test_interactive_report_on_a_pty(tmp_path: Path) -> None:
+    record("demo", ["demo", "older"], 2, output=b"older output\n")
+    record("demo", ["demo", "newer"], 0, output=b"newer output\n")
+    with pty_rage("report", "--app", "demo", "--no-collect") as p:
+        p.expect("[1-2, q to quit]")
+        p.send("2\n")
+        p.expect("What went wrong?")
+        p.send("the older one failed\n")
+        overview = p.expect("Create the bundle? [Y/n]")
+        assert "run/output.log" in overview and "summary.md" in overview
+        p.send("\n")
+        p.expect("bundle written: ")
+        assert p.wait() == 0
+    bundles = list((Path(os.environ["RAGE_HOME"]) / "demo" / "reports").glob("*.tar.zst"))
+    assert len(bundles) == 1
+    reader = open_bundle(bundles[0])
+    assert reader.manifest["run"]["argv"] == ["demo", "older"]
+    assert reader.manifest["note"] == "the older one failed"
+
+
+def test_interactive_decline_writes_nothing() -> None:
+    record("demo", ["demo"], 2, output=b"out\n")
+    with pty_rage("report", "--last", "--app", "demo", "--no-collect") as p:
+        p.expect("What went wrong?")
+        p.send("\n")
+        p.expect("Create the bundle? [Y/n]")
+        p.send("n\n")
+        assert p.wait() == 5
+    assert not list(Path(os.environ["RAGE_HOME"]).rglob("*.tar.zst"))
+
+
+def test_interactive_upload_is_asked_and_defaults_to_no(tmp_path: Path) -> None:
+    record("demo", ["demo"], 2, output=b"out\n")
+    inbox = tmp_path / "inbox"
+    with pty_rage("report", "--last", "--app", "demo", "--no-collect", "--to",
+                  inbox.as_uri()) as p:
+        p.expect("What went wrong?")
+        p.send("\n")
+        p.expect("Create the bundle? [Y/n]")
+        p.send("y\n")
+        p.expect(f"Upload to {inbox}? [y/N]")
+        p.send("\n")
+        p.expect("not uploaded")
+        assert p.wait() == 0
+    assert not inbox.exists()
+
+
+def test_factory_scopes_to_one_app(tmp_path: Path) -> None:
+    import click
+
+    from rage.cli.report_cmd import make_report_command
+
+    mine = record("mytool", ["mytool", "a"], 1, output=b"mine\n")
+    record("other", ["other", "b"], 1, output=b"theirs\n")  # newer, another app
+    cmd = make_report_command(app="mytool", name="rage", help="Report a bug in mytool.",
+                              app_defaults={"bundle_max_bytes": "1MiB"})
+    assert "--app" not in [o for p in cmd.params for o in getattr(p, "opts", [])]
+    ctx = click.Context(cmd, info_name="mytool rage")
+    assert "Report a bug in mytool." in cmd.get_help(ctx)
+    out = tmp_path / "b.tar.zst"
+    script = (
+        "import sys\n"
+        "from rage.cli.report_cmd import make_report_command\n"
+        "cmd = make_report_command(app='mytool')\n"
+        "cmd.main(args=sys.argv[1:], prog_name='mytool rage')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, "--last", "--yes", "--no-collect",
+                           "--output", str(out)], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert open_bundle(out).manifest["run"]["id"] == mine.id
+    bad = subprocess.run([sys.executable, "-c", script, "--last-failed", "--yes", "--app", "x"],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                         check=False)
+    assert bad.returncode == 2 and "--app" in bad.stderr
+    inbox = tmp_path / "inbox"
+    with_defaults = script.replace(
+        "app='mytool'", f"app='mytool', app_defaults={{'upload_url': {inbox.as_uri()!r}}}")
+    sent = subprocess.run([sys.executable, "-c", with_defaults, "--last", "--yes",
+                           "--no-collect"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert sent.returncode == 0, sent.stderr
+    assert [open_bundle(p).manifest["run"]["id"] for p in inbox.iterdir()] == [mine.id]
+    none = subprocess.run([sys.executable, "-c", script.replace("'mytool'", "'empty'"),
+                           "--last"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert none.returncode == 3 and none.stderr.startswith("rage: no runs recorded")
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=5), st.integers(0, 10_000), max_size=8),
+       st.integers(0, 40_000))
+def test_fair_shares_fit_the_budget(sizes: dict[str, int], budget: int) -> None:
+    caps = fair_shares(sizes, budget)
+    assert set(caps) == set(sizes)
+    assert sum(caps.values()) <= budget
+    if sum(sizes.values()) <= budget:
+        assert caps == sizes
+    for name, cap in caps.items():
+        assert cap <= sizes[name]
+        if cap < sizes[name]:  # a truncated file got at least as much as any other file
+            assert all(cap >= other for other in caps.values())
+
+
+@pytest.mark.parametrize("flags", [["--last", "--last-failed"], ["abc", "--last"]])
+def test_conflicting_selectors(flags: list[str]) -> None:
+    record("demo", ["demo"], 1)
+    proc = run_rage("report", *flags, "--yes")
+    assert proc.returncode == 2
+
+
+def test_interactive_with_nothing_recorded_exits_3() -> None:
+    with pty_rage("report", "--app", "demo") as p:
+        p.expect("rage run -- CMD")
+        assert p.wait() == 3
+
+
+def test_preview_on_a_pty_goes_through_the_pager() -> None:
+    record("demo", ["demo"], 1, output=b"visible line\n")
+    with pty_rage("report", "--last", "--app", "demo", "--preview", "--no-collect",
+                  env={"PAGER": "sed s/^/PAGED:/"}) as p:
+        p.expect("PAGED:===== run/output.log")
+        p.expect("PAGED:visible line")
+        assert p.wait() == 0
+    assert not list(Path(os.environ["RAGE_HOME"]).rglob("*.tar.zst"))
+
+
+def test_unwritable_output_is_a_clear_error(tmp_path: Path) -> None:
+    record("demo", ["demo"], 1, output=b"x\n")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    proc = run_rage("report", "--last", "--yes", "--no-collect",
+                    "--output", str(blocker / "sub" / "b.tar.zst"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("rage: cannot write the bundle to ")
+    assert "Traceback" not in proc.stderr
