@@ -1,0 +1,143 @@
+"""Cost of rage inside a Python tool, against peers measured in the same run.
+
+1. Start-up: a hello-world script, bare vs with ``rage.install`` (goal: at most 2x a bare
+   interpreter start), interleaved runs, medians.
+2. Logging: 100,000 DEBUG records through ``logging.FileHandler`` vs rage's ``RunLogHandler``
+   vs the full ``rage.install`` path (LogCapture, console level WARNING), interleaved rounds,
+   medians (goal: no slower than FileHandler).
+
+Usage: python3 bench/bench_integration.py [--runs N] [--records N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HELLO = 'print("hello")\n'
+HELLO_RAGE = 'import rage\nrage.install("bench", version="1")\nprint("hello")\n'
+
+
+def _time_process(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def bench_startup(tmp: Path, runs: int) -> list[tuple[str, float]]:
+    env = {**os.environ, "RAGE_HOME": str(tmp / "home"), "RAGE_CONFIG": str(tmp / "none.toml")}
+    env.pop("RAGE_DISABLE", None)
+    # Installed packages have .pyc files; measure that, with the bytecode cached under the
+    # temp dir so the checkout stays clean (the warm-up runs below write it).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    bare, with_rage = tmp / "hello.py", tmp / "hello_rage.py"
+    bare.write_text(HELLO)
+    with_rage.write_text(HELLO_RAGE)
+    cases = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "hello.py": [sys.executable, str(bare)],
+        "hello.py + rage.install": [sys.executable, str(with_rage)],
+    }
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(2):  # warm the page cache and .pyc files
+        for argv in cases.values():
+            _time_process(argv, env)
+    for _ in range(runs):
+        for name, argv in cases.items():
+            times[name].append(_time_process(argv, env))
+    return [(name, statistics.median(ts)) for name, ts in times.items()]
+
+
+def _logger_with(handler: logging.Handler, name: str) -> logging.Logger:
+    lg = logging.getLogger(name)
+    lg.handlers[:] = [handler]
+    lg.setLevel(logging.DEBUG)
+    lg.propagate = False
+    return lg
+
+
+def _emit(lg: logging.Logger, n: int) -> float:
+    t0 = time.perf_counter()
+    for i in range(n):
+        lg.debug("record %d of the benchmark with an argument %s", i, "value")
+    return time.perf_counter() - t0
+
+
+def bench_logging(tmp: Path, records: int, rounds: int) -> list[tuple[str, float]]:
+    from rage.integration.loghandler import LogCapture, RunLogHandler, load_scrubber
+
+    def file_handler(i: int) -> float:
+        h = logging.FileHandler(tmp / f"fh-{i}.log", encoding="utf-8")
+        try:
+            return _emit(_logger_with(h, f"bench.fh{i}"), records)
+        finally:
+            h.close()
+
+    def rage_handler(i: int) -> float:
+        h = RunLogHandler(tmp / f"rh-{i}.jsonl", 256 * 1024 * 1024, scrub=load_scrubber())
+        try:
+            return _emit(_logger_with(h, f"bench.rh{i}"), records)
+        finally:
+            h.close()
+
+    def rage_install_path(i: int) -> float:
+        # what rage.install does: no handler of ours on any logger, root wants WARNING,
+        # every record goes through the patched Logger.callHandlers
+        root = logging.getLogger()
+        root.handlers[:] = []
+        root.setLevel(logging.WARNING)
+        h = RunLogHandler(tmp / f"ri-{i}.jsonl", 256 * 1024 * 1024, scrub=load_scrubber())
+        cap = LogCapture(h)
+        cap.start()
+        try:
+            lg = logging.getLogger(f"bench.ri{i}")
+            return _emit(lg, records)
+        finally:
+            cap.stop()
+            h.close()
+
+    cases: dict[str, Callable[[int], float]] = {
+        "logging.FileHandler": file_handler,
+        "rage RunLogHandler": rage_handler,
+        "rage.install path (console WARNING)": rage_install_path,
+    }
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for r in range(rounds):
+        for name, fn in cases.items():
+            times[name].append(fn(r))
+    return [(name, statistics.median(ts)) for name, ts in times.items()]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=21, help="start-up runs per case")
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=5, help="logging rounds per case")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rage-bench-") as d:
+        tmp = Path(d)
+        startup = bench_startup(tmp, args.runs)
+        logs = bench_logging(tmp, args.records, args.rounds)
+    base = startup[0][1]
+    print(f"start-up, median of {args.runs} interleaved runs")
+    print(f"  {'case':<40} {'ms':>8} {'x bare interpreter':>20}")
+    for name, t in startup:
+        print(f"  {name:<40} {t * 1000:8.1f} {t / base:20.2f}")
+    fh = logs[0][1]
+    print(f"\n{args.records:,} DEBUG records, median of {args.rounds} interleaved rounds")
+    print(f"  {'case':<40} {'ms':>8} {'us/record':>10} {'x FileHandler':>14}")
+    for name, t in logs:
+        print(f"  {name:<40} {t * 1000:8.1f} {t / args.records * 1e6:10.2f} {t / fh:14.2f}")
+
+
+if __name__ == "__main__":
+    main()

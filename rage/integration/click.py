@@ -1,0 +1,130 @@
+"""rage for click apps: record every invocation and add a ``rage`` subcommand.
+
+::
+
+    import rage.click
+
+    @click.group()
+    def cli(): ...
+
+    rage.click.attach(cli, "mytool", version=__version__)
+
+Recording starts when the group is invoked (``cli()`` / ``cli.main()``), not at attach time,
+so importing the app stays free. ``mytool rage`` is ``rage report`` scoped to the app; the
+report machinery is imported only when it runs. The ``rage`` invocation is itself recorded,
+marked ``report_command`` so ``--last`` never picks it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+
+from rage.integration.recorder import install, split_options
+
+RAGE_HELP = "Report a problem: pick a recorded run and send a bug report."
+
+
+def build_report_command(
+    app: str,
+    *,
+    app_defaults: Mapping[str, Any] | None = None,
+    extra_collectors: Sequence[Any] = (),
+    help: str | None = None,  # mirrors click's parameter name
+) -> click.Command:
+    """The real ``rage`` command (``rage report`` scoped to ``app``); imports the report
+    machinery, so call it only when the command runs."""
+    from rage.cli.report_cmd import make_report_command
+
+    return make_report_command(app=app, app_defaults=app_defaults,
+                               extra_collectors=extra_collectors, name="rage", help=help)
+
+
+def mark_report_invocation() -> None:
+    """Flag the current recorded run (if any) as a run of the report command itself."""
+    from rage.integration.recorder import current
+
+    rec = current()
+    if rec is not None:
+        rec.mark_report_command()
+
+
+class LazyReportCommand(click.Command):
+    """Stands in for the report command in ``mytool --help``; builds it when invoked."""
+
+    def __init__(
+        self,
+        app: str,
+        *,
+        name: str = "rage",
+        app_defaults: Mapping[str, Any] | None = None,
+        extra_collectors: Sequence[Any] = (),
+        help: str | None = None,
+    ) -> None:
+        super().__init__(name, help=help or RAGE_HELP, short_help=RAGE_HELP,
+                         context_settings={"ignore_unknown_options": True})
+        self.app = app
+        self.app_defaults = dict(app_defaults or {})
+        self.extra_collectors = tuple(extra_collectors)
+        self._real: click.Command | None = None
+
+    def real_command(self) -> click.Command:
+        if self._real is None:
+            self._real = build_report_command(
+                self.app, app_defaults=self.app_defaults,
+                extra_collectors=self.extra_collectors, help=self.help,
+            )
+        return self._real
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        # click's Group.invoke calls sub_ctx.command.invoke, so handing back the real
+        # command's context makes the real command parse, show --help and run.
+        mark_report_invocation()
+        return self.real_command().make_context(info_name, args, parent=parent, **extra)
+
+
+def _prog_name(kwargs: Mapping[str, Any], app: str) -> str:
+    prog = kwargs.get("prog_name")
+    if isinstance(prog, str) and prog:
+        return prog
+    base = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return app if not base or base in {"__main__.py", "-c", "-m"} else base
+
+
+def attach(cli: click.Group, app: str, version: str | None = None,
+           **options: Any) -> click.Group:
+    """Record every invocation of ``cli`` as a run of ``app`` and add ``cli rage``.
+
+    ``options`` are those of :func:`rage.install` (checked now: unknown -> TypeError).
+    Returns ``cli``.
+    """
+    app_defaults, collectors = split_options(options)
+    orig_main = cli.main
+
+    def main(*args: Any, **kwargs: Any) -> Any:
+        rec = install(app, version=version, **options)
+        rec.set_report_command(f"{_prog_name(kwargs, app)} rage")
+        try:
+            return orig_main(*args, **kwargs)
+        except SystemExit as e:
+            rec.on_exit_call(e.code)
+            raise
+
+    # click.BaseCommand.__call__ looks main up on the instance, so this wraps every entry
+    setattr(cli, "main", main)  # noqa: B010 - mypy forbids assigning to a method
+    cli.add_command(LazyReportCommand(app, app_defaults=app_defaults,
+                                      extra_collectors=collectors), "rage")
+    return cli
+
+
+__all__ = ["LazyReportCommand", "attach", "build_report_command"]
