@@ -194,6 +194,9 @@ def _run_report(
                               "upload": None, "markdown": None, "issue_url": None}
     if not as_json:
         click.echo(f"bundle written: {built.path} ({_size(built.size)})")
+        if not target:
+            click.echo("attach this file to your bug report, or upload it with: "
+                       f"rage send {built.path} --to URL")
     if target and not yes and not _confirm(f"Upload to {_host(target)}?", default=False):
         click.echo(f"not uploaded; send it later with: rage send {built.path}")
         target = None
