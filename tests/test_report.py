@@ -196,7 +196,7 @@ def test_interactive_report_on_a_pty(tmp_path: Path) -> None:
         p.send("2\n")
         p.expect("What went wrong?")
         p.send("the older one failed\n")
-        overview = p.expect("Create the bundle? [Y/n]")
+        overview = p.expect("Create the bundle? [Y/n, p to preview]")
         assert "run/output.log" in overview and "summary.md" in overview
         p.send("\n")
         p.expect("bundle written: ")
@@ -213,7 +213,7 @@ def test_interactive_decline_writes_nothing() -> None:
     with pty_rage("report", "--last", "--app", "demo", "--no-collect") as p:
         p.expect("What went wrong?")
         p.send("\n")
-        p.expect("Create the bundle? [Y/n]")
+        p.expect("Create the bundle? [Y/n, p to preview]")
         p.send("n\n")
         assert p.wait() == 5
     assert not list(Path(os.environ["RAGE_HOME"]).rglob("*.tar.zst"))
@@ -226,7 +226,7 @@ def test_interactive_upload_is_asked_and_defaults_to_no(tmp_path: Path) -> None:
                   inbox.as_uri()) as p:
         p.expect("What went wrong?")
         p.send("\n")
-        p.expect("Create the bundle? [Y/n]")
+        p.expect("Create the bundle? [Y/n, p to preview]")
         p.send("y\n")
         p.expect(f"Upload to {inbox}? [y/N]")
         p.send("\n")
@@ -312,6 +312,22 @@ def test_preview_on_a_pty_goes_through_the_pager() -> None:
         p.expect("PAGED:visible line")
         assert p.wait() == 0
     assert not list(Path(os.environ["RAGE_HOME"]).rglob("*.tar.zst"))
+
+
+def test_interactive_p_previews_then_asks_again() -> None:
+    record("demo", ["demo"], 1, output=b"visible line\n")
+    with pty_rage("report", "--last", "--app", "demo", "--no-collect",
+                  env={"PAGER": "sed s/^/PAGED:/"}) as p:
+        p.expect("What went wrong?")
+        p.send("\n")
+        p.expect("Create the bundle? [Y/n, p to preview]")
+        p.send("p\n")
+        p.expect("PAGED:visible line")
+        p.expect("Create the bundle? [Y/n, p to preview]")
+        p.send("y\n")
+        p.expect("bundle written: ")
+        assert p.wait() == 0
+    assert len(list(Path(os.environ["RAGE_HOME"]).rglob("*.tar.zst"))) == 1
 
 
 def test_unwritable_output_is_a_clear_error(tmp_path: Path) -> None:

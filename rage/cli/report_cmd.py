@@ -51,8 +51,11 @@ def _ask(question: str) -> str | None:
     return None if line == "" else line.rstrip("\n")
 
 
-def _confirm(question: str, *, default: bool) -> bool:
-    suffix = "[Y/n]" if default else "[y/N]"
+def _confirm(question: str, *, default: bool,
+             on_preview: Callable[[], None] | None = None) -> bool:
+    """Ask yes/no; with ``on_preview``, `p` shows everything first and asks again."""
+    suffix = "[Y/n" if default else "[y/N"
+    suffix += ", p to preview]" if on_preview else "]"
     while True:
         answer = _ask(f"{question} {suffix}")
         if answer is None:
@@ -64,7 +67,10 @@ def _confirm(question: str, *, default: bool) -> bool:
             return True
         if answer in {"n", "no", "q"}:
             return False
-        click.echo("please answer y or n")
+        if on_preview and answer in {"p", "preview"}:
+            on_preview()
+            continue
+        click.echo("please answer y or n" + (" (or p to preview)" if on_preview else ""))
 
 
 def _choose(app: str | None) -> Any:
@@ -108,7 +114,6 @@ def _overview(prepared: Any, dest: str) -> None:
     else:
         click.echo("Nothing needed redacting.")
     click.echo(f"Total {_size(prepared.total_bytes)} before compression, written to {dest}")
-    click.echo("See everything first with --preview.")
 
 
 def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | None,
@@ -175,18 +180,22 @@ def _run_report(
     with prepare(request) as prepared:
         for w in prepared.warnings:
             warn(w)
-        if preview:
-            data = preview_data(prepared)
-            if as_json:
-                emit_json(data)
-            elif sys.stdout.isatty():
-                click.echo_via_pager(_render_preview(data))
+        def show_preview() -> None:
+            text = _render_preview(preview_data(prepared))
+            if sys.stdout.isatty():
+                click.echo_via_pager(text)
             else:
-                click.echo(_render_preview(data), nl=False)
+                click.echo(text, nl=False)
+
+        if preview:
+            if as_json:
+                emit_json(preview_data(prepared))
+            else:
+                show_preview()
             return
         if tty and not yes:
             _overview(prepared, str(output or default_bundle_path(run).parent))
-            if not _confirm("Create the bundle?", default=True):
+            if not _confirm("Create the bundle?", default=True, on_preview=show_preview):
                 raise DeclinedError("no bundle written")
         built = write(prepared, output)
     result: dict[str, Any] = {"run": run.id, "app": run.app, "bundle": built.to_dict(),
