@@ -6,6 +6,7 @@ import io
 import json
 import os
 import stat
+import subprocess
 import tarfile
 import tempfile
 import time
@@ -19,8 +20,13 @@ from hypothesis import strategies as st
 
 from rage.bundle import (
     BundleReader,
+    BundleTooLarge,
     check_member_name,
+    iter_capped,
+    normalize_member_name,
     open_bundle,
+    peek_manifest,
+    read_members,
     sha256_of,
     validate_bundle,
     write_bundle,
@@ -183,6 +189,18 @@ def test_check_member_name_accepts_only_plain_relative_paths(name: str) -> None:
     assert not ok.startswith("/") and ".." not in parts and "" not in parts and "." not in parts
 
 
+@given(st.text(alphabet="ab./\\\0", max_size=20))
+def test_normalize_member_name_is_plain_or_refused(name: str) -> None:
+    try:
+        ok = normalize_member_name(name)
+    except BadInputError:
+        assert name.startswith("/") or ".." in name.split("/") or "\\" in name \
+            or "\0" in name or not name.strip("/.")
+        return
+    assert check_member_name(ok) == ok  # plain: the writer's strict rule holds
+    assert normalize_member_name(ok) == ok
+
+
 # -- hostile input through the API -----------------------------------------------------------
 
 @settings(max_examples=60, deadline=None)
@@ -326,3 +344,142 @@ def test_reader_read_unknown_member(tmp_path: Path) -> None:
     reader: BundleReader = open_bundle(make_bundle(tmp_path / "g.tar.zst", {"run/a": b"a"}))
     with pytest.raises(NotFoundError):
         reader.read("run/zzz")
+
+
+# -- one reader: normalised names, fail-fast validation, capped reads -------------------------
+
+def test_reader_normalises_harmless_spellings(tmp_path: Path) -> None:
+    members = {"run/a.log": b"alpha"}
+    path = raw_tar_zst(tmp_path / "b.tar.zst", [
+        manifest_entry(members), (reg("./run//a.log"), b"alpha")])
+    reader = open_bundle(path)
+    assert [m.name for m in reader.members] == ["run/a.log"] and reader.verify() == []
+    assert reader.read("run/a.log") == b"alpha"
+    assert (tmp_path / "x" / "run" / "a.log") in reader.extract(tmp_path / "x")
+    dup = raw_tar_zst(tmp_path / "dup.tar.zst", [
+        manifest_entry(members), (reg("run/a.log"), b"alpha"), (reg("./run/a.log"), b"again")])
+    with pytest.raises(BadInputError, match="duplicate member"):
+        open_bundle(dup)
+
+
+def test_sparse_member_and_directory_first_are_refused(tmp_path: Path) -> None:
+    sparse = reg("run/holes")
+    sparse.type = tarfile.GNUTYPE_SPARSE
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        m_info, m_data = manifest_entry()
+        m_info.size = len(m_data)
+        tar.addfile(m_info, io.BytesIO(m_data))
+        tar.addfile(sparse, io.BytesIO(b""))
+    path = tmp_path / "s.tar.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(buf.getvalue()))
+    with pytest.raises(BadInputError, match="special file"):
+        open_bundle(path)
+    dirfirst = raw_tar_zst(tmp_path / "d.tar.zst", [
+        (special("run", tarfile.DIRTYPE), None), manifest_entry()])
+    with pytest.raises(BadInputError, match="first member is 'run'"):
+        validate_bundle(dirfirst)
+
+
+def test_too_large_is_its_own_error_both_ways(tmp_path: Path) -> None:
+    # tar reads ahead 10 KiB at a time: budgets here are well above that
+    one = raw_tar_zst(tmp_path / "one.tar.zst", [manifest_entry(), (reg("run/z"), b"\0" * 10**5)])
+    with pytest.raises(BundleTooLarge, match=r"'run/z' .* exceeds"):  # the header's claim
+        validate_bundle(one, 64 * 1024)
+    small = {f"run/z{i}": b"\0" * 100 for i in range(200)}
+    many = raw_tar_zst(tmp_path / "many.tar.zst",
+                       [manifest_entry(small)] + [(reg(n), d) for n, d in small.items()])
+    with pytest.raises(BundleTooLarge, match="inflates beyond"):  # the byte counter
+        validate_bundle(many, 64 * 1024)
+    assert issubclass(BundleTooLarge, BadInputError)
+
+
+def test_validation_refuses_an_unlisted_member_before_reading_it(tmp_path: Path) -> None:
+    # the unlisted member's data is cut short: reading it would fail as "truncated"
+    def block(info: tarfile.TarInfo, data: bytes) -> bytes:
+        info.size = len(data)
+        return info.tobuf(tarfile.PAX_FORMAT) + data + b"\0" * (-len(data) % 512)
+
+    m_info, m_data = manifest_entry({"run/a.log": b"a"})
+    extra = reg("run/unlisted.bin")
+    extra.size = 1_000_000
+    hostile = (block(m_info, m_data) + block(reg("run/a.log"), b"a")
+               + extra.tobuf(tarfile.PAX_FORMAT) + os.urandom(4096))
+    path = tmp_path / "h.tar.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(hostile))
+    with pytest.raises(BadInputError, match=r"run/unlisted\.bin: not listed in the manifest"):
+        validate_bundle(path)
+    with pytest.raises(BadInputError, match=r"truncated|corrupt"):
+        open_bundle(path)  # the collect-all reader does read it, and meets the cut
+
+
+def test_manifest_rules(tmp_path: Path) -> None:
+    data = {"run/a": b"a"}
+    upper = json.loads(manifest_for(data))
+    upper["files"][0]["sha256"] = upper["files"][0]["sha256"].upper()
+    cases: list[tuple[dict[str, object], str | None]] = [
+        (upper, None),
+        ({**upper, "run": "not an object"}, "'run' is not an object"),
+        ({**upper, "files": [{**upper["files"][0], "name": "../a"}]}, "unsafe member name"),
+        ({**upper, "schema": 2}, "unsupported bundle schema"),
+    ]
+    for i, (manifest, error) in enumerate(cases):
+        path = raw_tar_zst(tmp_path / f"m{i}.tar.zst", [
+            (reg("manifest.json"), json.dumps(manifest).encode()), (reg("run/a"), b"a")])
+        if error is None:
+            assert validate_bundle(path)["files"] == upper["files"]
+        else:
+            with pytest.raises(BadInputError, match=error):
+                validate_bundle(path)
+
+
+def test_reads_from_a_pipe_and_across_zstd_frames(tmp_path: Path) -> None:
+    one = make_bundle(tmp_path / "one.tar.zst", {"run/a.log": b"a" * 5000})
+    with open(one, "rb") as f, zstandard.ZstdDecompressor().stream_reader(f) as r:
+        raw = r.read()
+    cctx = zstandard.ZstdCompressor()
+    multi = tmp_path / "multi.tar.zst"
+    multi.write_bytes(cctx.compress(raw[:3000]) + cctx.compress(raw[3000:]))
+    assert open_bundle(multi).verify() == []
+    with subprocess.Popen(["cat", str(multi)], stdout=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        assert validate_bundle(proc.stdout)["app"] == "demo"
+
+
+def test_capped_reads_keep_head_or_tail_of_selected_members(tmp_path: Path) -> None:
+    log = b"".join(b"line %d\n" % i for i in range(1000))
+    path = make_bundle(tmp_path / "b.tar.zst", {"summary.md": b"# s\n", "run/out.log": log,
+                                                "run/core.bin": b"\xff" * 10})
+    tails = read_members(path, cap=100)
+    assert list(tails) == ["manifest.json", "summary.md", "run/out.log", "run/core.bin"]
+    out = tails["run/out.log"]
+    assert (out.cut, out.size, out.data) == (True, len(log), log[-100:])
+    assert (tails["summary.md"].cut, tails["summary.md"].text) == (False, "# s\n")
+    heads = read_members(path, cap=100, keep="head", select=lambda n, s: n.endswith(".log"))
+    assert list(heads) == ["run/out.log"] and heads["run/out.log"].data == log[:100]
+
+    seen: list[str] = []
+
+    def until_first_log(name: str, size: int) -> bool:  # depends on what came before
+        return not any(n.endswith(".log") for n in seen)
+
+    for m in iter_capped(path, cap=10**6, keep="head", select=until_first_log):
+        seen.append(m.name)
+    assert seen == ["manifest.json", "summary.md", "run/out.log"]
+
+
+def test_capped_reads_apply_the_safety_rules(tmp_path: Path) -> None:
+    for kind in ("dotdot", "symlink", "manifest-not-first", "truncated", "bomb"):
+        with pytest.raises(BadInputError):
+            read_members(_hostile(tmp_path, kind), cap=10, max_decompressed=4 * 1024 * 1024)
+
+
+def test_peek_manifest_reads_only_the_first_member(tmp_path: Path) -> None:
+    good = make_bundle(tmp_path / "g.tar.zst", {"run/out.log": os.urandom(300_000)})
+    cut = tmp_path / "cut.tar.zst"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    assert peek_manifest(cut)["app"] == "demo"
+    with pytest.raises(BadInputError):
+        open_bundle(cut)
+    with pytest.raises(BadInputError, match="not zstd"):
+        peek_manifest(_hostile(tmp_path, "not-zstd"))

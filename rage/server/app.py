@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs
 
+from rage.bundle import BundleTooLarge, read_members, validate_bundle
 from rage.errors import BadInputError, NotFoundError
 from rage.server import pages
 from rage.server.multipart import PartTooLarge, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
-from rage.server.validate import BundleTooLarge, read_members, validate_bundle_file
 
 MiB = 1024 * 1024
 MULTIPART_SLACK = 64 * 1024  # headers and boundaries around the file part
@@ -158,7 +158,7 @@ class ReceiverApp:
                     size = _copy_raw(environ["wsgi.input"], out, limit, length)
             if size == 0:
                 raise HTTPError(400, "empty upload: send a .tar.zst bundle")
-            manifest = validate_bundle_file(tmp, self.config.max_decompressed)
+            manifest = validate_bundle(tmp, self.config.max_decompressed)
             token = secrets.token_urlsafe(24)
             meta = StoredBundle(
                 id=new_id(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rage.bundle import CappedMember
 from rage.server.storage import StoredBundle
-from rage.server.validate import MemberText
 
 MAX_TABLE_ROWS = 2000
 
@@ -211,7 +211,7 @@ def flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix or "(value)", "null" if data is None else str(data))]
 
 
-def _collector(member: MemberText) -> str:
+def _collector(member: CappedMember) -> str:
     try:
         section = json.loads(member.text) if not member.cut else None
     except ValueError:
@@ -235,7 +235,7 @@ class Links:
     raw_url: str
 
 
-def bundle_page(meta: StoredBundle, members: Mapping[str, MemberText], links: Links,
+def bundle_page(meta: StoredBundle, members: Mapping[str, CappedMember], links: Links,
                 nonce: str) -> str:
     """The maintainer's page for one bundle: summary first, then crash, output, logs, facts."""
     m = meta.manifest

@@ -1,13 +1,16 @@
-"""Reading the text members of a bundle (.tar.zst) without extracting it anywhere."""
+"""What the uploaders take from a bundle: its text members for a gist, and a description.
+
+The reading itself is rage.bundle's (one reader, the same safety rules everywhere); what is
+left here is the uploader's choice of members (text only, within a gist's size limits) and a
+tolerant description of the manifest for links and issue titles.
+"""
 
 from __future__ import annotations
 
-import json
-import tarfile
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from rage.bundle import iter_capped, peek_manifest
 from rage.errors import BadInputError
 
 TEXT_SUFFIXES = frozenset({".json", ".jsonl", ".md", ".txt", ".log", ".toml", ".yaml", ".yml",
@@ -16,59 +19,43 @@ MAX_MEMBER = 1024 * 1024  # gists show files up to about 1 MB
 MAX_TOTAL = 8 * 1024 * 1024
 
 
-def _safe(name: str) -> bool:
-    p = PurePosixPath(name)
-    return bool(name) and not p.is_absolute() and ".." not in p.parts
-
-
-def iter_members(path: Path) -> Iterator[tuple[str, int, Any]]:
-    """Yield ``(name, size, fileobj)`` for each regular, safely named member, in order."""
-    import zstandard
-
-    try:
-        with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as zr, \
-                tarfile.open(fileobj=zr, mode="r|") as tar:
-            for info in tar:
-                if info.isfile() and _safe(info.name):
-                    yield info.name, info.size, tar.extractfile(info)
-    except (tarfile.TarError, zstandard.ZstdError, EOFError) as e:
-        raise BadInputError(f"{path} is not a readable bundle: {e}") from None
-
-
 def read_manifest(path: Path) -> dict[str, Any] | None:
-    """The bundle's manifest.json (the first member by convention), or None."""
+    """The bundle's manifest.json as a JSON object, or None if it cannot be read."""
     try:
-        for name, size, f in iter_members(path):
-            if name == "manifest.json" and size <= MAX_MEMBER:
-                data = json.loads(f.read())
-                return data if isinstance(data, dict) else None
-    except (BadInputError, OSError, ValueError):
+        return peek_manifest(path)
+    except BadInputError:
         return None
-    return None
 
 
 def text_members(path: Path, *, max_member: int = MAX_MEMBER,
                  max_total: int = MAX_TOTAL) -> tuple[dict[str, str], list[str]]:
-    """Text members by name (UTF-8, no NULs, within the caps) and the names left out."""
+    """Text members by name (UTF-8, no NULs, within the caps) and the names left out.
+
+    Raises BadInputError if the file is not a sound bundle.
+    """
     texts: dict[str, str] = {}
     skipped: list[str] = []
     total = 0
-    for name, size, f in iter_members(path):
-        if PurePosixPath(name).suffix.lower() not in TEXT_SUFFIXES or size > max_member \
-                or total + size > max_total:
+
+    def wanted(name: str, size: int) -> bool:
+        # called just before each member is read, so ``total`` is up to date
+        ok = (PurePosixPath(name).suffix.lower() in TEXT_SUFFIXES and size <= max_member
+              and total + size <= max_total)
+        if not ok:
             skipped.append(name)
-            continue
-        data = f.read(max_member + 1)
+        return ok
+
+    for m in iter_capped(path, cap=max_member, keep="head", select=wanted):
         try:
-            text = data.decode("utf-8")
+            text = m.data.decode("utf-8")
         except UnicodeDecodeError:
-            skipped.append(name)
+            skipped.append(m.name)
             continue
         if "\x00" in text:
-            skipped.append(name)
+            skipped.append(m.name)
             continue
-        texts[name] = text
-        total += len(data)
+        texts[m.name] = text
+        total += len(m.data)
     return texts, skipped
 
 

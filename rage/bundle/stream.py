@@ -1,0 +1,220 @@
+"""The one streaming reader of bundles: every safety rule of the format, in a single pass.
+
+A bundle is hostile until proven otherwise (the receiver takes them from anyone). The file is
+read as a stream (zstd stream reader -> tar stream mode), nothing touches the disk, and the
+first problem stops the read:
+
+- names must be relative and free of ``..`` (harmless spellings like ``./a`` are normalised,
+  then must be unique);
+- only regular files and directories: links, devices, fifos and sparse files are refused;
+- ``manifest.json`` is the first member;
+- the decompressed size is bounded twice: a tar header that claims more than the remaining
+  budget is refused before a byte of its data is inflated, and a counting reader under the
+  tar enforces the same budget for everything else (padding, pax headers, long names).
+
+Every problem is a one-line BadInputError; "too large" is the subclass BundleTooLarge so a
+server can answer 413 rather than 400.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import tarfile
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, cast
+
+from rage.bundle.names import MANIFEST, normalize_member_name
+from rage.errors import BadInputError
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+DEFAULT_MAX_DECOMPRESSED = 1024**3
+CHUNK = 256 * 1024  # measured: larger reads cost more copying inside tarfile's stream
+
+Source = Path | str | IO[bytes]
+
+
+class BundleTooLarge(BadInputError):
+    """The bundle inflates beyond the decompressed-size budget (a likely decompression bomb)."""
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    """One member as found in (or listed for) a bundle."""
+
+    name: str
+    size: int
+    sha256: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "size": self.size, "sha256": self.sha256}
+
+
+class Member:
+    """A regular-file member being streamed. Read it before asking for the next one: the
+    archive is a stream, and moving on skips whatever was left unread."""
+
+    __slots__ = ("_reader", "name", "size")
+
+    def __init__(self, name: str, size: int, reader: IO[bytes]) -> None:
+        self.name = name
+        self.size = size
+        self._reader = reader
+
+    def read(self, n: int = CHUNK) -> bytes:
+        """Up to ``n`` bytes of the member's data (b"" at its end)."""
+        try:
+            return self._reader.read(n)
+        except _decoder_errors() as e:
+            raise _as_bad_input(e) from None
+
+    def pump(self, sink: Callable[[bytes], object]) -> int:
+        """Pass the rest of the data to ``sink`` chunk by chunk; return how many bytes.
+
+        Raises BadInputError if the member holds fewer bytes than its header claimed.
+        """
+        n = 0
+        while chunk := self.read(CHUNK):
+            n += len(chunk)
+            sink(chunk)
+        if n != self.size:
+            raise BadInputError(f"corrupt bundle: member {self.name!r} is truncated")
+        return n
+
+    def drain(self, sink: Callable[[bytes], object] | None = None) -> MemberInfo:
+        """:meth:`pump`, hashing: the member's size and actual sha256."""
+        h = hashlib.sha256()
+        if sink is None:
+            n = self.pump(h.update)
+        else:
+            def both(chunk: bytes) -> None:
+                h.update(chunk)
+                sink(chunk)
+
+            n = self.pump(both)
+        return MemberInfo(self.name, n, h.hexdigest())
+
+
+class _Bounded:
+    """Reads decompressed bytes, refusing once more than ``limit`` have come out."""
+
+    def __init__(self, reader: IO[bytes], limit: int) -> None:
+        self._r = reader
+        self.limit = limit
+        self.total = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        # never ask for more than one byte past the budget, so a bomb costs at most the limit
+        room = self.limit - self.total + 1
+        data = self._r.read(room if size is None or size < 0 else min(size, room))
+        self.total += len(data)
+        if self.total > self.limit:
+            raise BundleTooLarge(f"bundle inflates beyond the {self.limit}-byte limit: refused")
+        return data
+
+
+class _Prefixed:
+    """A file object that replays ``head`` before the rest of ``f`` (works on pipes too)."""
+
+    def __init__(self, head: bytes, f: IO[bytes]) -> None:
+        self._head = head
+        self._f = f
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            out, self._head = self._head, b""
+            return out
+        return self._f.read(size)
+
+
+@functools.cache
+def _decoder_errors() -> tuple[type[Exception], ...]:
+    import zstandard
+
+    # ValueError: tarfile's header parsing lets a few slip through (UnicodeError among them)
+    return (zstandard.ZstdError, tarfile.TarError, EOFError, ValueError)
+
+
+def _as_bad_input(e: Exception) -> BadInputError:
+    """The one-line BadInputError for a decoder's error."""
+    if isinstance(e, tarfile.TarError):
+        return BadInputError(f"corrupt bundle: not a valid tar stream: {e}")
+    if isinstance(e, EOFError):
+        return BadInputError("corrupt bundle: truncated")
+    if isinstance(e, ValueError):
+        return BadInputError(f"corrupt bundle: {type(e).__name__}: {e}")
+    return BadInputError(f"corrupt bundle: zstd: {e}")
+
+
+@contextlib.contextmanager
+def corrupt_as_bad_input() -> Iterator[None]:
+    """Turn the decoders' errors into one-line BadInputErrors."""
+    try:
+        yield
+    except _decoder_errors() as e:
+        raise _as_bad_input(e) from None
+
+
+@contextlib.contextmanager
+def _open_source(src: Source) -> Iterator[IO[bytes]]:
+    if not isinstance(src, Path | str):
+        yield src
+        return
+    try:
+        f = open(src, "rb")  # noqa: SIM115 - closed by the with below
+    except OSError as e:
+        raise BadInputError(f"cannot read bundle {src}: {e.strerror}") from None
+    with f:
+        yield f
+
+
+def _check_kind(name: str, info: tarfile.TarInfo) -> None:
+    if info.issym() or info.islnk():
+        raise BadInputError(f"bundle member {name!r} is a link: refused")
+    if not (info.isdir() or info.isreg()) or info.issparse():
+        raise BadInputError(f"bundle member {name!r} is a special file: refused")
+
+
+def iter_members(src: Source, max_decompressed: int) -> Generator[Member, None, None]:
+    """Yield each regular-file member, in archive order, after the safety checks.
+
+    ``src`` is a path or an open binary file (read from where it stands). The first member
+    yielded is always ``manifest.json``. Close the generator (or exhaust it) to release the
+    file; a member must be read before the next is asked for.
+    """
+    import zstandard
+
+    with _open_source(src) as f:
+        head = f.read(4)
+        if head != ZSTD_MAGIC:
+            raise BadInputError("not a rage bundle: the file is not zstd-compressed")
+        stream = zstandard.ZstdDecompressor().stream_reader(
+            cast(IO[bytes], _Prefixed(head, f)), read_across_frames=True)
+        bounded = _Bounded(stream, max_decompressed)
+        seen: set[str] = set()
+        with corrupt_as_bad_input():
+            tar = tarfile.open(  # noqa: SIM115 - a stream: nothing to close but the source
+                fileobj=cast(IO[bytes], bounded), mode="r|")
+            for info in tar:
+                name = normalize_member_name(info.name)
+                _check_kind(name, info)
+                if not seen and (name != MANIFEST or not info.isreg()):
+                    raise BadInputError(f"not a rage bundle: the first member is {name!r}, "
+                                        f"not {MANIFEST}")
+                if name in seen:
+                    raise BadInputError(f"duplicate member in bundle: {name!r}")
+                seen.add(name)
+                if info.isdir():
+                    continue
+                if info.size > max_decompressed - bounded.total:
+                    raise BundleTooLarge(
+                        f"bundle member {name!r} ({info.size} bytes) exceeds the "
+                        f"{max_decompressed}-byte decompressed-size limit: refused")
+                reader = tar.extractfile(info)
+                assert reader is not None  # regular files always have a reader
+                yield Member(name, info.size, reader)
+            if not seen:
+                raise BadInputError(f"not a rage bundle: no {MANIFEST}")
