@@ -26,24 +26,27 @@ class TokenFormat:
     regex: bytes
     triggers: tuple[bytes, ...]  # case-sensitive literals, one of which every match contains
     back: int = 0  # how far before its trigger a match starts
+    # literals one of which every match starts with, each holding an anchor byte (`_`, `A`):
+    # found by one pass for the byte instead of one pass per trigger (see rage/redact_scan)
+    anchored: tuple[bytes, ...] = ()
 
 
 TOKEN_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat("aws-access-key", _LEFT + rb"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}",
-                (b"IA", b"CA"), back=2),
+                (b"IA", b"CA"), back=2, anchored=(b"AKIA", b"ASIA", b"ABIA", b"ACCA")),
     TokenFormat("github-token", _LEFT + rb"gh[pousr]_[A-Za-z0-9]{36,251}",
-                (b"gh",)),
+                (b"gh",), anchored=(b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_")),
     TokenFormat("github-token", _LEFT + rb"github_pat_[A-Za-z0-9_]{22,255}",
-                (b"github_pat_",)),
+                (b"github_pat_",), anchored=(b"github_pat_",)),
     TokenFormat("gitlab-token", _LEFT + rb"gl(?:pat|dt|rt)-[A-Za-z0-9_\-]{20,255}",
                 (b"gl",)),
     TokenFormat("slack-token", _LEFT + rb"xox[abposre]-[A-Za-z0-9\-]{10,250}", (b"xox",)),
     TokenFormat("slack-token",
                 rb"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}",
-                (b"://",), back=len(b"https")),
+                (b"hooks.slack.com/services/",), back=len(b"https://")),
     TokenFormat("stripe-key", _LEFT + rb"[sr]k_(?:live|test)_[A-Za-z0-9]{16,250}",
-                (b"k_",), back=1),
-    TokenFormat("npm-token", _LEFT + rb"npm_[A-Za-z0-9]{36}", (b"npm_",)),
+                (b"k_",), back=1, anchored=(b"sk_live_", b"sk_test_", b"rk_live_", b"rk_test_")),
+    TokenFormat("npm-token", _LEFT + rb"npm_[A-Za-z0-9]{36}", (b"npm_",), anchored=(b"npm_",)),
     TokenFormat("pypi-token", _LEFT + rb"pypi-AgE[A-Za-z0-9_\-]{50,1000}", (b"pypi-",)),
     # before openai: both start with "sk-"
     TokenFormat("anthropic-key",

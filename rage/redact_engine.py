@@ -1,0 +1,381 @@
+"""The matching core behind :class:`rage.redact.Redactor`: one combined regex, its handlers,
+pseudonyms and counts, and the cutting of a buffer into redactable whole lines.
+
+``plan()`` decides how much of a buffer can be redacted now (whole lines, private key blocks
+whole) and ``apply()`` redacts it; the split lets a parallel stream plan in the parent and
+apply in worker processes with output identical to the serial path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from rage import redact_patterns as P
+from rage.errors import ConfigError
+from rage.redact_literals import registered_literals
+from rage.redact_scan import IDENT, Anchor, ScanPlan, anchor_for, candidate_starts, scan_plan
+from rage.sensitive import looks_secret_name
+
+MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
+PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
+
+# word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
+_W = rb"A-Za-z0-9_\x80-\xff"
+_PSEUDONYM = re.compile(r"user-\d+")
+
+_Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
+Spans = list[tuple[int, int]]
+
+
+def is_name(name: str | None) -> bool:
+    """True for a user or host name worth a pseudonym (long enough, not a shared word)."""
+    return bool(name) and len(name or "") >= P.MIN_NAME_LEN and (
+        (name or "").lower() not in P.COMMON_NAMES
+    ) and not (name or "").isdigit()
+
+
+class RedactionEngine:
+    """State and matching for one redaction table (see :class:`rage.redact.Redactor`)."""
+
+    def __init__(self, *, literals: Iterable[str], patterns: Iterable[str],
+                 pseudonymize: bool, home: str | None, user: str | None,
+                 hosts: tuple[str, ...]) -> None:
+        self._own_literals = tuple(s for s in literals if isinstance(s, str) and len(s) >= 4)
+        self._custom = [compile_custom(p) for p in patterns]
+        self._pseudonymize = pseudonymize
+        self._home = home
+        self._user = user
+        self._hosts = hosts
+        self._counts: dict[str, int] = {}
+        self._pseudonyms: dict[str, str] = {}
+        self._next_user = 1
+        self._built_for: tuple[str, ...] | None = None
+        self._master: re.Pattern[bytes] | None = None
+        self._alts: list[_Handler] = []
+        self._group_alt: list[int] = []
+        self._scan = ScanPlan(cs=(), ci=(), anchors={}, fallback={}, url_at=False)
+        self.reference_scan = False  # tests: search every plain trigger (see redact_scan)
+        self._pem = re.compile(P.PRIVATE_KEY)
+        # in a worker process: other people's names unknown at fork time are written as
+        # marker + name + NUL, for the parent to number in order of first appearance
+        self._defer: bytes | None = None
+        self._deferred = 0
+
+    def _count(self, kind: str, n: int = 1) -> None:
+        self._counts[kind] = self._counts.get(kind, 0) + n
+
+    def _pseudonym(self, name: str) -> str:
+        p = self._pseudonyms.get(name)
+        if p is None:
+            p = f"user-{self._next_user}"
+            self._next_user += 1
+            self._pseudonyms[name] = p
+        return p
+
+    def build(self) -> re.Pattern[bytes]:
+        """(Re)compile the combined regex; literals registered later trigger a rebuild."""
+        lits = tuple(sorted({*registered_literals(), *self._own_literals}, key=len,
+                            reverse=True))
+        if self._master is not None and self._built_for == lits:
+            return self._master
+        alts: list[bytes] = []
+        handlers: list[_Handler] = []
+        cs: dict[bytes, set[int]] = {}
+        ci: dict[bytes, set[int]] = {}
+
+        def trig(d: dict[bytes, set[int]], triggers: Iterable[bytes], mode: int) -> None:
+            for t in triggers:
+                d.setdefault(t, set()).add(mode)
+
+        def add(regex: bytes, handler: _Handler) -> None:
+            i = len(alts)
+            regex = regex.replace(b"(?P<k>", b"(?P<k%d>" % i).replace(b"(?P<v>", b"(?P<v%d>" % i)
+            alts.append(b"(?P<a%d>%s)" % (i, regex))
+            handlers.append(handler)
+
+        if lits:
+            enc = [s.encode("utf-8", "surrogatepass") for s in lits]
+            add(b"|".join(re.escape(e) for e in enc), self._whole("literal"))
+            trig(cs, enc, 0)
+        anchored: dict[int, list[bytes]] = {}
+        fallback: dict[int, dict[bytes, set[int]]] = {}
+        for fmt in P.TOKEN_FORMATS:
+            add(fmt.regex, self._whole(fmt.kind))
+            a = anchor_for(fmt.anchored) if fmt.anchored else None
+            if a is None:
+                trig(cs, fmt.triggers, fmt.back)
+            else:
+                anchored.setdefault(a[0], []).extend(fmt.anchored)
+                trig(fallback.setdefault(a[0], {}), fmt.triggers, fmt.back)
+        add(P.URL_CREDENTIALS, self._url)  # found from its "@" (redact_scan._url_starts)
+        for _name, form in P.KEY_VALUE_FORMS:
+            add(form, self._key_value)
+        trig(ci, P.SECRET_WORDS, IDENT)
+        if self._pseudonymize:
+            self._add_names(add, lambda t, i: trig(ci if i else cs, [t], 0))
+        self._alts = handlers
+        anchors: dict[int, Anchor] = {}
+        for c, anchored_lits in anchored.items():
+            a = anchor_for(tuple(anchored_lits))
+            if a is None or a[0] != c:
+                for t, modes in fallback.pop(c).items():  # not with the shipped formats
+                    for mode in modes:
+                        trig(cs, [t], mode)
+                continue
+            anchors[c] = a[1]
+        self._scan = ScanPlan(cs=scan_plan(cs), ci=scan_plan(ci), anchors=anchors,
+                              fallback={c: scan_plan(f) for c, f in fallback.items()},
+                              url_at=True)
+        master = re.compile(b"|".join(alts))
+        # the outer group of an alternative closes last: m.lastindex names the alternative
+        self._group_alt = [0] * (master.groups + 1)
+        for name, idx in master.groupindex.items():
+            if name[0] == "a":
+                self._group_alt[idx] = int(name[1:])
+        self._master = master
+        self._built_for = lits
+        return master
+
+    def _add_names(self, add: Callable[[bytes, _Handler], None],
+                   trig: Callable[[bytes, bool], None]) -> None:
+        terms: list[tuple[int, bytes, _Handler, bytes, bool]] = []
+        home = (self._home or "").rstrip("/")
+        if len(home) >= 2:
+            h = home.encode("utf-8", "surrogateescape")
+            self._pseudonyms[home] = "~"
+            terms.append((len(h), rb"(?<![A-Za-z0-9_.\-\x80-\xff])" + re.escape(h)
+                          + rb"(?![A-Za-z0-9_.\-~+\x80-\xff])", self._fixed("home", b"~"), h,
+                          False))
+        for host in self._hosts:
+            b = host.encode("utf-8", "surrogateescape")
+            self._pseudonyms.setdefault(host, "host-1")
+            terms.append((len(b), rb"(?<![" + _W + rb"\-.])(?i:" + re.escape(b) + rb")(?!["
+                          + _W + rb"\-])", self._fixed("host", b"host-1"),
+                          b.lower(), True))
+        if is_name(self._user):
+            user = self._user or ""
+            u = user.encode("utf-8", "surrogateescape")
+            pseudo = self._pseudonym(user).encode()
+            terms.append((len(u), rb"(?<![" + _W + rb"])" + re.escape(u) + rb"(?![" + _W
+                          + rb"])", self._fixed("user", pseudo), u, False))
+        for _n, regex, handler, trigger, insensitive in sorted(terms, key=lambda t: -t[0]):
+            add(regex, handler)
+            trig(trigger, insensitive)
+        add(rb"(?<![A-Za-z0-9_.\-\x80-\xff])/(?:home|Users)/(?P<v>[A-Za-z0-9_][A-Za-z0-9_.\-]"
+            rb"{0,63})(?![A-Za-z0-9_.\-\x80-\xff])", self._other_home)
+        trig(b"/home/", False)
+        trig(b"/Users/", False)
+
+    # handlers: return (start, end, replacement) or, to decline, the position to resume at
+
+    def _whole(self, kind: str) -> _Handler:
+        return self._fixed(kind, f"[REDACTED:{kind}]".encode())
+
+    def _fixed(self, kind: str, rep: bytes) -> _Handler:
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes]:
+            self._count(kind)
+            return m.start(), m.end(), rep
+        return handle
+
+    def _url(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+        g = f"v{i}"
+        info = m.group(g)
+        if b":" not in info and len(info) < 20:
+            return m.start(g)  # a plain login name (ssh://git@host); names inside still scanned
+        self._count("url-credentials")
+        return m.start(g), m.end(g), b"[REDACTED:url-credentials]"
+
+    def _other_home(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+        g = f"v{i}"
+        raw = m.group(g)
+        name = raw.decode("utf-8", "surrogateescape")
+        if not is_name(name) or _PSEUDONYM.fullmatch(name):
+            return m.end()
+        self._count("user")
+        if self._defer is not None and name not in self._pseudonyms:
+            self._deferred += 1
+            return m.start(g), m.end(g), self._defer + raw + b"\x00"
+        return m.start(g), m.end(g), self._pseudonym(name).encode()
+
+    def _key_value(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+        kg, vg = f"k{i}", f"v{i}"
+        vs, ve = m.span(vg)
+        has_key = kg in m.re.groupindex
+        if has_key:
+            key = m.group(kg).strip(b"\"'").lstrip(b"-")
+            if not looks_secret_name(key.decode("ascii", "replace")):
+                return m.end(kg)
+        else:  # a bare "Bearer <token>"
+            key = b"authorization"
+        lkey = key.lower()
+        buf = m.string
+        value = buf[vs:ve]
+        if value[:1] in (b'"', b"'") and len(value) >= 2:
+            vs, ve = vs + 1, ve - 1  # keep the quotes
+        if lkey in (b"cookie", b"set-cookie"):
+            kind = "cookie"
+        elif lkey in (b"authorization", b"proxy-authorization") or lkey.startswith(b"x-"):
+            kind = "auth-header"
+        else:
+            kind = "secret-field"
+        if kind != "secret-field" and buf[vs - 1:vs] not in (b'"', b"'"):
+            # header values hold spaces ("Bearer x", "a=1; b=2"): take the rest of the line,
+            # or up to the quote that opened the header ("Cookie: a=1; b=2")
+            end = buf.find(b"\n", vs, len(buf))
+            end = len(buf) if end < 0 else end
+            ks = m.start(kg) if has_key else 0
+            opener = buf[ks:ks + 1] if buf[ks:ks + 1] in (b'"', b"'") else buf[max(ks - 1, 0):ks]
+            if opener in (b'"', b"'"):
+                q = buf.find(opener, vs, end)
+                end = q if q >= 0 else end
+            ve = max(ve, end)
+        value = buf[vs:ve].rstrip()
+        ve = vs + len(value)
+        if kind == "auth-header":
+            parts = value.split(None, 1)
+            if len(parts) == 2 and parts[0].lower() in P.AUTH_SCHEMES:
+                vs += len(value) - len(value.lstrip()) + len(parts[0])
+                vs += len(buf[vs:ve]) - len(buf[vs:ve].lstrip())
+                value = buf[vs:ve]
+        low = value.lower()
+        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or (
+            value.isdigit() and len(value) <= 6
+            and not any(w in lkey.decode("ascii", "replace").lower() for w in P.PASSWORD_WORDS)
+        ):
+            return m.end(kg) if has_key else m.end()
+        self._count(kind)
+        return vs, ve, f"[REDACTED:{kind}]".encode()
+
+    # -- cutting and applying -------------------------------------------------------------
+
+    def plan(self, buf: bytes, *, final: bool) -> tuple[int, Spans]:
+        """How much of ``buf`` can be redacted now, and the private key blocks inside it.
+
+        Returns ``limit`` (whole lines only unless ``final``; 0 means "wait for more") and
+        the ``(start, end)`` spans of private key blocks before it. Key blocks may span lines
+        and chunks: each is matched with :data:`PRIVATE_KEY_MAX` bytes of lookahead (or the
+        end of input), so the result never depends on where the input was cut.
+        """
+        n = len(buf)
+        if final:
+            limit = n
+        else:
+            nl = buf.rfind(b"\n")
+            if nl >= 0:
+                limit = nl + 1
+            elif n > MAX_SEGMENT:
+                cut = max(buf.rfind(b" ", 0, MAX_SEGMENT), buf.rfind(b"\t", 0, MAX_SEGMENT))
+                limit = cut + 1 if cut > MAX_SEGMENT // 2 else MAX_SEGMENT
+            else:
+                return 0, []
+        spans: Spans = []
+        p = buf.find(P.PRIVATE_KEY_BEGIN, 0, limit)
+        while p >= 0:
+            stop = min(n, p + PRIVATE_KEY_MAX)
+            if not final and stop < p + PRIVATE_KEY_MAX:
+                limit = buf.rfind(b"\n", 0, p) + 1  # wait for the rest of the block
+                break
+            km = self._pem.match(buf, p, stop)
+            if km is None:
+                p = buf.find(P.PRIVATE_KEY_BEGIN, p + 1, limit)
+                continue
+            e = km.end()
+            if e > limit:
+                nl = buf.find(b"\n", e)
+                if nl >= 0:
+                    limit = nl + 1
+                elif final:
+                    limit = n
+                else:
+                    limit = buf.rfind(b"\n", 0, p) + 1
+                    break
+            spans.append((p, e))
+            p = buf.find(P.PRIVATE_KEY_BEGIN, e, limit)
+        while spans and spans[-1][1] > limit:  # waiting for a later block: redo this one too
+            spans.pop()
+        return limit, spans
+
+    def apply(self, buf: bytes, limit: int, spans: Spans, *, custom: bool = True) -> bytes:
+        """Redact ``buf[:limit]`` given the key block ``spans`` from :meth:`plan`."""
+        master = self.build()
+        if spans:
+            self._count("private-key", len(spans))
+        parts: list[bytes] = []
+        pos = 0
+        for s, e in spans:
+            parts.append(self._lines(master, buf, pos, s))
+            parts.append(b"[REDACTED:private-key]")
+            pos = e
+        parts.append(self._lines(master, buf, pos, limit))
+        out = b"".join(parts)
+        return self.apply_custom(out) if custom else out
+
+    def apply_custom(self, out: bytes) -> bytes:
+        """The user's own patterns, run over already redacted output."""
+        for pat in self._custom:
+            out = pat.sub(self._custom_repl, out)
+        return out
+
+    def _custom_repl(self, m: re.Match[bytes]) -> bytes:
+        self._count("custom")
+        return b"[REDACTED:custom]"
+
+    def _lines(self, master: re.Pattern[bytes], buf: bytes, a: int, b: int) -> bytes:
+        """Redact buf[a:b]: the combined regex is tried only where a trigger says a match
+        could start, anchored there; leftmost wins, then the first alternative."""
+        if a >= b:
+            return b""
+        region = buf[a:b] if a or b != len(buf) else buf
+        starts = candidate_starts(region, self._scan, reference=self.reference_scan)
+        if not starts:
+            return region
+        parts: list[bytes] = []
+        last = 0  # in region coordinates
+        pos = 0
+        line_end = -1
+        handlers = self._alts
+        match = master.match
+        group_alt = self._group_alt
+        for s in starts:
+            if s < pos or s < 0:
+                continue
+            if s >= line_end:
+                line_end = region.find(b"\n", s)
+                if line_end < 0:
+                    line_end = len(region)
+            m = match(buf, a + s, a + line_end)
+            if m is None:
+                continue
+            alt = group_alt[m.lastindex or 1]
+            res = handlers[alt](m, alt)
+            if isinstance(res, int):
+                pos = max(res - a, s + 1)
+                continue
+            vs, ve, rep = res
+            parts.append(region[last:vs - a])
+            parts.append(rep)
+            last = ve - a
+            pos = max(m.end() - a, last)
+        parts.append(region[last:])
+        return b"".join(parts)
+
+
+def host_names(host: str | None) -> tuple[str, ...]:
+    """The FQDN and its first label, longest first, minus names too common to replace."""
+    if not host:
+        return ()
+    names = {host, host.split(".", 1)[0]}
+    return tuple(sorted((h for h in names if is_name(h)), key=len, reverse=True))
+
+
+def compile_custom(pattern: str) -> re.Pattern[bytes]:
+    """Compile a user's redaction regex; :class:`ConfigError` when invalid or empty-matching."""
+    try:
+        re.compile(pattern)
+        compiled = re.compile(pattern.encode("utf-8"))
+    except re.error as e:
+        raise ConfigError(f"invalid redact pattern {pattern!r}: {e}") from None
+    if compiled.fullmatch(b"") is not None:
+        raise ConfigError(f"redact pattern {pattern!r} matches the empty string")
+    return compiled

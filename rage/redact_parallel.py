@@ -1,0 +1,296 @@
+"""Redacting a large stream in forked worker processes, in order, with bounded memory.
+
+The parent cuts the input exactly as the in-process stream does (whole lines, private key
+blocks whole, see :meth:`RedactionEngine.plan`) and hands each piece to a worker, round robin:
+a worker gets its next piece only once its previous result has been read, so the parent
+never blocks on a pipe a worker is blocked on, and at most one piece per worker is in flight.
+
+Workers are forked after the engine is built, so they share its regex, literals and the
+pseudonyms known so far. A name first seen in a worker (``/home/<name>``) cannot be numbered
+there, since numbers follow the order of first appearance across the whole stream: the worker
+writes a random per-pool marker, the name and a NUL instead, and the parent numbers the names
+as it takes results in order. User regexes then run in the parent for such a piece, since
+they must see the final text. Counts are returned per piece and added up in the parent.
+
+A worker that fails (killed, out of memory) costs nothing but speed: the pieces still in
+flight are redacted in-process and the rest of the stream too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import signal
+import struct
+from collections.abc import Generator, Iterable, Iterator
+from typing import BinaryIO
+
+from rage.redact_engine import RedactionEngine, Spans
+from rage.redact_literals import registered_literals
+
+MiB = 1024 * 1024
+PARALLEL_MIN = 8 * MiB  # below this a stream stays in-process: forking costs ~ms
+PIECE = MiB  # bytes per piece handed to a worker (at least; whole lines)
+MAX_WORKERS = 8
+
+_REQ = struct.Struct("<QI")  # piece length, number of key spans
+_SPAN = struct.Struct("<QQ")
+_RES = struct.Struct("<QQIB")  # output length, counts length, deferred names, custom done
+
+
+def default_workers() -> int:
+    """Worker processes for a large stream: the CPUs this process may run on, capped."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, MAX_WORKERS))
+
+
+def redact_stream(engine: RedactionEngine, chunks: Iterable[bytes], *, block: int,
+                  workers: int | None = None, min_parallel: int = PARALLEL_MIN,
+                  piece: int = PIECE) -> Generator[bytes, None, None]:
+    """Redact ``chunks`` in order; past ``min_parallel`` bytes in ``workers`` processes.
+
+    Output equals the in-process stream. Memory: about ``block`` (``max(block, piece)`` once
+    parallel) times the number of workers plus three.
+    """
+    n_workers = default_workers() if workers is None else max(1, workers)
+    if not hasattr(os, "fork"):
+        n_workers = 1
+    pool: _Pool | None = None
+    pending: list[bytes] = []
+    size = seen = 0
+    carry = b""
+    want = block
+    try:
+        for chunk in chunks:
+            if not chunk:
+                continue
+            pending.append(chunk)
+            size += len(chunk)
+            if size < want:
+                continue
+            pending.insert(0, carry)
+            buf = b"".join(pending)
+            pending, size = [], 0
+            limit, spans = engine.plan(buf, final=False)
+            carry = buf[limit:]
+            if not limit:
+                continue
+            seen += limit
+            if pool is None and n_workers > 1 and seen >= min_parallel:
+                pool = _Pool(engine, n_workers)
+                want = max(block, piece)
+            if pool is None:
+                out = engine.apply(buf, limit, spans)
+                if out:
+                    yield out
+                del out  # not kept alive while the next piece is gathered
+            else:
+                pool = yield from _feed(pool, engine, n_workers, (buf, limit, spans))
+        pending.insert(0, carry)
+        buf = b"".join(pending)
+        pending = []
+        limit, spans = engine.plan(buf, final=True)
+        if pool is not None:
+            pool = yield from _feed(pool, engine, n_workers, (buf, limit, spans))
+            yield from pool.drain()
+            pool = None
+        else:
+            out = engine.apply(buf, limit, spans)
+            if out:
+                yield out
+    finally:
+        if pool is not None:
+            pool.kill()
+
+
+def _feed(pool: _Pool, engine: RedactionEngine, n_workers: int,
+          job: tuple[bytes, int, Spans]) -> Generator[bytes, None, _Pool]:
+    """Hand a piece to the next worker, yielding the result that worker owed first."""
+    out = pool.take()
+    if out:
+        yield out
+    del out
+    if pool.literals is not registered_literals():
+        # a literal registered while the consumer held that output: the pieces in flight
+        # were sent before it, so redo them here (as the in-process stream would) and fork
+        # workers that know it
+        for held in pool.abandon():
+            out = engine.apply(*held)
+            if out:
+                yield out
+        pool = _Pool(engine, n_workers)
+    pool.send(*job)
+    return pool
+
+
+class _Worker:
+    def __init__(self, pid: int, to_child: BinaryIO, from_child: BinaryIO) -> None:
+        self.pid = pid
+        self.to_child = to_child
+        self.from_child = from_child
+        self.job: tuple[bytes, int, Spans] | None = None  # the piece in flight, kept for retry
+
+
+class _Pool:
+    """Forked workers fed round robin; results are taken back in submission order."""
+
+    def __init__(self, engine: RedactionEngine, n: int) -> None:
+        self.engine = engine
+        engine.build()  # workers inherit the compiled regex and the names known so far
+        self.literals = registered_literals()
+        self.marker = b"\x00rage-" + os.urandom(8).hex().encode() + b"\x01"
+        self.workers: list[_Worker] = []
+        self.next = 0
+        self.broken = False
+        for _ in range(n):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        r1, w1 = os.pipe()  # parent -> child
+        r2, w2 = os.pipe()  # child -> parent
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            code = 1
+            try:
+                os.close(w1)
+                os.close(r2)
+                for w in self.workers:  # or a sibling would never see its pipe close
+                    os.close(w.to_child.fileno())
+                    os.close(w.from_child.fileno())
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
+                _serve(self.engine, self.marker, os.fdopen(r1, "rb"), os.fdopen(w2, "wb"))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(r1)
+        os.close(w2)
+        self.workers.append(_Worker(pid, os.fdopen(w1, "wb"), os.fdopen(r2, "rb")))
+
+    def take(self) -> bytes:
+        """The output owed by the next worker (empty if it is idle)."""
+        w = self.workers[self.next]
+        return self._take(w) if w.job is not None else b""
+
+    def send(self, buf: bytes, limit: int, spans: Spans) -> None:
+        """Give ``buf[:limit]`` to the next worker, which must be idle (see :meth:`take`)."""
+        w = self.workers[self.next]
+        self.next = (self.next + 1) % len(self.workers)
+        w.job = (buf, limit, spans)
+        if self.broken:
+            return
+        try:
+            w.to_child.write(_REQ.pack(limit, len(spans)))
+            for s, e in spans:
+                w.to_child.write(_SPAN.pack(s, e))
+            w.to_child.write(memoryview(buf)[:limit])
+            w.to_child.flush()
+        except OSError:
+            self.broken = True
+
+    def _in_order(self) -> list[_Worker]:
+        n = len(self.workers)
+        return [w for k in range(n) if (w := self.workers[(self.next + k) % n]).job is not None]
+
+    def drain(self) -> Iterator[bytes]:
+        """Yield the remaining results in order, then stop the workers."""
+        for w in self._in_order():
+            out = self._take(w)
+            if out:
+                yield out
+        self.kill()
+
+    def abandon(self) -> list[tuple[bytes, int, Spans]]:
+        """Stop the workers now; the pieces they held, in order, for the caller to redo."""
+        jobs = [w.job for w in self._in_order() if w.job is not None]
+        self.kill()
+        return jobs
+
+    def kill(self) -> None:
+        """Stop every worker now and reap it (results not taken are lost)."""
+        for w in self.workers:
+            for f in (w.to_child, w.from_child):
+                with contextlib.suppress(OSError):  # a pipe the child closed: nothing to flush
+                    f.close()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w.pid, signal.SIGKILL)
+            os.waitpid(w.pid, 0)
+        self.workers = []
+
+    def _take(self, w: _Worker) -> bytes:
+        """The redacted output of ``w``'s piece, numbered and counted as if in-process."""
+        assert w.job is not None
+        buf, limit, spans = w.job
+        w.job = None
+        engine = self.engine
+        if not self.broken:
+            try:
+                out, counts, deferred, custom_done = _read_result(w.from_child)
+            except (OSError, EOFError, ValueError, struct.error):
+                self.broken = True
+            else:
+                resolved = _resolve(engine, out, self.marker, deferred)
+                if resolved is not None:
+                    for kind, n in counts.items():
+                        engine._count(kind, n)
+                    return resolved if custom_done else engine.apply_custom(resolved)
+        return engine.apply(buf, limit, spans)  # in-process: same output, slower
+
+
+def _resolve(engine: RedactionEngine, out: bytes, marker: bytes, deferred: int
+             ) -> bytes | None:
+    """Number the names a worker deferred, in order; None if the markers do not add up."""
+    if not deferred:
+        return out
+    parts = out.split(marker)
+    if len(parts) - 1 != deferred:
+        return None  # the input held the marker itself: redo the piece in-process
+    res = [parts[0]]
+    for p in parts[1:]:
+        name, sep, rest = p.partition(b"\x00")
+        if not sep:
+            return None
+        res.append(engine._pseudonym(name.decode("utf-8", "surrogateescape")).encode())
+        res.append(rest)
+    return b"".join(res)
+
+
+def _read_exact(f: BinaryIO, n: int) -> bytes:
+    data = f.read(n)
+    if len(data) != n:
+        raise EOFError("worker closed its pipe")
+    return data
+
+
+def _read_result(f: BinaryIO) -> tuple[bytes, dict[str, int], int, bool]:
+    n_out, n_counts, deferred, custom_done = _RES.unpack(_read_exact(f, _RES.size))
+    counts = marshal.loads(_read_exact(f, n_counts))
+    if not isinstance(counts, dict):
+        raise ValueError("bad counts from worker")
+    return _read_exact(f, n_out), counts, deferred, bool(custom_done)
+
+
+def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO) -> None:
+    """A worker's loop: read a piece, redact it, write the result; stop at end of input."""
+    engine._defer = marker
+    while True:
+        head = inp.read(_REQ.size)
+        if len(head) < _REQ.size:
+            return
+        limit, n_spans = _REQ.unpack(head)
+        spans: Spans = [_SPAN.unpack(_read_exact(inp, _SPAN.size)) for _ in range(n_spans)]
+        buf = _read_exact(inp, limit)
+        engine._counts = {}
+        engine._deferred = 0
+        res = engine.apply(buf, limit, spans, custom=False)
+        custom_done = engine._deferred == 0
+        if custom_done:
+            res = engine.apply_custom(res)
+        counts = marshal.dumps(engine._counts)
+        out.write(_RES.pack(len(res), len(counts), engine._deferred, custom_done))
+        out.write(counts)
+        out.write(res)
+        out.flush()
