@@ -3,9 +3,13 @@
     python3 bench/bench_wrapper.py [--reps N] [--mb SIZE]
 
 Prints median wall time per case and the ratio to its peer. Repetitions are interleaved
-(rage, peer, rage, peer...) so machine noise hits both alike. Cases:
+(rage, peer, rage, peer...) so machine noise hits both alike. Then the total of
+``-X importtime`` self times per start-up variant (median of 5), which is less noisy on a
+shared machine. Cases:
 
-- start-up: `rage run -- true` vs `script -qec true /dev/null` and vs `python3 -c pass`
+- start-up: `rage run -- true` vs `script -qec true /dev/null` and vs `python3 -c pass`,
+  both as a shim runs it (`python -I -S -c ...`, see rage.shims.run_argv) and as
+  `python -m rage` (what the `rage` console script costs, minus pip's wrapper)
 - throughput, pipes: `rage run -- cat F` vs `cat F | tee OUT >/dev/null` (F: a 200 MB file)
 - throughput, terminal: both run on a pty opened here: `rage run -- cat F` vs
   `script -qec "cat F" /dev/null`
@@ -25,8 +29,28 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rage.shims import run_argv  # this checkout's rage, not an installed one
+
 PY = sys.executable  # the real interpreter, not a pyenv shim
 RAGE = [PY, "-m", "rage", "run", "--"]
+SHIM = [*run_argv(), "run", "--"]
+
+
+def import_self_us(argv: list[str], env: dict[str, str]) -> int:
+    """Median over 5 runs of the summed ``-X importtime`` self times, in microseconds."""
+    totals = []
+    for _ in range(5):
+        proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], env=env,
+                              capture_output=True, check=True, stdin=subprocess.DEVNULL)
+        total = 0
+        for line in proc.stderr.decode().splitlines():
+            head = line.split("|", 1)[0]
+            if line.startswith("import time:") and head[12:].strip().isdigit():
+                total += int(head[12:])
+        totals.append(total)
+    return int(statistics.median(totals))
 
 
 def timed_pipe(argv: list[str], env: dict[str, str], shell: bool = False) -> float:
@@ -80,19 +104,26 @@ def main() -> None:
         sys.exit("needs script(1) from util-linux")
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        env = {**os.environ, "RAGE_HOME": str(t / "home"), "RAGE_CONFIG": str(t / "c.toml"),
-               "RAGE_MAX_RUNS": "5"}
+        # no RAGE_* settings and no config file: the path most recorded commands take
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("RAGE_") and k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(RAGE_HOME=str(t / "home"), RAGE_CONFIG=str(t / "c.toml"))
         big = t / "big.bin"
         block = os.urandom(1 << 20)
         with open(big, "wb") as f:
             for _ in range(args.mb):
                 f.write(block)
+        timed_pipe([*SHIM, "true"], env)  # the first run of an app makes a retention pass
         rows = [
-            compare("rage run -- true", args.reps,
+            compare("rage run -- true (shim: python -I -S)", args.reps,
+                    lambda: timed_pipe([*SHIM, "true"], env),
+                    lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env),
+                    "script -qec true"),
+            compare("rage run -- true (python -m rage)", args.reps,
                     lambda: timed_pipe([*RAGE, "true"], env),
                     lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env),
                     "script -qec true"),
-            compare("rage run -- true", args.reps,
+            compare("rage run -- true (python -m rage)", args.reps,
                     lambda: timed_pipe([*RAGE, "true"], env),
                     lambda: timed_pipe([PY, "-c", "pass"], env), "python3 -c pass"),
             compare(f"rage run -- cat {args.mb}MB (pipes)", args.big_reps,
@@ -105,9 +136,18 @@ def main() -> None:
                     lambda: timed_pty(["script", "-qec", f"cat {big}", "/dev/null"], env),
                     "script -qec cat"),
         ]
+        imports = [
+            ("shim: python -I -S -c ... run -- true", import_self_us([*SHIM, "true"], env)),
+            ("python -I -S -c pass", import_self_us([PY, "-I", "-S", "-c", "pass"], env)),
+            ("python -m rage run -- true", import_self_us([*RAGE, "true"], env)),
+            ("python -c pass", import_self_us([PY, "-c", "pass"], env)),
+        ]
     print(f"{'case':<58} {'rage':>9} {'peer':>9} {'ratio':>6}")
     for name, a, b, r in rows:
         print(f"{name:<58} {a * 1000:>7.1f}ms {b * 1000:>7.1f}ms {r:>6.2f}")
+    print(f"\n{'-X importtime, sum of self times (median of 5)':<58} {'ms':>9}")
+    for name, us in imports:
+        print(f"{name:<58} {us / 1000:>9.1f}")
 
 
 if __name__ == "__main__":

@@ -9,25 +9,30 @@ avoids clock-granularity races with files written in the run's first millisecond
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from pathlib import Path
 
 from rage.capped import CappedFile, Truncation
 from rage.fsutil import private_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 Snapshot = dict[str, tuple[int, int, int]]
 COPY_CHUNK = 1 << 20
 
 
 def _expand(patterns: Iterable[str], cwd: str) -> list[str]:
-    import glob
-
     found: list[str] = []
     for pattern in patterns:
         p = os.path.expanduser(pattern)
         if not os.path.isabs(p):
             p = os.path.join(cwd, p)
-        matches = sorted(glob.glob(p)) if glob.has_magic(p) else [p]
+        if any(c in p for c in "*?["):  # glob.has_magic, without importing glob (re) first
+            import glob
+
+            matches = sorted(glob.glob(p))
+        else:
+            matches = [p]
         found.extend(m for m in matches if m not in found)
     return found
 
@@ -51,8 +56,8 @@ def changed_files(before: Snapshot, patterns: Iterable[str], cwd: str) -> list[s
     return [p for p, sig in after.items() if before.get(p) != sig]
 
 
-def copy_attachments(paths: list[str], run_dir: Path, cap: int) -> tuple[list[Truncation],
-                                                                           list[str]]:
+def copy_attachments(paths: list[str], run_dir: str | os.PathLike[str],
+                     cap: int) -> tuple[list[Truncation], list[str]]:
     """Copy ``paths`` into ``<run_dir>/attachments/`` (0600, each within ``cap``).
 
     Returns the truncation record of each copy (names relative to the run) and one warning
@@ -60,7 +65,7 @@ def copy_attachments(paths: list[str], run_dir: Path, cap: int) -> tuple[list[Tr
     """
     if not paths:
         return [], []
-    dest_dir = private_dir(run_dir / "attachments")
+    dest_dir = private_dir(os.path.join(run_dir, "attachments"))
     used: set[str] = set()
     records: list[Truncation] = []
     warnings: list[str] = []
@@ -77,7 +82,7 @@ def copy_attachments(paths: list[str], run_dir: Path, cap: int) -> tuple[list[Tr
             continue
         used.add(name)
         with src:
-            sink = CappedFile(dest_dir / name, cap)
+            sink = CappedFile(os.path.join(dest_dir, name), cap)
             try:
                 while chunk := src.read(COPY_CHUNK):
                     sink.write(chunk)

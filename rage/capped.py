@@ -7,22 +7,56 @@ by half the cap (the tail ring) whatever the stream's length.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import BinaryIO
+import os
 
 from rage.fsutil import open_private
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import BinaryIO
 
 MARKER = b"\n[rage: %d bytes dropped here: output above the cap keeps its head and tail]\n"
 
 
-@dataclass(frozen=True)
 class Truncation:
-    """What a capped file kept: total bytes seen and how many were dropped from the middle."""
+    """What a capped file kept: total bytes seen and how many were dropped from the middle.
 
+    Immutable plain data. Not a dataclass: ``rage run`` writes these on every recorded
+    command and importing dataclasses costs ~10 ms of its start-up.
+    """
+
+    __slots__ = ("dropped_bytes", "name", "total_bytes")
     name: str
     total_bytes: int
     dropped_bytes: int
+
+    def __init__(self, name: str, total_bytes: int, dropped_bytes: int) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "total_bytes", total_bytes)
+        object.__setattr__(self, "dropped_bytes", dropped_bytes)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {key!r}: Truncation is immutable")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"cannot delete field {key!r}: Truncation is immutable")
+
+    def _key(self) -> tuple[str, int, int]:
+        return (self.name, self.total_bytes, self.dropped_bytes)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Truncation)
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Truncation(name={self.name!r}, total_bytes={self.total_bytes!r}, "
+                f"dropped_bytes={self.dropped_bytes!r})")
 
     def to_dict(self) -> dict[str, int | str]:
         return {
@@ -35,7 +69,7 @@ class Truncation:
 class CappedFile:
     """Write-only file that keeps at most ``cap`` bytes: the first half and the last half."""
 
-    def __init__(self, path: Path, cap: int) -> None:
+    def __init__(self, path: Path | str, cap: int) -> None:
         self.path = path
         self.cap = max(cap, 0)
         self._head_left = self.cap - self.cap // 2
@@ -80,4 +114,4 @@ class CappedFile:
             self._f.close()
             self._dropped = max(dropped, 0)
             self.closed = True
-        return Truncation(self.path.name, self._total, self._dropped)
+        return Truncation(os.path.basename(self.path), self._total, self._dropped)

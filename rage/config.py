@@ -27,8 +27,13 @@ from typing import Any
 
 from rage.errors import ConfigError
 from rage.paths import config_file
-
-MiB = 1024 * 1024
+from rage.recording import (
+    DEFAULT_MAX_AGE_DAYS,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_RUNS,
+    DEFAULT_OUTPUT_CAP,
+    MiB,
+)
 
 
 @dataclass(frozen=True)
@@ -37,13 +42,13 @@ class Settings:
 
     # recording
     disable: bool = False
-    output_cap: int = 8 * MiB  # bytes of output/log kept per run (head + tail)
+    output_cap: int = DEFAULT_OUTPUT_CAP  # bytes of output/log kept per run (head + tail)
     attach: tuple[str, ...] = ()  # log files copied into the run when it ends
     hint_on_failure: bool = False  # print the report hint on any non-zero exit, not only crashes
     # retention
-    max_runs: int = 200
-    max_bytes: int = 512 * MiB
-    max_age_days: float = 30.0
+    max_runs: int = DEFAULT_MAX_RUNS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_age_days: float = DEFAULT_MAX_AGE_DAYS
     # reporting
     collectors: tuple[str, ...] = ()  # extra collector names to enable (entry points)
     disable_collectors: tuple[str, ...] = ()

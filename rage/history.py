@@ -25,54 +25,36 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rage._version import __version__
 from rage.errors import NotFoundError, UsageError
-from rage.fsutil import open_private, private_dir, write_json_atomic
+from rage.fsutil import open_private
 from rage.paths import check_app, home_root
+from rage.recording import (
+    CORRUPT,
+    CRASH_SIGNALS,
+    CRASHED,
+    FAILED,
+    INTERRUPT_SIGNALS,
+    INTERRUPTED,
+    LOST,
+    OK,
+    RUNNING,
+    SCHEMA,
+    Recording,
+    new_run_id,
+    now_iso,
+    prune_due,
+    start_run,
+    status_for,
+)
 
-SCHEMA = 1
 ID_RE = re.compile(r"^(\d{8}T\d{6}Z)-([0-9a-f]{8})$")
 
-RUNNING, OK, FAILED, CRASHED, INTERRUPTED, LOST, CORRUPT = (
-    "running", "ok", "failed", "crashed", "interrupted", "lost", "corrupt",
-)
 # statuses a user looking for "the bad run" wants to see
 PROBLEM_STATUSES = frozenset({FAILED, CRASHED, INTERRUPTED, LOST})
-
-CRASH_SIGNALS = frozenset(
-    int(getattr(_signal, n)) for n in ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE", "SIGSYS")
-    if hasattr(_signal, n)
-)
-INTERRUPT_SIGNALS = frozenset(
-    int(getattr(_signal, n)) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGPIPE")
-    if hasattr(_signal, n)
-)
-
-
-def status_for(exit_code: int | None, signal: int | None) -> str:
-    """Classify how a process ended."""
-    if signal:
-        if signal in CRASH_SIGNALS:
-            return CRASHED
-        if signal in INTERRUPT_SIGNALS:
-            return INTERRUPTED
-        return FAILED
-    return OK if exit_code == 0 else FAILED
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def parse_iso(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def new_run_id(now: float | None = None) -> str:
-    """Sortable, unique without coordination: UTC start second plus 32 random bits."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
-    # os.urandom, not secrets: importing secrets pulls in hmac/hashlib (~3 ms of start-up)
-    return f"{stamp}-{os.urandom(4).hex()}"
 
 
 def run_id_time(run_id: str) -> float | None:
@@ -80,7 +62,9 @@ def run_id_time(run_id: str) -> float | None:
     m = ID_RE.match(run_id)
     if not m:
         return None
-    return datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
+    d = m.group(1)  # no strptime: its import (_strptime, locale, calendar) costs ~2 ms
+    return datetime(int(d[0:4]), int(d[4:6]), int(d[6:8]), int(d[9:11]), int(d[11:13]),
+                    int(d[13:15]), tzinfo=UTC).timestamp()
 
 
 @dataclass(frozen=True)
@@ -228,24 +212,16 @@ def _fatal_signal(run_dir: Path) -> int | None:
     return 0
 
 
-class ActiveRun:
+class ActiveRun(Recording):
     """A run being recorded. Holds the run's lock until :meth:`finish` or :meth:`release`."""
 
-    def __init__(self, app: str, run_dir: Path, meta: dict[str, Any], lock_fd: int) -> None:
-        self.app = app
+    def __init__(self, app: str, run_dir: Path, meta: dict[str, Any], lock_fd: int | None,
+                 t0: float | None = None) -> None:
+        super().__init__(app, str(run_dir), meta, lock_fd, t0)
         self.dir = run_dir
-        self.id = run_dir.name
-        self.meta = meta
-        self._lock_fd: int | None = lock_fd
-        self._t0 = time.monotonic()
 
     def path(self, name: str) -> Path:
         return self.dir / name
-
-    def update(self, **fields: Any) -> None:
-        """Merge ``fields`` into meta.json (atomically)."""
-        self.meta.update(fields)
-        write_json_atomic(self.dir / "meta.json", self.meta)
 
     def finish(
         self,
@@ -256,21 +232,8 @@ class ActiveRun:
         **extra: Any,
     ) -> Run:
         """Record the end of the run and release the lock."""
-        self.update(
-            status=status or status_for(exit_code, signal),
-            exit_code=exit_code,
-            signal=signal,
-            ended_at=now_iso(),
-            duration_s=round(time.monotonic() - self._t0, 6),
-            **extra,
-        )
-        self.release()
-        return _run_from_meta(self.app, self.dir, self.meta, self.meta["status"])
-
-    def release(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        meta = self.finish_meta(exit_code=exit_code, signal=signal, status=status, **extra)
+        return _run_from_meta(self.app, self.dir, meta, meta["status"])
 
 
 @dataclass(frozen=True)
@@ -317,58 +280,9 @@ class RunStore:
 
         Raises OSError when the history cannot be written; recorders catch it and carry on.
         """
-        runs = private_dir(self.root / check_app(app) / "runs")
-        # Build the run under a hidden name and lock it before it becomes visible: a
-        # concurrent prune must never see this run unlocked and delete it.
-        for _attempt in range(5):
-            run_id = new_run_id()
-            tmp_dir = runs / f".new-{run_id}"
-            run_dir = runs / run_id
-            if run_dir.exists():
-                continue
-            try:
-                os.mkdir(tmp_dir, 0o700)
-                break
-            except FileExistsError:
-                continue
-        else:  # pragma: no cover - 32 random bits colliding five times in one second
-            raise OSError("could not allocate a run id")
-        if cwd is None:
-            try:
-                cwd = os.getcwd()
-            except OSError:
-                cwd = None
-        meta: dict[str, Any] = {
-            "schema": SCHEMA,
-            "id": run_id,
-            "app": app,
-            "app_version": app_version,
-            "argv": list(argv),
-            "cwd": cwd,
-            "started_at": now_iso(),
-            "ended_at": None,
-            "duration_s": None,
-            "status": RUNNING,
-            "exit_code": None,
-            "signal": None,
-            "pid": pid if pid is not None else os.getpid(),
-            "rage_version": __version__,
-            "recorder": recorder,
-        }
-        if extra:
-            meta.update(extra)
-        lock_fd = os.open(tmp_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
-            write_json_atomic(tmp_dir / "meta.json", meta)
-            os.rename(tmp_dir, run_dir)  # the flock stays with the inode
-        except BaseException:
-            os.close(lock_fd)
-            import shutil
-
-            shutil.rmtree(tmp_dir, ignore_errors=True)
-            raise
-        return ActiveRun(app, run_dir, meta, lock_fd)
+        rec = start_run(self.root, app, argv, cwd=cwd, recorder=recorder,
+                        app_version=app_version, pid=pid, extra=extra)
+        return ActiveRun(app, Path(rec.run_dir), rec.meta, rec.take_lock())
 
     # -- reading ---------------------------------------------------------------------------
     def apps(self) -> list[str]:
@@ -523,12 +437,12 @@ class RunStore:
 
     def _sweep_trash(self, app: str) -> None:
         """Remove what crashed processes left: stale ``.trash-*`` and ``.new-*`` directories."""
-        import shutil
-
         runs = self.root / app / "runs"
         for e in os.scandir(runs):
             stale = e.name.startswith((".trash-", ".new-"))
             if stale and time.time() - e.stat().st_mtime > 3600:
+                import shutil  # rarely needed: keep it off the retention pass
+
                 shutil.rmtree(e.path, ignore_errors=True)
 
     def maybe_prune(
@@ -543,14 +457,9 @@ class RunStore:
         """
         stamp = self.root / app / ".last-prune"
         try:
-            n = sum(1 for e in os.scandir(self.root / app / "runs") if ID_RE.match(e.name))
+            if not prune_due(self.root / app, max_runs, interval_s):
+                return None
         except OSError:
-            return None
-        try:
-            fresh = time.time() - stamp.stat().st_mtime < interval_s
-        except OSError:
-            fresh = False
-        if n <= max_runs and fresh:
             return None
         result = self.prune(app, max_runs=max_runs, max_bytes=max_bytes,
                             max_age_days=max_age_days, keep=keep)
@@ -559,3 +468,11 @@ class RunStore:
         with contextlib.suppress(OSError):
             os.utime(stamp)
         return result
+
+
+__all__ = [
+    "CORRUPT", "CRASHED", "CRASH_SIGNALS", "FAILED", "ID_RE", "INTERRUPTED",
+    "INTERRUPT_SIGNALS", "LOST", "OK", "PROBLEM_STATUSES", "RUNNING", "SCHEMA", "ActiveRun",
+    "Listing", "PruneResult", "Run", "RunStore", "load_run", "lock_is_held", "new_run_id",
+    "now_iso", "parse_iso", "run_id_time", "status_for",
+]

@@ -10,15 +10,24 @@ already reached the child, and only signals sent to the wrapper itself are forwa
 
 from __future__ import annotations
 
-import contextlib
+import _thread
 import os
 import select
-import signal
-import threading
-from collections.abc import Callable
-from typing import Protocol
 
 from rage.spawn import PTY, Child, copy_winsize, enter_raw, restore_mode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal
+    from collections.abc import Callable
+    from typing import Protocol
+
+    class Sink(Protocol):
+        def write(self, data: bytes) -> None: ...
+else:
+    # On every recorded command's start-up path: signal's enums, threading and typing cost
+    # ~10 ms together; _signal and _thread are what they wrap.
+    import _signal as signal
 
 SI_KERNEL = 0x80
 CHUNK = 1 << 20
@@ -40,25 +49,48 @@ def blocked_signals(mode: str) -> set[signal.Signals]:
     return sigs
 
 
-class Sink(Protocol):
-    def write(self, data: bytes) -> None: ...
+def _suppress_oserror(fn: Callable[[], object]) -> None:
+    try:  # noqa: SIM105 - contextlib is not imported on the start-up path (~3 ms)
+        fn()
+    except OSError:
+        pass
 
 
-class Supervisor(threading.Thread):
-    """Waits for the child, forwards signals, and handles ^Z in pty mode.
+class Supervisor:
+    """Waits for the child, forwards signals, and handles ^Z in pty mode, in a thread of its
+    own (started by :meth:`start`, waited for by :meth:`join`; it does not keep the process
+    alive).
 
     When the child has exited, ``status`` and ``rusage`` are set and a byte is written to
     ``wake_fd`` so the relay loop notices.
     """
 
     def __init__(self, child: Child, sigs: set[signal.Signals], wake_fd: int) -> None:
-        super().__init__(name="rage-supervisor", daemon=True)
         self.child = child
         self.sigs = sigs
         self.wake_fd = wake_fd
         self.status: int | None = None
         self.rusage: object | None = None
-        self._stop_lock = threading.Lock()
+        self._done = _thread.allocate_lock()
+
+    def start(self) -> None:
+        self._done.acquire()
+        try:
+            _thread.start_new_thread(self._main, ())
+        except BaseException:
+            self._done.release()
+            raise
+
+    def join(self) -> None:
+        """Wait until the thread has finished."""
+        with self._done:
+            pass
+
+    def _main(self) -> None:
+        try:
+            self.run()
+        finally:
+            self._done.release()
 
     def run(self) -> None:
         try:
@@ -66,8 +98,7 @@ class Supervisor(threading.Thread):
                 info = signal.sigwaitinfo(self.sigs)
                 self._handle(info.si_signo, info.si_code)
         finally:
-            with contextlib.suppress(OSError):
-                os.write(self.wake_fd, b"x")
+            _suppress_oserror(lambda: os.write(self.wake_fd, b"x"))
 
     def _handle(self, sig: int, code: int) -> None:
         child = self.child
@@ -110,19 +141,22 @@ class Supervisor(threading.Thread):
     def _resumed(self) -> None:
         child = self.child
         if child.raw_fd is not None:
-            with contextlib.suppress(OSError):
+            try:
                 # only in the foreground: a background job touching the terminal would stop
                 if os.tcgetpgrp(child.raw_fd) == os.getpgrp():
                     enter_raw(child.raw_fd)
+            except OSError:
+                pass
         if child.master_fd is not None:
             copy_winsize(1, child.master_fd)
-        with contextlib.suppress(OSError):
-            os.killpg(child.pid, signal.SIGCONT)
+        _suppress_oserror(lambda: os.killpg(child.pid, signal.SIGCONT))
 
 
 def _kill(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    try:  # noqa: SIM105
         os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def write_all(fd: int, data: bytes | memoryview) -> None:
@@ -207,16 +241,17 @@ class _Relay:
                                                    len(inp.pending) > INPUT_LIMIT)
 
     def _unregister(self, fd: int) -> None:
-        with contextlib.suppress(KeyError):
+        try:  # noqa: SIM105
             self.poller.unregister(fd)
+        except KeyError:
+            pass
 
     def _close_output(self, st: _Stream) -> None:
         self.outputs.pop(st.src, None)
         self._unregister(st.src)
         if st.src == self.master:
             self._close_input()
-        with contextlib.suppress(OSError):
-            os.close(st.src)
+        _suppress_oserror(lambda: os.close(st.src))
 
     def _close_input(self) -> None:
         inp, self.input = self.input, None
@@ -238,8 +273,7 @@ class _Relay:
                 break
             for fd, ev in events:
                 if fd == self.wake_fd:
-                    with contextlib.suppress(OSError):
-                        os.read(fd, 64)
+                    _suppress_oserror(lambda: os.read(self.wake_fd, 64))
                     continue
                 if ev & select.POLLNVAL:
                     self._unregister(fd)

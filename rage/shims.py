@@ -7,8 +7,11 @@ own directory and itself (so it never runs itself), and execs
 ``rage report --app NAME ARGS...``. The second line carries :data:`MARKER`: rage only
 overwrites or removes files that carry it.
 
-The interpreter and ``-m rage`` are written into the shim at install time, so a shim works
-without rage on PATH (and inside virtual environments rage is not installed in).
+The interpreter and where rage is installed are written into the shim at install time, so a
+shim works without rage on PATH (and inside virtual environments rage is not installed in).
+``rage run`` starts with ``python -I -S``: no ``site`` (its .pth files and import hooks cost
+~5-20 ms, paid by every recorded command), no current directory or PYTHON* variables on the
+import path; rage's own directory is appended instead (:func:`run_command`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ rage_self={q_self}
 rage_self_dir={q_dir}
 if [ "${{1-}}" = rage ]; then
   shift
-  exec {rage} report --app "$rage_name" "$@"
+  exec {report} report --app "$rage_name" "$@"
 fi
 rage_real=
 rage_ifs=$IFS
@@ -57,7 +60,7 @@ if [ -z "$rage_real" ]; then
   echo "$rage_name: command not found (rage shim $rage_self found no other $rage_name on PATH)" >&2
   exit 127
 fi
-exec {rage} run --app "$rage_name" -- "$rage_real" "$@"
+exec {run} run --app "$rage_name" -- "$rage_real" "$@"
 """
 
 
@@ -93,6 +96,24 @@ def check_name(name: str) -> str:
 def rage_command() -> str:
     """How the shim calls rage: this interpreter with ``-m rage``, shell-quoted."""
     return f"{shlex.quote(sys.executable)} -m rage"
+
+
+def run_argv() -> list[str]:
+    """How the shim starts ``rage run``, as an argv prefix: this interpreter, isolated and
+    without ``site``, with the directory rage is installed in appended to ``sys.path``.
+    Paths that rage needs ``site`` for (platformdirs off Linux) call ``site.main()`` then."""
+    import rage
+
+    where = os.path.dirname(os.path.dirname(os.path.abspath(rage.__file__)))
+    # double quotes read better inside the shim's single-quoted sh word
+    literal = f'"{where}"' if where.isprintable() and not set(where) & set('"\\') else repr(where)
+    code = f"import sys; sys.path.append({literal}); from rage.__main__ import main; main()"
+    return [sys.executable, "-I", "-S", "-c", code]
+
+
+def run_command() -> str:
+    """:func:`run_argv`, shell-quoted for the shim."""
+    return " ".join(shlex.quote(a) for a in run_argv())
 
 
 def is_shim(path: Path) -> bool:
@@ -162,7 +183,7 @@ def install(name: str, shim_dir: Path | None = None, path_env: str | None = None
     private_dir(shim_dir)
     text = TEMPLATE.format(
         marker=MARKER, name=name, q_name=shlex.quote(name), q_self=shlex.quote(str(path)),
-        q_dir=shlex.quote(str(shim_dir)), rage=rage_command(),
+        q_dir=shlex.quote(str(shim_dir)), report=rage_command(), run=run_command(),
     )
     tmp = path.with_name(f".{name}.{os.getpid()}.rage-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o700)

@@ -12,14 +12,17 @@ failures come back as ``OSError`` in the parent.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import signal
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal
+    from collections.abc import Iterable
+    from typing import Any
+else:
+    import _signal as signal  # signal's enums cost ~3 ms of every recorded command
 
 PTY, PIPE = "pty", "pipe"
 F_SETPIPE_SZ = 1031  # Linux; larger pipes mean fewer wake-ups when the child writes a lot
@@ -74,20 +77,23 @@ def _check_executable(path: str, shown: str) -> str:
     return path
 
 
-@dataclass
 class Child:
     """A started child and the wrapper-side ends of its streams.
 
     ``streams`` lists ``(source fd, destination fd, capture name)``: what the relay copies.
     ``master_fd`` is the pty master (pty mode); ``raw_fd`` the user's terminal put in raw mode.
+    (A plain class: dataclasses costs ~10 ms of start-up.)
     """
 
-    pid: int
-    mode: str
-    streams: list[tuple[int, int, str | None]] = field(default_factory=list)
-    master_fd: int | None = None
-    raw_fd: int | None = None
-    saved_termios: list[Any] | None = None
+    __slots__ = ("master_fd", "mode", "pid", "raw_fd", "saved_termios", "streams")
+
+    def __init__(self, pid: int, mode: str) -> None:
+        self.pid = pid
+        self.mode = mode
+        self.streams: list[tuple[int, int, str | None]] = []
+        self.master_fd: int | None = None
+        self.raw_fd: int | None = None
+        self.saved_termios: list[Any] | None = None
 
 
 def _isatty(fd: int) -> bool:
@@ -103,11 +109,13 @@ def choose_mode() -> str:
 
 
 def _pipe() -> tuple[int, int]:
-    r, w = os.pipe()  # both non-inheritable: the child gets only the dup2'd copy
-    with contextlib.suppress(OSError):
-        import fcntl
+    import fcntl
 
+    r, w = os.pipe()  # both non-inheritable: the child gets only the dup2'd copy
+    try:  # noqa: SIM105 - no contextlib on the start-up path (~3 ms)
         fcntl.fcntl(w, F_SETPIPE_SZ, PIPE_SIZE)
+    except OSError:
+        pass
     return r, w
 
 
@@ -134,16 +142,20 @@ def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int]) -> Chil
             return child
         return _spawn_pty(child, path, argv, sigmask=sigmask, sigdef=sigdef, to_close=to_close)
     except BaseException:
-        for fd, _dst, _name in child.streams:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        if child.master_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(child.master_fd)
+        for fd in [s[0] for s in child.streams] + [child.master_fd]:
+            if fd is not None:
+                _close_quietly(fd)
         raise
     finally:
         for fd in to_close:
             os.close(fd)
+
+
+def _close_quietly(fd: int) -> None:
+    try:  # noqa: SIM105 - no contextlib on the start-up path
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _spawn_pty(
@@ -158,15 +170,19 @@ def _spawn_pty(
     to_close.append(slave)
     stdin_tty = _isatty(0)
     # the child's terminal starts as a copy of the user's: same modes, same size
-    with contextlib.suppress(termios.error):
+    try:
         attrs = termios.tcgetattr(0 if stdin_tty else 1)
         if not stdin_tty:
             # the user's terminal is not raw then and does its own output processing
             # (\n -> \r\n); doing it twice would print \r\r\n
             attrs[1] &= ~termios.OPOST
         termios.tcsetattr(slave, termios.TCSANOW, attrs)
-    with contextlib.suppress(OSError):
+    except termios.error:
+        pass
+    try:  # noqa: SIM105
         fcntl.ioctl(slave, termios.TIOCSWINSZ, fcntl.ioctl(1, termios.TIOCGWINSZ, b"\0" * 8))
+    except OSError:
+        pass
     name = os.ttyname(slave)
     # after setsid, the first open of the slave makes it the child's controlling terminal
     first = 0 if stdin_tty else 1
@@ -229,8 +245,10 @@ def restore_mode(fd: int | None, saved: list[Any] | None) -> None:
         return
     import termios
 
-    with contextlib.suppress(termios.error, OSError):
+    try:  # noqa: SIM105
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+    except (termios.error, OSError):
+        pass
 
 
 def copy_winsize(src_fd: int, master_fd: int) -> bool:

@@ -3,7 +3,9 @@
 ``rage run [--app NAME] [--attach PATH_OR_GLOB]... [--] CMD [ARGS...]``
 
 This module is on every recorded command's start-up path, so it never imports click,
-requests, zstandard or psutil. Its contract with the user:
+requests, zstandard or psutil, and on the usual path (no config file, no --attach) not even
+dataclasses, json, re, pathlib, typing or enum: it records through :mod:`rage.recording`, and
+shims start it with ``python -I -S`` (:func:`rage.shims.run_argv`). Its contract with the user:
 
 - the command sees the same streams (a pseudo-terminal when stdout is a terminal, see
   :mod:`rage.spawn`) and gets every signal sent to the wrapper (:mod:`rage.relay`);
@@ -18,20 +20,23 @@ requests, zstandard or psutil. Its contract with the user:
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
-from rage.errors import ExitCode
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import signal
+    from typing import Any
+
     from rage.capped import CappedFile
-    from rage.config import Settings
-    from rage.history import ActiveRun
+    from rage.recording import Recording, RecordingSettings
     from rage.spawn import Child
+else:
+    # Start-up cost is this module's product feature: _signal is signal without its enums
+    # (~3 ms); typing, dataclasses, contextlib and rage.errors (enum) stay unimported too.
+    import _signal as signal
+
+USAGE_EXIT = 2  # rage.errors.ExitCode.USAGE, whose IntEnum would import enum
 
 USAGE = """\
 usage: rage run [--app NAME] [--attach PATH_OR_GLOB]... [--] CMD [ARGS...]
@@ -44,19 +49,35 @@ options:
   -h, --help             show this help
 """
 
+PRUNE_INTERVAL_S = 3600.0  # a full retention pass at least this often (byte and age limits)
 # after recording, the wrapper dies of these too, so shells and scripts see the interruption
 RERAISED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE})
 CRASH_NAMES = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
 
 
-@dataclass(frozen=True)
 class RunOptions:
-    """The wrapper's parsed command line."""
+    """The wrapper's parsed command line (plain data)."""
 
-    argv: tuple[str, ...]
-    app: str | None = None
-    attach: tuple[str, ...] = ()
-    help: bool = False
+    __slots__ = ("app", "argv", "attach", "help")
+
+    def __init__(self, argv: tuple[str, ...], app: str | None = None,
+                 attach: tuple[str, ...] = (), help: bool = False) -> None:
+        self.argv = argv
+        self.app = app
+        self.attach = attach
+        self.help = help
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunOptions):
+            return NotImplemented
+        return (self.argv, self.app, self.attach, self.help) == (
+            other.argv, other.app, other.attach, other.help)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"RunOptions(argv={self.argv!r}, app={self.app!r}, attach={self.attach!r}, "
+                f"help={self.help!r})")
 
 
 class _Usage(Exception):
@@ -99,8 +120,10 @@ def parse_args(args: list[str]) -> RunOptions:
 
 def _err(line: str) -> None:
     """One line to stderr, unbuffered (stderr may be shared with the child's output)."""
-    with contextlib.suppress(OSError):
+    try:  # noqa: SIM105 - no contextlib on the start-up path
         os.write(2, (line + "\n").encode("utf-8", "surrogateescape"))
+    except OSError:
+        pass
 
 
 def main(args: list[str]) -> int:
@@ -110,22 +133,24 @@ def main(args: list[str]) -> int:
     except _Usage as e:
         _err(f"rage: run: {e}")
         _err("usage: rage run [--app NAME] [--attach PATH_OR_GLOB]... [--] CMD [ARGS...]")
-        return int(ExitCode.USAGE)
+        return USAGE_EXIT
     if opts.help:
         sys.stdout.write(USAGE)
         return 0
-    from rage.errors import UsageError
-    from rage.paths import app_name_from_command, check_app
+    from rage.paths import app_name_from_command, check_app, is_app_name
 
-    try:
-        app = check_app(opts.app) if opts.app is not None else app_name_from_command(
-            opts.argv[0])
-    except UsageError as e:
-        _err(f"rage: run: {e}")
-        return int(ExitCode.USAGE)
-    from rage.config import load_settings_lenient
+    if opts.app is not None and not is_app_name(opts.app):
+        from rage.errors import UsageError  # only now: its IntEnum imports enum
 
-    settings, warning = load_settings_lenient(app)
+        try:
+            check_app(opts.app)
+        except UsageError as e:
+            _err(f"rage: run: {e}")
+            return USAGE_EXIT
+    app = opts.app if opts.app is not None else app_name_from_command(opts.argv[0])
+    from rage.recording import recording_settings
+
+    settings, warning = recording_settings(app)
     if warning:
         _err(f"rage: warning: {warning} (using defaults)")
     from rage.spawn import CommandError, resolve_command
@@ -155,11 +180,11 @@ def _exec(path: str, argv: list[str]) -> int:
 class Wrapper:
     """One recorded run of one command."""
 
-    def __init__(self, app: str, opts: RunOptions, settings: Settings) -> None:
+    def __init__(self, app: str, opts: RunOptions, settings: RecordingSettings) -> None:
         self.app = app
         self.opts = opts
         self.settings = settings
-        self.active: ActiveRun | None = None
+        self.active: Recording | None = None
         self.captures: dict[str, CappedFile] = {}
         self.warned = False
         self.capture_error: str | None = None
@@ -189,11 +214,15 @@ class Wrapper:
 
     def _drop_captures(self) -> None:
         for cap in self.captures.values():
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105
                 cap.close()
+            except OSError:
+                pass
         self.captures = {}
 
     def run(self, path: str) -> int:
+        import time
+
         from rage.relay import Supervisor, blocked_signals, relay
         from rage.spawn import CommandError, choose_mode, restore_mode, spawn
 
@@ -207,6 +236,8 @@ class Wrapper:
         mode = choose_mode()
         sigs = blocked_signals(mode)
         old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+        # the run is dated from the spawn; its record is created while the child runs
+        started_ns, t0 = time.time_ns(), time.monotonic()
         try:
             child = spawn(path, list(self.opts.argv), mode, old_mask)
         except CommandError as e:
@@ -217,7 +248,7 @@ class Wrapper:
         sup = Supervisor(child, sigs, wake_w)
         try:
             sup.start()
-            self._start_recording(child, path, cwd)
+            self._start_recording(child, path, cwd, started_ns, t0)
             relay(child, dict(self.captures), wake_r, lambda: sup.status is not None,
                   self.capture_failed)
             sup.join()
@@ -243,18 +274,21 @@ class Wrapper:
             return 128 + sig
         return code
 
-    def _start_recording(self, child: Child, path: str, cwd: str) -> None:
+    def _start_recording(self, child: Child, path: str, cwd: str, started_ns: int,
+                         t0: float) -> None:
         from rage.capped import CappedFile
-        from rage.history import RunStore
+        from rage.paths import home_root_str
+        from rage.recording import start_run
 
         try:
-            self.active = RunStore().start(
-                self.app, self.opts.argv, cwd=cwd, recorder="wrapper", pid=child.pid,
+            self.active = start_run(
+                home_root_str(), self.app, self.opts.argv, cwd=cwd, recorder="wrapper",
+                pid=child.pid, started_ns=started_ns, t0=t0,
                 extra={"wrapper_pid": os.getpid(), "mode": child.mode, "executable": path},
             )
             for _src, _dst, name in child.streams:
                 if name:
-                    self.captures[name] = CappedFile(self.active.path(name),
+                    self.captures[name] = CappedFile(self.active.file(name),
                                                      self.settings.output_cap)
         except OSError as e:
             self.not_recording(e)
@@ -274,7 +308,8 @@ class Wrapper:
                 from rage.attachments import changed_files, copy_attachments
 
                 files = changed_files(before, patterns, cwd)
-                records, warnings = copy_attachments(files, active.dir, self.settings.output_cap)
+                records, warnings = copy_attachments(files, active.run_dir,
+                                                     self.settings.output_cap)
                 truncation += [t.to_dict() for t in records]
                 for w in warnings:
                     _err(f"rage: warning: {w}")
@@ -285,21 +320,32 @@ class Wrapper:
                     cpu_user_s=round(rusage.ru_utime, 6),
                     cpu_sys_s=round(rusage.ru_stime, 6),
                 )
-            run = active.finish(exit_code=None if sig else code, signal=sig,
-                                truncation=truncation, **extra)
+            active.finish_meta(exit_code=None if sig else code, signal=sig,
+                               truncation=truncation, **extra)
         except OSError as e:
             self.not_recording(e)
             return
         self.active = None
         self._hint(code, sig)
+        self._retention(active.id)
+
+    def _retention(self, run_id: str) -> None:
+        """Prune old runs when the cheap check says so; best effort (the next run retries)."""
+        from rage.paths import home_root_str
+        from rage.recording import prune_due
+
         s = self.settings
+        app_dir = os.path.join(home_root_str(), self.app)
         try:
+            if not prune_due(app_dir, s.max_runs, PRUNE_INTERVAL_S):
+                return
             from rage.history import RunStore
 
             RunStore().maybe_prune(self.app, max_runs=s.max_runs, max_bytes=s.max_bytes,
-                                   max_age_days=s.max_age_days, keep={run.id})
+                                   max_age_days=s.max_age_days, keep={run_id},
+                                   interval_s=PRUNE_INTERVAL_S)
         except OSError:
-            pass  # retention is best effort; the next run tries again
+            pass
 
     def _hint(self, code: int, sig: int | None) -> None:
         what: str | None = None
@@ -316,8 +362,10 @@ class Wrapper:
 
 
 def _signame(sig: int) -> str:
+    import signal as signal_module  # only on failure: its enums have the names
+
     try:
-        return signal.Signals(sig).name
+        return signal_module.Signals(sig).name
     except ValueError:
         return f"signal {sig}"
 

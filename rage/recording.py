@@ -1,0 +1,319 @@
+"""The write side of the run store, kept cheap to import: every recorded command pays it.
+
+:mod:`rage.history` is the run store's full API (reading, listing, resolving, retention) and
+builds on this module; ``rage run`` uses this module alone on its usual path, which imports
+no dataclasses, json, re, pathlib, datetime or enum (together ~25 ms of start-up). The on-disk
+protocol lives here once: the run is built under a hidden name, locked, given its
+``meta.json``, then renamed into place so a concurrent prune never sees it unlocked.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+
+from rage._version import __version__
+from rage.fsutil import private_dir, write_atomic, write_json_atomic
+from rage.paths import check_app, config_file_str, home_root_str, is_app_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+else:
+    import _signal  # the same numbers as signal's, without its enums (enum: ~3 ms)
+
+SCHEMA = 1
+
+RUNNING, OK, FAILED, CRASHED, INTERRUPTED, LOST, CORRUPT = (
+    "running", "ok", "failed", "crashed", "interrupted", "lost", "corrupt",
+)
+
+CRASH_SIGNALS = frozenset(
+    int(getattr(_signal, n)) for n in ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE", "SIGSYS")
+    if hasattr(_signal, n)
+)
+INTERRUPT_SIGNALS = frozenset(
+    int(getattr(_signal, n)) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGPIPE")
+    if hasattr(_signal, n)
+)
+
+MiB = 1024 * 1024
+# The built-in defaults of the settings a recorder reads (rage.config.Settings uses them).
+DEFAULT_OUTPUT_CAP = 8 * MiB
+DEFAULT_MAX_RUNS = 200
+DEFAULT_MAX_BYTES = 512 * MiB
+DEFAULT_MAX_AGE_DAYS = 30.0
+
+# RAGE_* variables that are not settings: they never send a recorder to the full config path
+_NOT_SETTINGS = frozenset({"RAGE_HOME", "RAGE_CONFIG", "RAGE_DEBUG", "RAGE_UPLOAD_TOKEN"})
+_TRUE = frozenset({"1", "true", "yes", "on"})  # rage.config's spellings of a true boolean
+
+
+class RecordingSettings:
+    """The settings a recorder needs, with the meaning of :class:`rage.config.Settings`."""
+
+    __slots__ = ("attach", "disable", "hint_on_failure", "max_age_days", "max_bytes",
+                 "max_runs", "output_cap")
+
+    def __init__(self, *, disable: bool = False, output_cap: int = DEFAULT_OUTPUT_CAP,
+                 attach: tuple[str, ...] = (), hint_on_failure: bool = False,
+                 max_runs: int = DEFAULT_MAX_RUNS, max_bytes: int = DEFAULT_MAX_BYTES,
+                 max_age_days: float = DEFAULT_MAX_AGE_DAYS) -> None:
+        self.disable = disable
+        self.output_cap = output_cap
+        self.attach = attach
+        self.hint_on_failure = hint_on_failure
+        self.max_runs = max_runs
+        self.max_bytes = max_bytes
+        self.max_age_days = max_age_days
+
+
+def _is_setting_var(name: str) -> bool:
+    return (name.startswith("RAGE_") and name not in _NOT_SETTINGS
+            and not name.startswith("RAGE_SERVER_"))
+
+
+def recording_settings(app: str) -> tuple[RecordingSettings, str | None]:
+    """The recording settings for ``app`` and a warning if the configuration is broken.
+
+    Without a config file or ``RAGE_*`` setting variables these are the built-in defaults,
+    found with one stat. Otherwise :func:`rage.config.load_settings_lenient` decides (TOML
+    and dataclasses: ~20 ms), and its answer is cached in ``<root>/<app>/.settings-cache``
+    for as long as the config file (path, size, times, inode), the variables and rage's
+    version stay the same.
+    """
+    import sys
+
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if _is_setting_var(k)))
+    cfg = config_file_str()
+    stamp: tuple[int, ...] | None
+    try:
+        st = os.stat(cfg)
+        stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
+    except FileNotFoundError:
+        stamp = None
+    except OSError:
+        stamp = (-1,)  # unreadable: let the config loader say so, every time
+    if stamp is None and not env:
+        return RecordingSettings(), None
+    if stamp is None and len(env) == 1 and env[0][0] == "RAGE_DISABLE" and (
+            env[0][1].strip().lower() in _TRUE):
+        return RecordingSettings(disable=True), None  # what the config loader would say
+    key = (sys.hexversion, __version__, app, cfg, stamp, env)
+    cache = os.path.join(home_root_str(), app, ".settings-cache")
+    if stamp != (-1,) and is_app_name(app):
+        hit = _read_cache(cache, key)
+        if hit is not None:
+            return hit
+    from rage.config import load_settings_lenient
+
+    s, warning = load_settings_lenient(app)
+    result = RecordingSettings(
+        disable=s.disable, output_cap=s.output_cap, attach=s.attach,
+        hint_on_failure=s.hint_on_failure, max_runs=s.max_runs, max_bytes=s.max_bytes,
+        max_age_days=s.max_age_days,
+    ), warning
+    # a disabled run leaves nothing behind, not even a cache, unless its app has history
+    if stamp != (-1,) and is_app_name(app) and (
+            not s.disable or os.path.isdir(os.path.dirname(cache))):
+        _write_cache(cache, key, *result)
+    return result
+
+
+def _read_cache(path: str, key: tuple[Any, ...]
+                ) -> tuple[RecordingSettings, str | None] | None:
+    import marshal
+
+    try:
+        with open(path, "rb") as f:
+            cached_key, values, warning = marshal.loads(f.read())
+        if cached_key != key or not isinstance(values, dict):
+            return None
+        return RecordingSettings(**values), warning
+    except (OSError, ValueError, EOFError, TypeError):
+        return None  # absent, stale, from another version or damaged: recompute
+
+
+def _write_cache(path: str, key: tuple[Any, ...], settings: RecordingSettings,
+                 warning: str | None) -> None:
+    """Best effort: a recorder never fails because a cache could not be written."""
+    import marshal
+
+    values = {name: getattr(settings, name) for name in RecordingSettings.__slots__}
+    try:
+        private_dir(os.path.dirname(path))
+        write_atomic(path, marshal.dumps((key, values, warning)))
+    except (OSError, ValueError):
+        pass
+
+
+def status_for(exit_code: int | None, signal: int | None) -> str:
+    """Classify how a process ended."""
+    if signal:
+        if signal in CRASH_SIGNALS:
+            return CRASHED
+        if signal in INTERRUPT_SIGNALS:
+            return INTERRUPTED
+        return FAILED
+    return OK if exit_code == 0 else FAILED
+
+
+def now_iso(now_ns: int | None = None) -> str:
+    """UTC time as ``2026-01-02T03:04:05.123456Z`` (no datetime import: ~1 ms)."""
+    ns = time.time_ns() if now_ns is None else now_ns
+    secs, rest = divmod(ns, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest // 1000:06d}Z"
+
+
+def new_run_id(now: float | None = None) -> str:
+    """Sortable, unique without coordination: UTC start second plus 32 random bits."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    # os.urandom, not secrets: importing secrets pulls in hmac/hashlib (~3 ms of start-up)
+    return f"{stamp}-{os.urandom(4).hex()}"
+
+
+_DIGITS = frozenset("0123456789")
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_run_id(name: str) -> bool:
+    """True for names shaped like :func:`new_run_id` results (``YYYYmmddTHHMMSSZ-<8 hex>``)."""
+    return (len(name) == 25 and name[8] == "T" and name[15:17] == "Z-"
+            and all(c in _DIGITS for c in name[:8] + name[9:15])
+            and all(c in _HEX for c in name[17:]))
+
+
+class Recording:
+    """A run being recorded, by path string. Holds the run's lock until :meth:`finish_meta`
+    or :meth:`release`. :class:`rage.history.ActiveRun` is the same with ``Path`` and ``Run``.
+    """
+
+    def __init__(self, app: str, run_dir: str, meta: dict[str, Any], lock_fd: int | None,
+                 t0: float | None = None) -> None:
+        self.app = app
+        self.run_dir = run_dir
+        self.id = os.path.basename(run_dir)
+        self.meta = meta
+        self._lock_fd: int | None = lock_fd
+        self._t0 = time.monotonic() if t0 is None else t0
+
+    def file(self, name: str) -> str:
+        return os.path.join(self.run_dir, name)
+
+    def update(self, **fields: Any) -> None:
+        """Merge ``fields`` into meta.json (atomically)."""
+        self.meta.update(fields)
+        write_json_atomic(os.path.join(self.run_dir, "meta.json"), self.meta)
+
+    def finish_meta(self, *, exit_code: int | None, signal: int | None = None,
+                    status: str | None = None, **extra: Any) -> dict[str, Any]:
+        """Record the end of the run, release the lock, return the final meta."""
+        self.update(
+            status=status or status_for(exit_code, signal),
+            exit_code=exit_code,
+            signal=signal,
+            ended_at=now_iso(),
+            duration_s=round(time.monotonic() - self._t0, 6),
+            **extra,
+        )
+        self.release()
+        return self.meta
+
+    def take_lock(self) -> int | None:
+        """Hand the lock's descriptor over to the caller, who now owns it."""
+        fd, self._lock_fd = self._lock_fd, None
+        return fd
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def start_run(
+    root: str | os.PathLike[str],
+    app: str,
+    argv: Iterable[str],
+    *,
+    cwd: str | None = None,
+    recorder: str,
+    app_version: str | None = None,
+    pid: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+    started_ns: int | None = None,
+    t0: float | None = None,
+) -> Recording:
+    """Create a run directory under ``root``, take its lock and write the initial meta.json.
+
+    ``started_ns`` (``time.time_ns()``) and ``t0`` (``time.monotonic()``) let a recorder
+    that started its process first date the run from then. Raises OSError when the history
+    cannot be written; recorders catch it and carry on.
+    """
+    runs = private_dir(os.path.join(os.fspath(root), check_app(app), "runs"))
+    for _attempt in range(5):
+        run_id = new_run_id(None if started_ns is None else started_ns / 1e9)
+        tmp_dir = os.path.join(runs, f".new-{run_id}")
+        run_dir = os.path.join(runs, run_id)
+        if os.path.exists(run_dir):
+            continue
+        try:
+            os.mkdir(tmp_dir, 0o700)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 32 random bits colliding five times in one second
+        raise OSError("could not allocate a run id")
+    if cwd is None:
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = None
+    meta: dict[str, Any] = {
+        "schema": SCHEMA,
+        "id": run_id,
+        "app": app,
+        "app_version": app_version,
+        "argv": list(argv),
+        "cwd": cwd,
+        "started_at": now_iso(started_ns),
+        "ended_at": None,
+        "duration_s": None,
+        "status": RUNNING,
+        "exit_code": None,
+        "signal": None,
+        "pid": pid if pid is not None else os.getpid(),
+        "rage_version": __version__,
+        "recorder": recorder,
+    }
+    if extra:
+        meta.update(extra)
+    lock_fd = os.open(os.path.join(tmp_dir, "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                      0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        write_json_atomic(os.path.join(tmp_dir, "meta.json"), meta)
+        os.rename(tmp_dir, run_dir)  # the flock stays with the inode
+    except BaseException:
+        os.close(lock_fd)
+        import shutil
+
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        raise
+    return Recording(app, run_dir, meta, lock_fd, t0)
+
+
+def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
+    """Whether retention needs a full pass: more than ``max_runs`` runs, or the last full
+    pass (``<app_dir>/.last-prune``) is older than ``interval_s``. Raises OSError when the
+    app has no runs directory. Costs one scandir and one stat."""
+    base = os.fspath(app_dir)
+    with os.scandir(os.path.join(base, "runs")) as it:  # OSError: nothing to prune
+        n = sum(1 for e in it if is_run_id(e.name))
+    try:
+        fresh = time.time() - os.stat(os.path.join(base, ".last-prune")).st_mtime < interval_s
+    except OSError:
+        fresh = False
+    return not (n <= max_runs and fresh)
