@@ -12,21 +12,17 @@ run out of the way (only one process can win that), and a locked run is never de
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import re
 import signal as _signal
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from rage.errors import NotFoundError, UsageError
-from rage.fsutil import open_private
 from rage.paths import check_app, home_root
 from rage.recording import (
     CORRUPT,
@@ -42,12 +38,19 @@ from rage.recording import (
     Recording,
     new_run_id,
     now_iso,
-    prune_due,
     start_run,
     status_for,
 )
-
-ID_RE = re.compile(r"^(\d{8}T\d{6}Z)-([0-9a-f]{8})$")
+from rage.retention import (
+    ID_RE,
+    PruneResult,
+    delete_run_dir,
+    is_due,
+    lock_is_held,
+    prune_runs,
+    run_id_time,
+    touch_stamp,
+)
 
 # statuses a user looking for "the bad run" wants to see
 PROBLEM_STATUSES = frozenset({FAILED, CRASHED, INTERRUPTED, LOST})
@@ -55,16 +58,6 @@ PROBLEM_STATUSES = frozenset({FAILED, CRASHED, INTERRUPTED, LOST})
 
 def parse_iso(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def run_id_time(run_id: str) -> float | None:
-    """The start time encoded in a run id (seconds since the epoch), or None."""
-    m = ID_RE.match(run_id)
-    if not m:
-        return None
-    d = m.group(1)  # no strptime: its import (_strptime, locale, calendar) costs ~2 ms
-    return datetime(int(d[0:4]), int(d[4:6]), int(d[6:8]), int(d[9:11]), int(d[11:13]),
-                    int(d[13:15]), tzinfo=UTC).timestamp()
 
 
 @dataclass(frozen=True)
@@ -149,23 +142,6 @@ def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str
     )
 
 
-def lock_is_held(run_dir: Path) -> bool:
-    """True while a live recorder holds the run's lock."""
-    try:
-        fd = os.open(run_dir / "lock", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return False
-
-
 def load_run(app: str, run_dir: Path) -> Run:
     """Read one run; a missing or broken ``meta.json`` gives a ``corrupt`` run, never raises."""
     try:
@@ -240,22 +216,6 @@ class ActiveRun(Recording):
 class Listing:
     runs: list[Run]
     warnings: list[str]
-
-
-@dataclass(frozen=True)
-class PruneResult:
-    removed: list[str]
-    kept: int
-    bytes_kept: int
-
-
-def _dir_bytes(path: Path) -> int:
-    total = 0
-    for dirpath, _dirs, names in os.walk(path):
-        for n in names:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(dirpath, n)).st_size
-    return total
 
 
 class RunStore:
@@ -366,36 +326,17 @@ class RunStore:
         run = load_run(a, d)
         return run
 
-    # -- deleting --------------------------------------------------------------------------
-    def _delete(self, run_dir: Path) -> str:
-        """Claim ``run_dir`` by renaming it, then remove it.
-
-        Returns ``"deleted"``, ``"locked"`` (a live recorder holds it) or ``"gone"`` (another
-        process claimed it first: for retention it is just as gone).
-        """
-        if lock_is_held(run_dir):
-            return "locked"
-        trash = run_dir.with_name(f".trash-{run_dir.name}-{os.urandom(3).hex()}")
-        try:
-            os.rename(run_dir, trash)
-        except OSError:
-            return "gone"
-        import shutil
-
-        shutil.rmtree(trash, ignore_errors=True)
-        return "deleted"
-
     def forget(self, run: Run) -> None:
         if run.status == RUNNING:
             raise UsageError(f"run {run.id} is still running")
-        outcome = self._delete(run.dir)
+        outcome = delete_run_dir(run.dir)
         if outcome == "locked":
             raise UsageError(f"run {run.id} is still running")
         if outcome == "gone":
             raise NotFoundError(f"run {run.id} was already removed")
 
     def forget_all(self, app: str) -> int:
-        return sum(1 for d in self.run_dirs(app) if self._delete(d) == "deleted")
+        return sum(1 for d in self.run_dirs(app) if delete_run_dir(d) == "deleted")
 
     def prune(
         self,
@@ -407,43 +348,10 @@ class RunStore:
         keep: Iterable[str] = (),
         now: float | None = None,
     ) -> PruneResult:
-        """Apply retention to ``app``: oldest runs go first until every limit holds.
-
-        Live runs and ``keep`` are never deleted. Cost: one scandir plus an lstat per file.
-        """
-        keep_set = set(keep)
-        now = time.time() if now is None else now
-        dirs = self.run_dirs(app)
-        sizes = {d.name: _dir_bytes(d) for d in dirs}
-        count, total = len(dirs), sum(sizes.values())
-        removed: list[str] = []
-        for d in dirs:  # oldest first
-            started = run_id_time(d.name) or now
-            too_old = now - started > max_age_days * 86400
-            if not (count > max_runs or total > max_bytes or too_old):
-                continue
-            if d.name in keep_set:
-                continue
-            outcome = self._delete(d)
-            if outcome == "locked":
-                continue
-            if outcome == "deleted":
-                removed.append(d.name)
-            count -= 1
-            total -= sizes[d.name]
-        with contextlib.suppress(OSError):
-            self._sweep_trash(app)
-        return PruneResult(removed, count, total)
-
-    def _sweep_trash(self, app: str) -> None:
-        """Remove what crashed processes left: stale ``.trash-*`` and ``.new-*`` directories."""
-        runs = self.root / app / "runs"
-        for e in os.scandir(runs):
-            stale = e.name.startswith((".trash-", ".new-"))
-            if stale and time.time() - e.stat().st_mtime > 3600:
-                import shutil  # rarely needed: keep it off the retention pass
-
-                shutil.rmtree(e.path, ignore_errors=True)
+        """Apply retention to ``app`` now (see :mod:`rage.retention`)."""
+        return prune_runs(self.root / check_app(app) / "runs", self.run_dirs(app),
+                          max_runs=max_runs, max_bytes=max_bytes,
+                          max_age_days=max_age_days, keep=keep, now=now)
 
     def maybe_prune(
         self, app: str, *, max_runs: int, max_bytes: int, max_age_days: float,
@@ -455,18 +363,11 @@ class RunStore:
         older than ``interval_s`` (the byte and age limits are checked then). The usual cost
         on the recording path is one scandir and one stat.
         """
-        stamp = self.root / app / ".last-prune"
-        try:
-            if not prune_due(self.root / app, max_runs, interval_s):
-                return None
-        except OSError:
+        if not is_due(self.root / app, max_runs, interval_s):
             return None
         result = self.prune(app, max_runs=max_runs, max_bytes=max_bytes,
                             max_age_days=max_age_days, keep=keep)
-        with contextlib.suppress(OSError), open_private(stamp, "wb"):
-            pass
-        with contextlib.suppress(OSError):
-            os.utime(stamp)
+        touch_stamp(self.root / app / ".last-prune")
         return result
 
 

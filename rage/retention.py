@@ -1,0 +1,148 @@
+"""Deleting runs safely under concurrency, and retention by count, bytes and age.
+
+Deletion first renames a run directory to ``.trash-*`` (only one process can win that rename)
+and never touches a run whose lock a live recorder holds. Retention deletes oldest first while
+any limit is exceeded; a run another pruner already claimed counts as gone, so concurrent
+prunes never over-delete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rage.fsutil import open_private
+from rage.recording import prune_due
+
+ID_RE = re.compile(r"^(\d{8}T\d{6}Z)-([0-9a-f]{8})$")
+STALE_AFTER_S = 3600.0
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    removed: list[str]
+    kept: int
+    bytes_kept: int
+
+
+def run_id_time(run_id: str) -> float | None:
+    """The start time encoded in a run id (seconds since the epoch), or None."""
+    m = ID_RE.match(run_id)
+    if not m:
+        return None
+    d = m.group(1)  # no strptime: its import (_strptime, locale, calendar) costs ~2 ms
+    return datetime(int(d[0:4]), int(d[4:6]), int(d[6:8]), int(d[9:11]), int(d[11:13]),
+                    int(d[13:15]), tzinfo=UTC).timestamp()
+
+
+def lock_is_held(run_dir: Path) -> bool:
+    """True while a live recorder holds the run's lock."""
+    try:
+        fd = os.open(run_dir / "lock", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def delete_run_dir(run_dir: Path) -> str:
+    """Claim ``run_dir`` by renaming it, then remove it.
+
+    Returns ``"deleted"``, ``"locked"`` (a live recorder holds it) or ``"gone"`` (another
+    process claimed it first: for retention it is just as gone).
+    """
+    if lock_is_held(run_dir):
+        return "locked"
+    trash = run_dir.with_name(f".trash-{run_dir.name}-{os.urandom(3).hex()}")
+    try:
+        os.rename(run_dir, trash)
+    except OSError:
+        return "gone"
+    import shutil
+
+    shutil.rmtree(trash, ignore_errors=True)
+    return "deleted"
+
+
+def dir_bytes(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, names in os.walk(path):
+        for n in names:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, n)).st_size
+    return total
+
+
+def prune_runs(
+    runs_dir: Path,
+    dirs: Sequence[Path],
+    *,
+    max_runs: int,
+    max_bytes: int,
+    max_age_days: float,
+    keep: Iterable[str] = (),
+    now: float | None = None,
+) -> PruneResult:
+    """Delete the oldest of ``dirs`` (given oldest first) until every limit holds.
+
+    Live runs and ``keep`` are never deleted. Cost: an lstat per file of every run.
+    """
+    keep_set = set(keep)
+    now = time.time() if now is None else now
+    sizes = {d.name: dir_bytes(d) for d in dirs}
+    count, total = len(dirs), sum(sizes.values())
+    removed: list[str] = []
+    for d in dirs:
+        started = run_id_time(d.name) or now
+        too_old = now - started > max_age_days * 86400
+        if not (count > max_runs or total > max_bytes or too_old) or d.name in keep_set:
+            continue
+        outcome = delete_run_dir(d)
+        if outcome == "locked":
+            continue
+        if outcome == "deleted":
+            removed.append(d.name)
+        count -= 1
+        total -= sizes[d.name]
+    with contextlib.suppress(OSError):
+        sweep_leftovers(runs_dir)
+    return PruneResult(removed, count, total)
+
+
+def sweep_leftovers(runs_dir: Path) -> None:
+    """Remove what crashed processes left: stale ``.trash-*`` and ``.new-*`` directories."""
+    for e in os.scandir(runs_dir):
+        stale = e.name.startswith((".trash-", ".new-"))
+        if stale and time.time() - e.stat().st_mtime > STALE_AFTER_S:
+            import shutil  # rarely needed: keep it off the retention pass
+
+            shutil.rmtree(e.path, ignore_errors=True)
+
+
+def touch_stamp(stamp: Path) -> None:
+    """Record that a full retention pass just ran (best effort)."""
+    with contextlib.suppress(OSError), open_private(stamp, "wb"):
+        pass
+    with contextlib.suppress(OSError):
+        os.utime(stamp)
+
+
+def is_due(app_dir: Path, max_runs: int, interval_s: float) -> bool:
+    try:
+        return prune_due(app_dir, max_runs, interval_s)
+    except OSError:
+        return False
