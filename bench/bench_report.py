@@ -5,7 +5,10 @@ Usage: python3 bench/bench_report.py [--mb 200] [--repeat 3]
 Generates a log that looks like a real tool's output (timestamps, levels, paths, URLs, the
 odd e-mail address and token), records it as a run in a throw-away RAGE_HOME, then times
 the report pipeline (redaction + bundle compression, collectors off) against the system
-`zstd -3 -T0` compressing the same bytes. Prints MB/s for both and the ratio (goal: <= 2x).
+`zstd -3 -T0` compressing the same bytes, side by side in each round. Two report rows:
+the default settings (bundle_max_bytes 64 MiB: a larger log is truncated to its head and
+tail, and only those are redacted, as a user gets it) and bundle_max_bytes above the file
+size (everything redacted). Prints seconds, MB/s of input and the ratio to zstd (goal: <= 2x).
 """
 
 from __future__ import annotations
@@ -61,7 +64,11 @@ def time_zstd(src: Path, out: Path) -> float:
     return time.perf_counter() - t0
 
 
-def time_rage(src: Path, home: Path) -> tuple[float, float, float, int]:
+def time_rage(src: Path, home: Path, max_bytes: int | None) -> tuple[float, float, int]:
+    """Seconds to prepare (collect + redact) and to write the bundle, and its size.
+
+    ``max_bytes`` None keeps the default bundle_max_bytes.
+    """
     os.environ["RAGE_HOME"] = str(home)
     from rage.config import load_settings
     from rage.history import RunStore
@@ -70,14 +77,15 @@ def time_rage(src: Path, home: Path) -> tuple[float, float, float, int]:
     active = RunStore(home).start("bench", ["bench", "--big"], recorder="wrapper")
     shutil.copyfile(src, active.path("output.log"))
     run = active.finish(exit_code=1)
-    settings = load_settings("bench", overrides={"bundle_max_bytes": 4 * 1024 * MiB})
+    overrides = {} if max_bytes is None else {"bundle_max_bytes": max_bytes}
+    settings = load_settings("bench", overrides=overrides)
     t0 = time.perf_counter()
     prepared = prepare(ReportRequest(run=run, settings=settings, collect=False))
     t1 = time.perf_counter()
     with prepared:
         built = write(prepared, home / "out.tar.zst")
     t2 = time.perf_counter()
-    return t1 - t0, t2 - t1, t2 - t0, built.size
+    return t1 - t0, t2 - t1, built.size
 
 
 def main() -> int:
@@ -93,29 +101,35 @@ def main() -> int:
         log = tmp / "big.log"
         make_log(log, args.mb * 1000 * 1000)
         size = log.stat().st_size
+        from rage.config import Settings
+
+        default_cap = Settings().bundle_max_bytes
+        rows = {f"default ({default_cap // MiB} MiB cap"
+                + (", truncated)" if size > default_cap else ")"): None,
+                "bundle_max_bytes >= file (all)": size + MiB}
         best_z = float("inf")
-        best: tuple[float, float, float, int] | None = None
+        best: dict[str, tuple[float, float, int]] = {}
         for i in range(args.repeat):
             best_z = min(best_z, time_zstd(log, tmp / "peer.zst"))
-            home = tmp / f"home{i}"
-            result = time_rage(log, home)
-            if best is None or result[2] < best[2]:
-                best = result
-            shutil.rmtree(home)
-        assert best is not None
-        redact_s, write_s, total_s, bundle_size = best
+            for label, max_bytes in rows.items():
+                home = tmp / f"home{i}"
+                result = time_rage(log, home, max_bytes)
+                shutil.rmtree(home)
+                if label not in best or sum(result[:2]) < sum(best[label][:2]):
+                    best[label] = result
         peer_size = (tmp / "peer.zst").stat().st_size
         mb = size / 1e6
         print(f"input: {mb:.0f} MB realistic log, best of {args.repeat}, {os.cpu_count()} cpus")
-        print(f"{'what':<34} {'seconds':>8} {'MB/s':>8} {'output MB':>10}")
-        print(f"{'zstd -3 -T0 (peer)':<34} {best_z:>8.2f} {mb / best_z:>8.1f} "
-              f"{peer_size / 1e6:>10.1f}")
-        print(f"{'rage report: redaction':<34} {redact_s:>8.2f} {mb / redact_s:>8.1f} {'':>10}")
-        print(f"{'rage report: bundle (tar+zstd)':<34} {write_s:>8.2f} {mb / write_s:>8.1f} "
-              f"{bundle_size / 1e6:>10.1f}")
-        print(f"{'rage report: total':<34} {total_s:>8.2f} {mb / total_s:>8.1f} "
-              f"{bundle_size / 1e6:>10.1f}")
-        print(f"ratio rage/zstd: {total_s / best_z:.2f}x (goal <= 2x)")
+        print(f"{'what':<44} {'redact s':>8} {'bundle s':>8} {'total s':>8} {'MB/s':>7} "
+              f"{'out MB':>7} {'vs zstd':>8}")
+        print(f"{'zstd -3 -T0 (peer)':<44} {'':>8} {'':>8} {best_z:>8.2f} {mb / best_z:>7.1f} "
+              f"{peer_size / 1e6:>7.1f} {1:>7.2f}x")
+        for label, (redact_s, write_s, bundle_size) in best.items():
+            total = redact_s + write_s
+            print(f"{'rage report: ' + label:<44} {redact_s:>8.2f} {write_s:>8.2f} "
+                  f"{total:>8.2f} {mb / total:>7.1f} {bundle_size / 1e6:>7.1f} "
+                  f"{total / best_z:>7.2f}x")
+        print("MB/s is of the input log; goal: rage report <= 2x zstd")
     return 0
 
 

@@ -2,10 +2,11 @@
 
 :func:`prepare` does all the work that decides what a bundle contains: it runs the
 collectors (in a background thread while the run's files are redacted), passes everything
-through one :class:`~rage.redact.Redactor`, caps oversized files (head and tail kept), and
-leaves the redacted members in a private temporary directory with their sizes and
-checksums. Nothing is written to the reports directory and nothing leaves the machine, so
-a preview is exactly what would be sent. :func:`write` then streams the members into a
+through one :class:`~rage.redact.Redactor`, caps oversized files (head and tail kept, and
+only the regions that can reach the bundle are read and redacted), and leaves the
+redacted members in a private temporary directory with their sizes and checksums. Nothing
+is written to the reports directory and nothing leaves the machine, so a preview is
+exactly what would be sent. :func:`write` then streams the members into a
 ``.tar.zst``.
 """
 
@@ -15,7 +16,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,17 +24,16 @@ from typing import TYPE_CHECKING, Any
 from rage import bundle as _bundle
 from rage import summary as _summary
 from rage._version import __version__
-from rage.capped import CappedFile
 from rage.config import Settings
 from rage.errors import UsageError
-from rage.fsutil import open_private, private_dir
+from rage.fsutil import private_dir
 from rage.history import Run, now_iso
 from rage.paths import home_root, reports_dir
+from rage.redact_capped import redact_capped
 
 if TYPE_CHECKING:
     from collectors.base import Section
 
-_CHUNK = 1024 * 1024
 _TAIL_READ = 64 * 1024  # bytes read from the end of a log to find its last lines
 COLLECTOR_DEADLINE_S = 10.0
 # output files, in the order the summary prefers them for "the last lines"
@@ -129,12 +129,6 @@ def fair_shares(sizes: Mapping[str, int], budget: int) -> dict[str, int]:
             caps[name] = share
         break
     return caps
-
-
-def _chunks(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            yield chunk
 
 
 def _read_tail(path: Path) -> bytes:
@@ -267,7 +261,7 @@ def _redact_run_files(
         dst = workdir.joinpath(*name.split("/"))
         private_dir(dst.parent)
         try:
-            note, digest = _redact_one(src, dst, caps[name], sizes[name], redactor)
+            note, digest = redact_capped(src, dst, caps[name], sizes[name], redactor)
         except OSError as e:
             warnings.append(f"cannot read {name}: {e.strerror or e}; left out of the bundle")
             dst.unlink(missing_ok=True)
@@ -276,37 +270,6 @@ def _redact_run_files(
             notes.append({"name": name, **note, "stage": "bundle"})
         members.append(Member(name, dst, *digest) if digest else _file_member(name, dst))
     return members, notes
-
-
-def _redact_one(
-    src: Path, dst: Path, cap: int, size: int, redactor: Any
-) -> tuple[dict[str, int], tuple[int, str] | None]:
-    """Redact ``src`` into ``dst``, keeping head and tail within ``cap`` if it is too big.
-
-    Returns the truncation note (empty if whole) and, when it could be computed on the way
-    (no cut), the size and sha256 of ``dst``. Redaction runs over the whole stream before
-    the cut, so a secret is never split by it.
-    """
-    import hashlib
-
-    chunks = redactor.stream(_chunks(src))
-    if cap >= size:
-        h = hashlib.sha256()
-        n = 0
-        with open_private(dst, "wb") as out:
-            for chunk in chunks:
-                out.write(chunk)
-                h.update(chunk)
-                n += len(chunk)
-        return {}, (n, h.hexdigest())
-    capped = CappedFile(dst, cap)
-    try:
-        for chunk in chunks:
-            capped.write(chunk)
-    finally:
-        t = capped.close()
-    note = {"total_bytes": t.total_bytes, "dropped_bytes": t.dropped_bytes}
-    return (note if t.dropped_bytes else {}), None
 
 
 def _run_order(name: str) -> tuple[int, str]:

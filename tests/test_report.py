@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from rage.bundle import open_bundle
+from rage.bundle.read import BundleReader
+from rage.capped import MARKER
 from rage.report import fair_shares
 from tests.conftest import run_rage
 from tests.test_select import pty_rage, record
@@ -153,6 +157,125 @@ def test_big_output_is_truncated_head_and_tail(tmp_path: Path) -> None:
     notes = reader.manifest["truncation"]
     assert [n["name"] for n in notes if n["stage"] == "bundle"] == ["run/output.log"]
     assert "## Traceback" in reader.summary and "## Truncated" in reader.summary
+
+
+KiB = 1024
+MiB = 1024 * KiB
+BIG = 4 * MiB  # a run file well over its share: the dropped middle is never read
+HALF = 128 * KiB  # head and tail kept of a file whose cap is 256 KiB
+GH_TAIL = "ghp_" + "Yt3Mn8Rq2Ws5Xv7Lp0Kb4Dj6Hf9Gc1Na3Ze5"
+
+
+def _filler(out: bytearray, upto: int) -> None:
+    """Ordinary log lines (nothing to redact) up to exactly offset ``upto``."""
+    while len(out) < upto:
+        line = b"2025-06-01 INFO worker step %08d doing ordinary work\n" % len(out)
+        room = upto - len(out)
+        out += line if len(line) <= room else b"." * (room - 1) + b"\n"
+
+
+def _log(size: int, plants: dict[int, bytes]) -> bytes:
+    """A log of exactly ``size`` bytes with each planted text starting at its offset."""
+    out = bytearray()
+    for offset, text in sorted(plants.items()):
+        _filler(out, offset)
+        assert len(out) == offset
+        out += text
+    _filler(out, size)
+    assert len(out) == size
+    return bytes(out)
+
+
+def _key_block(tag: bytes, size: int) -> bytes:
+    """A PEM private key block of about ``size`` bytes whose lines all carry ``tag``."""
+    lines = [b"-----BEGIN RSA PRIVATE KEY-----\n"]
+    n = len(lines[0])
+    while n < size:
+        line = (tag + b"%06d" % len(lines)).ljust(64, b"Q") + b"\n"
+        lines.append(line)
+        n += len(line)
+    lines.append(b"-----END RSA PRIVATE KEY-----\n")
+    return b"".join(lines)
+
+
+def _report(out: Path, budget: str) -> tuple[bytes, dict[str, Any], BundleReader]:
+    proc = run_rage("report", "--last", "--yes", "--no-collect", "--output", str(out),
+                    env=dict(os.environ, RAGE_BUNDLE_MAX_BYTES=budget))
+    assert proc.returncode == 0, proc.stderr
+    reader = open_bundle(out)
+    assert reader.verify() == []
+    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+    return raw, reader.manifest, reader
+
+
+def _cut(data: bytes, dropped: int) -> tuple[bytes, bytes]:
+    """The head and the tail of a capped member, which must hold exactly one marker."""
+    assert data.count(b" bytes dropped here: ") == 1
+    head, sep, tail = data.partition(MARKER % dropped)
+    assert sep, "the marker names the dropped bytes of the manifest"
+    return head, tail
+
+
+def test_truncated_file_redacts_only_what_is_sent(tmp_path: Path) -> None:
+    """Secrets at both ends and across both cuts never show; the middle is never read."""
+    a = _log(BIG, {
+        10_000: f"using token {GH_TOKEN} for the api\n".encode(),  # (a) in the head
+        HALF - 200: b"password=" + b"Zx9Qw" * 80 + b"\n",  # (c) across the head cut
+        2 * MiB: f"aws key {AWS_KEY} seen\n".encode(),  # only in the dropped middle
+        BIG - HALF - 200: b"api_key=" + b"Qm7Vt" * 80 + b"\n",  # (d) across the tail cut
+        BIG - 5000: b"Authorization: Bearer " + b"Tk5Rb" * 10 + b"\n",  # (b) in the tail
+        BIG - 4000: f"then {GH_TAIL} again\n".encode(),  # (b)
+    })
+    b = _log(BIG, {
+        HALF - 30 * KiB: _key_block(b"KeyHeadLine", 60 * KiB),  # a key block across the head cut
+        BIG - HALF - 100 * KiB: _key_block(b"KeyTailLine", 120 * KiB),  # (e) from the middle
+    })
+    record("demo", ["demo"], 1, output=a, files={"app.log": b})
+    raw, manifest, reader = _report(tmp_path / "cut.tar.zst", "512KiB")
+    for leak in (GH_TOKEN, GH_TAIL, AWS_KEY, "Zx9Qw", "Qm7Vt", "Tk5Rb", "KeyHeadLine",
+                 "KeyTailLine"):
+        assert leak.encode() not in raw, leak
+    counts = manifest["redaction"]["counts"]
+    assert counts["github-token"] == 2 and counts["private-key"] == 2
+    assert counts["secret-field"] == 2 and counts["auth-header"] == 1
+    assert "aws-access-key" not in counts  # the middle was not redacted: never read
+
+    whole_raw, whole_manifest, whole = _report(tmp_path / "whole.tar.zst", "64MiB")
+    assert whole_manifest["truncation"] == []
+    assert whole_manifest["redaction"]["counts"]["aws-access-key"] == 1
+    assert AWS_KEY.encode() not in whole_raw and b" bytes dropped here: " not in whole_raw
+    notes = {n["name"]: n for n in manifest["truncation"]}
+    for name, src in (("run/output.log", a), ("run/app.log", b)):
+        note = notes[name]
+        assert note["stage"] == "bundle" and note["total_bytes"] == len(src)
+        assert note["dropped_bytes"] == len(src) - 2 * HALF  # source bytes not included
+        head, tail = _cut(reader.read(name), note["dropped_bytes"])
+        assert len(head) == HALF and len(tail) == HALF
+        full = whole.read(name)
+        assert len(full) < len(src)  # secrets were replaced by shorter placeholders
+        assert head == full[:HALF] and tail == full[-HALF:]  # as if all had been redacted
+        assert head.startswith(src[:9000]) and tail.endswith(src[-3000:])
+
+
+def test_key_block_open_across_the_tail_region_start(tmp_path: Path) -> None:
+    """A key block begun before the tail region and reaching into the kept tail (the tail
+    after it shrank under redaction) is redacted from its BEGIN line."""
+    region = BIG - HALF - MiB  # the tail region's start before it is moved back
+    src = _log(BIG, {
+        region - 100_000: _key_block(b"KeyOpenLine", 900_000),
+        region + 820_000: _key_block(b"KeyShrinkLine", 300_000),
+    })
+    record("demo", ["demo"], 1, output=src)
+    raw, manifest, reader = _report(tmp_path / "cut.tar.zst", "256KiB")
+    assert b"KeyOpenLine" not in raw and b"KeyShrinkLine" not in raw
+    assert manifest["redaction"]["counts"] == {"private-key": 2}
+    (note,) = manifest["truncation"]
+    head, tail = _cut(reader.read("run/output.log"), note["dropped_bytes"])
+    assert len(head) == HALF and tail.startswith(b"[REDACTED:private-key]\n")
+    assert len(tail) < HALF  # the whole (shrunk) tail region is kept
+    assert note["dropped_bytes"] == region - 100_000 - HALF  # the source up to the block
+    assert tail.endswith(src[-50_000:])
+    assert re.search(rb"\[rage: \d+ bytes dropped here", raw)
 
 
 def test_upload_needs_yes_without_a_terminal(tmp_path: Path) -> None:

@@ -1,0 +1,197 @@
+"""Redacting one run file into a bundle member within its size cap.
+
+Above the cap only what can reach the bundle is read and redacted: a head region and a tail
+region, each extended by the longest multi-line secret the redactor sees whole, so nothing
+that is sent was cut before redaction. The kept bytes are laid out as
+:class:`rage.capped.CappedFile` lays them out (head, marker, tail).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from rage.capped import MARKER, CappedFile
+from rage.fsutil import open_private
+
+_CHUNK = 1024 * 1024
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            yield chunk
+
+
+def redact_capped(
+    src: Path, dst: Path, cap: int, size: int, redactor: Any
+) -> tuple[dict[str, int], tuple[int, str] | None]:
+    """Redact ``src`` into ``dst``, keeping head and tail within ``cap`` if it is too big.
+
+    Returns the truncation note (empty if whole) and, when it could be computed on the way,
+    the size and sha256 of ``dst``. The cut is always made after redaction, so a secret is
+    never split by it. Above the cap only what can reach the bundle is read and redacted:
+    a head region and a tail region (see :func:`_cut_regions`), each as one stream; the
+    kept bytes are the first ``cap - cap // 2`` of the redacted head and the last
+    ``cap // 2`` of the redacted tail, around :data:`rage.capped.MARKER`, as
+    :class:`CappedFile` lays them out. Then the note is measured on the source:
+    ``total_bytes`` is the source size and ``dropped_bytes`` the source bytes left out,
+    counting each kept part by its redacted length (by its source length when a whole
+    region was kept). When the regions would meet the whole file is redacted and capped,
+    and the note is measured on the redacted stream.
+    """
+    import hashlib
+
+    if cap >= size:
+        h = hashlib.sha256()
+        n = 0
+        with open_private(dst, "wb") as out:
+            for chunk in redactor.stream(_chunks(src)):
+                out.write(chunk)
+                h.update(chunk)
+                n += len(chunk)
+        return {}, (n, h.hexdigest())
+    with open(src, "rb") as f:
+        size = os.fstat(f.fileno()).st_size  # the reads below must stay within the file
+        regions = _cut_regions(f, size, cap)
+        if regions is not None:
+            return _redact_ends(f, dst, cap, size, regions=regions, redactor=redactor)
+    capped = CappedFile(dst, cap)
+    try:
+        for chunk in redactor.stream(_chunks(src)):
+            capped.write(chunk)
+    finally:
+        t = capped.close()
+    note = {"total_bytes": t.total_bytes, "dropped_bytes": t.dropped_bytes}
+    return (note if t.dropped_bytes else {}), None
+
+
+def _cut_regions(f: BinaryIO, size: int, cap: int) -> tuple[int, int] | None:
+    """``(head_end, tail_start)``: the source regions whose redaction can reach the bundle.
+
+    The head region ends at a line end at least ``PRIVATE_KEY_MAX`` (1 MiB, the longest
+    multi-line secret the redactor sees whole) past the kept head's share, so a secret
+    straddling the head cut, a key block included, is redacted whole. The tail region
+    starts at a line start at least that margin before the kept tail's share, moved back
+    to the BEGIN line of any private key block still open across it, so the block is seen
+    from its start. None when the regions would meet: the whole file is redacted instead.
+    """
+    from rage.redact_patterns import PRIVATE_KEY_MAX as margin
+
+    tail_from = size - cap // 2 - margin
+    head_to = cap - cap // 2 + margin
+    if head_to >= tail_from:
+        return None
+    head_end = _line_end_after(f, head_to, tail_from)
+    start = None if head_end is None else _line_start_before(f, tail_from, head_end)
+    while head_end is not None and start is not None:
+        begin = _open_key_block(f, start, size, margin)
+        if begin is None:
+            return head_end, start
+        start = _line_start_before(f, begin, head_end)
+    return None
+
+
+def _line_end_after(f: BinaryIO, pos: int, limit: int) -> int | None:
+    """The offset just past the first newline at or after ``pos`` and before ``limit``."""
+    while pos < limit:
+        f.seek(pos)
+        chunk = f.read(min(_CHUNK, limit - pos))
+        if not chunk:
+            return None
+        i = chunk.find(b"\n")
+        if i >= 0:
+            return pos + i + 1
+        pos += len(chunk)
+    return None
+
+
+def _line_start_before(f: BinaryIO, pos: int, floor: int) -> int | None:
+    """The line start (just past a newline) at or before ``pos`` and above ``floor``."""
+    while pos > floor:
+        lo = max(pos - _CHUNK, floor)
+        f.seek(lo)
+        i = f.read(pos - lo).rfind(b"\n")
+        if i >= 0:
+            return lo + i + 1
+        pos = lo
+    return None
+
+
+def _open_key_block(f: BinaryIO, start: int, size: int, margin: int) -> int | None:
+    """Where a private key block begun before ``start`` and running past it begins, if any.
+
+    Matched as the redactor matches it: from its BEGIN, within ``margin`` bytes.
+    """
+    import re
+
+    from rage.redact_patterns import PRIVATE_KEY, PRIVATE_KEY_BEGIN
+
+    lo = max(start - margin, 0)
+    f.seek(lo)
+    window = f.read(min(size, start + margin) - lo)
+    pem = re.compile(PRIVATE_KEY)
+    p = window.find(PRIVATE_KEY_BEGIN, 0, start - lo)
+    while p >= 0:
+        m = pem.match(window, p, min(p + margin, len(window)))
+        if m is not None and lo + m.end() > start:
+            return lo + p
+        p = window.find(PRIVATE_KEY_BEGIN, p + 1, start - lo)
+    return None
+
+
+def _read_range(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
+    pos = start
+    while pos < end:
+        f.seek(pos)  # the file is shared by the head and tail streams
+        chunk = f.read(min(_CHUNK, end - pos))
+        if not chunk:
+            return
+        pos += len(chunk)
+        yield chunk
+
+
+def _redact_ends(
+    f: BinaryIO, dst: Path, cap: int, size: int, *, regions: tuple[int, int], redactor: Any
+) -> tuple[dict[str, int], tuple[int, str]]:
+    """Redact the head and tail regions of ``f`` and write the kept parts (see _redact_one)."""
+    import hashlib
+
+    head_end, tail_start = regions
+    head_keep, tail_keep = cap - cap // 2, cap // 2
+    h = hashlib.sha256()
+    n = 0
+    with open_private(dst, "wb") as out:
+        def put(data: bytes) -> None:
+            nonlocal n
+            out.write(data)
+            h.update(data)
+            n += len(data)
+
+        head_src = 0
+        if head_keep:
+            # pulled only until the head is full: what a stream has yielded is final, so
+            # the rest of the region is redacted only if redaction shrank the head
+            stream = redactor.stream(_read_range(f, 0, head_end))
+            try:
+                for chunk in stream:
+                    put(chunk[: head_keep - n])
+                    if n >= head_keep:
+                        head_src = head_keep
+                        break
+                else:
+                    head_src = head_end
+            finally:
+                getattr(stream, "close", lambda: None)()
+        tail = bytearray()
+        for chunk in redactor.stream(_read_range(f, tail_start, size)) if tail_keep else ():
+            tail += chunk
+            if len(tail) > 2 * tail_keep:  # trimmed lazily, as CappedFile does
+                del tail[: len(tail) - tail_keep]
+        tail_src = tail_keep if len(tail) >= tail_keep else size - tail_start
+        dropped = size - head_src - tail_src
+        put(MARKER % dropped)
+        put(bytes(tail[len(tail) - min(len(tail), tail_keep):]))
+    return {"total_bytes": size, "dropped_bytes": dropped}, (n, h.hexdigest())
