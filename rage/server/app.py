@@ -33,7 +33,7 @@ from urllib.parse import parse_qs
 from rage.bundle import BundleTooLarge, read_members, validate_bundle
 from rage.errors import BadInputError, NotFoundError
 from rage.server import pages
-from rage.server.multipart import PartTooLarge, copy_file_field
+from rage.server.multipart import PartTooLarge, Sink, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
 
 MiB = 1024 * 1024
@@ -150,19 +150,24 @@ class ReceiverApp:
                                     dir=self.storage.tmp_dir())
         tmp = Path(name)
         try:
-            with os.fdopen(fd, "wb") as out:
+            with os.fdopen(fd, "w+b") as f:
+                # hashed on the way in, validated from the same open file: the upload is
+                # written once and read back once, never read a third time for its sha256
+                out = _HashingWriter(f)
                 if multipart:
                     size = copy_file_field(environ["wsgi.input"], ctype, "file", out,
                                            limit=limit, content_length=length)
                 else:
                     size = _copy_raw(environ["wsgi.input"], out, limit, length)
-            if size == 0:
-                raise HTTPError(400, "empty upload: send a .tar.zst bundle")
-            manifest = validate_bundle(tmp, self.config.max_decompressed)
+                if size == 0:
+                    raise HTTPError(400, "empty upload: send a .tar.zst bundle")
+                f.flush()
+                f.seek(0)
+                manifest = validate_bundle(f, self.config.max_decompressed)
             token = secrets.token_urlsafe(24)
             meta = StoredBundle(
                 id=new_id(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                size=size, sha256=_sha256(tmp), delete_token_hash=token_hash(token),
+                size=size, sha256=out.hexdigest(), delete_token_hash=token_hash(token),
                 manifest=manifest)
             self.storage.put(tmp, meta)
         except (PartTooLarge, BundleTooLarge) as e:
@@ -349,7 +354,7 @@ def _content_length(environ: Environ) -> int | None:
     return n
 
 
-def _copy_raw(stream: IO[bytes], out: IO[bytes], limit: int, length: int | None) -> int:
+def _copy_raw(stream: IO[bytes], out: Sink, limit: int, length: int | None) -> int:
     size = 0
     while True:
         want = 256 * 1024 if length is None else min(256 * 1024, length - size)
@@ -362,14 +367,23 @@ def _copy_raw(stream: IO[bytes], out: IO[bytes], limit: int, length: int | None)
         out.write(chunk)
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
+class _HashingWriter:
+    """Writes through to ``out``, feeding the sha256 of everything written."""
 
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1024 * 1024):
-            h.update(chunk)
-    return h.hexdigest()
+    __slots__ = ("_h", "_out")
+
+    def __init__(self, out: IO[bytes]) -> None:
+        import hashlib
+
+        self._out = out
+        self._h = hashlib.sha256()
+
+    def write(self, data: bytes, /) -> int:
+        self._h.update(data)
+        return self._out.write(data)
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
 
 
 def _iter_file(f: IO[bytes]) -> Iterator[bytes]:

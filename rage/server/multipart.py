@@ -8,13 +8,19 @@ as many bytes as the boundary delimiter could span across two reads.
 from __future__ import annotations
 
 import re
-from typing import IO
+from typing import IO, Protocol
 
 from rage.errors import BadInputError
 
 _CHUNK = 256 * 1024
 _HEADERS_MAX = 16 * 1024
 _NAME_RE = re.compile(r'(?:^|;)\s*name="([^"]*)"|(?:^|;)\s*name=([^;\s]+)', re.IGNORECASE)
+
+
+class Sink(Protocol):
+    """Where a copied part goes: a binary file, or anything with its ``write``."""
+
+    def write(self, data: bytes, /) -> object: ...
 
 
 class PartTooLarge(BadInputError):
@@ -55,7 +61,7 @@ class _Reader:
 
 
 def copy_file_field(
-    stream: IO[bytes], content_type: str, field: str, out: IO[bytes], *,
+    stream: IO[bytes], content_type: str, field: str, out: Sink, *,
     limit: int, content_length: int | None = None,
 ) -> int:
     """Copy the part named ``field`` of a multipart body to ``out``; return its size.

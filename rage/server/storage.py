@@ -18,12 +18,12 @@ import json
 import os
 import re
 import secrets
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from rage.errors import NotFoundError
-from rage.fsutil import private_dir, write_json_atomic
+from rage.fsutil import private_dir, write_atomic
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{22,64}$")
 
@@ -108,7 +108,12 @@ class LocalStorage:
         os.chmod(tmp_path, 0o600)
         os.replace(tmp_path, dest)
         try:
-            write_json_atomic(self._meta(meta.id), meta.to_dict())
+            # json.dumps writes what fsutil.write_json_atomic would, but in C and
+            # without the deep copy of the manifest that to_dict() makes: profiled,
+            # the two were about a sixth of a small upload's time in the app
+            text = json.dumps({f.name: getattr(meta, f.name) for f in fields(meta)},
+                              indent=2)
+            write_atomic(self._meta(meta.id), (text + "\n").encode())
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(dest)
