@@ -2,8 +2,10 @@
 
     python3 bench/bench_wrapper.py [--reps N] [--mb SIZE]
 
-Prints median wall time per case and the ratio to its peer. Repetitions are interleaved
-(rage, peer, rage, peer...) so machine noise hits both alike. Then the total of
+Prints median wall time per case and the ratio to its peer, and the ratio of the CPU time
+(user + system) of the processes each case ran, which a busy machine disturbs less than wall
+time. Repetitions are interleaved, in alternating order (rage, peer, peer, rage...), so
+machine noise and any order effect hit both alike. Then the total of
 ``-X importtime`` self times per start-up variant (median of 5), which is less noisy on a
 shared machine. Cases:
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import select
 import shutil
 import statistics
@@ -84,20 +87,34 @@ def timed_pty(argv: list[str], env: dict[str, str]) -> float:
     return dt
 
 
+def with_cpu(fn: Callable[[], float]) -> tuple[float, float]:
+    """``fn()``'s wall time and the CPU seconds of the processes it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = fn()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def compare(name: str, reps: int, ours: Callable[[], float], peer: Callable[[], float],
-            peer_name: str) -> tuple[str, float, float, float]:
-    a, b = [], []
-    for _ in range(reps):
-        a.append(ours())
-        b.append(peer())
-    ma, mb = statistics.median(a), statistics.median(b)
-    return (f"{name} vs {peer_name}", ma, mb, ma / mb)
+            peer_name: str) -> tuple[str, float, float, float, float]:
+    a: list[tuple[float, float]] = []
+    b: list[tuple[float, float]] = []
+    for i in range(reps):
+        if i % 2:
+            b.append(with_cpu(peer))
+            a.append(with_cpu(ours))
+        else:
+            a.append(with_cpu(ours))
+            b.append(with_cpu(peer))
+    ma, mb = statistics.median(w for w, _ in a), statistics.median(w for w, _ in b)
+    ca, cb = statistics.median(c for _, c in a), statistics.median(c for _, c in b)
+    return (f"{name} vs {peer_name}", ma, mb, ma / mb, ca / cb if cb else float("nan"))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=15)
-    ap.add_argument("--big-reps", type=int, default=3)
+    ap.add_argument("--big-reps", type=int, default=5)
     ap.add_argument("--mb", type=int, default=200)
     args = ap.parse_args()
     if not shutil.which("script"):
@@ -142,9 +159,9 @@ def main() -> None:
             ("python -m rage run -- true", import_self_us([*RAGE, "true"], env)),
             ("python -c pass", import_self_us([PY, "-c", "pass"], env)),
         ]
-    print(f"{'case':<58} {'rage':>9} {'peer':>9} {'ratio':>6}")
-    for name, a, b, r in rows:
-        print(f"{name:<58} {a * 1000:>7.1f}ms {b * 1000:>7.1f}ms {r:>6.2f}")
+    print(f"{'case':<58} {'rage':>9} {'peer':>9} {'ratio':>6} {'cpu':>6}")
+    for name, a, b, r, c in rows:
+        print(f"{name:<58} {a * 1000:>7.1f}ms {b * 1000:>7.1f}ms {r:>6.2f} {c:>6.2f}")
     print(f"\n{'-X importtime, sum of self times (median of 5)':<58} {'ms':>9}")
     for name, us in imports:
         print(f"{name:<58} {us / 1000:>9.1f}")

@@ -74,7 +74,11 @@ class CappedFile:
         self.cap = max(cap, 0)
         self._head_left = self.cap - self.cap // 2
         self._tail_cap = self.cap // 2
-        self._tail = bytearray()
+        # the tail is kept as whole writes (never copied until close): a list of chunks, the
+        # index of the oldest one still needed, and the bytes held from there on
+        self._tail: list[bytes] = []
+        self._tail_first = 0
+        self._tail_len = 0
         self._total = 0
         self._f: BinaryIO = open_private(path, "wb")
         self.closed = False
@@ -95,10 +99,18 @@ class CappedFile:
                 return
         if self._tail_cap == 0:
             return
-        self._tail += data
-        # trim lazily (amortised O(1) per byte) rather than on every write
-        if len(self._tail) > 2 * self._tail_cap:
-            del self._tail[: len(self._tail) - self._tail_cap]
+        tail = self._tail
+        tail.append(data)
+        self._tail_len += len(data)
+        i = self._tail_first
+        # forget whole old writes while the rest still covers the tail
+        while self._tail_len - len(tail[i]) >= self._tail_cap:
+            self._tail_len -= len(tail[i])
+            i += 1
+        if i > 1024 and i * 2 > len(tail):  # compact now and then, amortised O(1)
+            del tail[:i]
+            i = 0
+        self._tail_first = i
 
     def flush(self) -> None:
         self._f.flush()
@@ -106,7 +118,8 @@ class CappedFile:
     def close(self) -> Truncation:
         """Write the tail (after a marker if bytes were dropped) and close; idempotent."""
         if not self.closed:
-            tail = bytes(self._tail[-self._tail_cap:]) if self._tail_cap else b""
+            kept = b"".join(self._tail[self._tail_first:])
+            tail = kept[len(kept) - min(len(kept), self._tail_cap):] if self._tail_cap else b""
             dropped = self._total - (self.cap - self.cap // 2 - self._head_left) - len(tail)
             if dropped > 0:
                 self._f.write(MARKER % dropped)

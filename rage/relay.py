@@ -30,9 +30,16 @@ else:
     import _signal as signal
 
 SI_KERNEL = 0x80
-CHUNK = 1 << 20
+CHUNK = 1 << 20  # pipe reads: the pipes are this large (spawn.PIPE_SIZE)
+# A pty hands out at most its line discipline's 4 KiB buffer per read (a little more when
+# the kernel refills it during the read). Asking for 1 MiB made every read mmap and munmap
+# a 1 MiB buffer: about a quarter more CPU per byte through the terminal.
+PTY_READ = 1 << 16
+# Reads in a row from the non-blocking master before polling again: each one that finds
+# data saves a poll() and a pass of the loop; the bound keeps keyboard input and a stderr
+# pipe served while a child floods the terminal.
+PTY_BURST = 16
 INPUT_LIMIT = 1 << 16  # unsent keyboard input held before we stop reading more
-PTY_GATHER = 1 << 16
 DRAIN_QUIET_S = 0.05  # after the child exits: stop once its streams are quiet this long
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH,
@@ -172,13 +179,16 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
 
 
 class _Stream:
-    __slots__ = ("capture", "dst", "name", "paused", "pending", "src")
+    __slots__ = ("burst", "capture", "dst", "name", "paused", "pending", "size", "src")
 
-    def __init__(self, src: int, dst: int, name: str | None, capture: Sink | None) -> None:
+    def __init__(self, src: int, dst: int, name: str | None, capture: Sink | None, *,
+                 size: int = CHUNK, burst: int = 1) -> None:
         self.src = src
         self.dst = dst
         self.name = name
         self.capture = capture
+        self.size = size  # bytes asked for per read
+        self.burst = burst  # reads per poll event: more than one only if src is non-blocking
         self.pending = bytearray()  # only for the non-blocking pty master as destination
         self.paused = False
 
@@ -212,7 +222,11 @@ class _Relay:
         self.input: _Stream | None = None  # keyboard -> pty master
         self._registered: set[int] = set()
         for src, dst, name in child.streams:
-            st = _Stream(src, dst, name, captures.get(name) if name else None)
+            if src == self.master:
+                st = _Stream(src, dst, name, captures.get(name) if name else None,
+                             size=PTY_READ, burst=PTY_BURST)
+            else:
+                st = _Stream(src, dst, name, captures.get(name) if name else None)
             if dst == self.master:
                 self.input = st
             else:
@@ -263,15 +277,22 @@ class _Relay:
     def run(self, done: Callable[[], bool]) -> None:
         exited = False
         input_state = self._input_state()
-        while self.outputs or not exited:
+        outputs, poll, pollin = self.outputs, self.poller.poll, select.POLLIN
+        while outputs or not exited:
             if not exited and done():
                 exited = True
                 self._close_input()  # keys typed from now on belong to the shell
                 continue
-            events = self.poller.poll(DRAIN_QUIET_S * 1000 if exited else None)
+            events = poll(DRAIN_QUIET_S * 1000 if exited else None)
             if not events and exited:
                 break
             for fd, ev in events:
+                st = outputs.get(fd)
+                if st is not None and ev == pollin:
+                    # the usual event, output to copy: input needs nothing on this fd
+                    # (only POLLOUT concerns the master as input destination)
+                    self._copy(st)
+                    continue
                 if fd == self.wake_fd:
                     _suppress_oserror(lambda: os.read(self.wake_fd, 64))
                     continue
@@ -283,7 +304,7 @@ class _Relay:
                     self._flush_input()
                 if inp is not None and self.input is inp and fd == inp.src:
                     self._read_input()
-                st = self.outputs.get(fd)
+                st = outputs.get(fd)
                 if st is not None and ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
                     self._copy(st)
             if self.input is not None and self._input_state() != input_state:
@@ -293,19 +314,33 @@ class _Relay:
             self._close_output(st)
 
     def _copy(self, st: _Stream) -> None:
+        for _ in range(st.burst):
+            if not self._copy_chunk(st):
+                break
+
+    def _copy_chunk(self, st: _Stream) -> bool:
+        """Copy one read's worth; False when the source is dry for now or closed."""
+        # Once per chunk (4 KiB from a pty): kept lean, the interpreter's overhead counts.
+        # Each chunk is written as soon as it is read, like script(1). Gathering a pty's
+        # chunks into 64 KiB writes was slower: a write that large fills the user's
+        # terminal (its buffer is 64 KiB) and blocks, while the child, its own pty full,
+        # stalls; pipelined small writes keep both moving.
         try:
-            data = os.read(st.src, CHUNK)
+            data = os.read(st.src, st.size)
         except BlockingIOError:
-            return
+            return False
         except OSError:  # EIO: the pty's last slave fd closed
             data = b""
         if not data:
             self._close_output(st)
-            return
-        if st.src == self.master:
-            data = self._read_more(data)
+            return False
         try:
-            write_all(st.dst, data)
+            try:
+                n = os.write(st.dst, data)
+            except BlockingIOError:
+                n = 0
+            if n < len(data):
+                write_all(st.dst, memoryview(data)[n:])
         except OSError:
             # the reader went away: close our end so the child meets EPIPE/SIGPIPE or a
             # hangup, as it would have without rage in between
@@ -316,23 +351,7 @@ class _Relay:
             except OSError as e:
                 self.capturing = False
                 self.on_capture_error(e)
-
-    def _read_more(self, data: bytes) -> bytes:
-        """A pty hands out at most a few KiB per read; gather what is already there so the
-        user's terminal gets fewer, larger writes (its cost is per write)."""
-        assert self.master is not None
-        parts = [data]
-        size = len(data)
-        while size < PTY_GATHER:
-            try:
-                more = os.read(self.master, PTY_GATHER - size)
-            except OSError:  # EAGAIN: nothing more for now; EIO: seen by the next read
-                break
-            if not more:
-                break
-            parts.append(more)
-            size += len(more)
-        return b"".join(parts) if len(parts) > 1 else data
+        return st.src in self.outputs
 
     def _read_input(self) -> None:
         inp = self.input

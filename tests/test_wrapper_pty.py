@@ -212,3 +212,96 @@ def test_piped_stdin_with_terminal_stdout(tmp_path: Path) -> None:
         os.close(slave)
     # one newline translation only: the user's terminal does it, not the child's too
     assert term.seen == b"False True b'\\x00\\xffpiped'\r\n"
+
+
+def test_child_terminal_has_the_users_modes_and_size() -> None:
+    # what the child sees is a copy of the user's terminal as it was before going raw
+    code = "import termios; print(termios.tcgetattr(0))"
+    with terminal("--", sys.executable, "-c", code, rows=40, cols=120) as term:
+        users = termios.tcgetattr(term.slave)
+        assert term.finish() == 0
+    assert term.seen.strip().decode() == str(users)
+
+
+def bulk(seed: int, size: int) -> bytes:
+    """Every byte value, newlines included, in a reproducible order."""
+    import random
+
+    return random.Random(seed).randbytes(size)
+
+
+def test_bulk_output_reaches_the_terminal_exactly_and_is_recorded_as_seen(
+        tmp_path: Path) -> None:
+    data = bulk(1, 3 << 20)
+    src = tmp_path / "data.bin"
+    src.write_bytes(data)
+    with terminal("--app", "bulk", "--", "cat", str(src)) as term:
+        assert term.finish(timeout=60) == 0
+    # the child's terminal does the output processing (ONLCR) once; the user's is raw
+    assert term.seen == data.replace(b"\n", b"\r\n")
+    run = only_run("bulk")
+    assert (Path(str(run["dir"])) / "output.log").read_bytes() == term.seen
+
+
+def test_stderr_pipe_and_terminal_stdout_both_flow_in_volume(tmp_path: Path) -> None:
+    # stdout is a terminal, stderr a file: the wrapper reads a pty and a pipe at once
+    out, err = bulk(2, 1 << 20), bulk(3, 1 << 20)
+    (tmp_path / "out.bin").write_bytes(out)
+    (tmp_path / "err.bin").write_bytes(err)
+    code = ("import os, sys\n"
+            f"out = open({str(tmp_path / 'out.bin')!r}, 'rb').read()\n"
+            f"err = open({str(tmp_path / 'err.bin')!r}, 'rb').read()\n"
+            "for i in range(0, len(out), 50000):\n"
+            "    os.write(2, err[i:i + 50000])\n"  # both sides block in turn: a wrapper
+            "    sys.stdout.buffer.write(out[i:i + 50000])\n"  # stuck on one would hang
+            "    sys.stdout.flush()\n")
+    master, slave = os.openpty()
+    with open(tmp_path / "stderr.txt", "wb") as err_file:
+        proc = subprocess.Popen(rage_cmd("run", "--app", "both", "--", sys.executable, "-c",
+                                         code),
+                                stdin=slave, stdout=slave, stderr=err_file,
+                                start_new_session=True)
+    term = Terminal(proc, master, slave)
+    try:
+        assert term.finish(timeout=60) == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert term.seen == out.replace(b"\n", b"\r\n")
+    assert (tmp_path / "stderr.txt").read_bytes() == err
+    run_dir = Path(str(only_run("both")["dir"]))
+    assert (run_dir / "stderr.log").read_bytes() == err
+
+
+CHILD_FLOOD = (
+    "import os, sys, threading\n"
+    "def flood():\n"
+    "    chunk = b'y' * 4095 + b'\\n'\n"
+    "    while True:\n"
+    "        os.write(1, chunk)\n"
+    "threading.Thread(target=flood, daemon=True).start()\n"
+    "line = sys.stdin.readline()\n"
+    "os.write(1, b'\\ngot %r\\n' % line.encode())\n"
+    "os._exit(0)\n"
+)
+
+
+def test_keys_reach_a_child_that_floods_the_terminal() -> None:
+    # the relay reads the child's output in bursts; typed keys must still get through
+    with terminal("--", sys.executable, "-c", CHILD_FLOOD) as term:
+        tail, total, typed = b"", 0, False
+        deadline = time.monotonic() + 30
+        while b"got b'stop\\n'" not in tail:
+            assert time.monotonic() < deadline, f"keys never arrived; {total} bytes seen"
+            if select.select([term.master], [], [], 0.5)[0]:
+                try:
+                    data = os.read(term.master, 65536)
+                except OSError:
+                    break
+                total += len(data)
+                tail = (tail + data)[-256:]
+            if not typed and total > 1 << 20:  # the flood is on
+                os.write(term.master, b"stop\r")
+                typed = True
+        assert b"got b'stop\\n'" in tail
+        assert term.finish() == 0
