@@ -6,8 +6,9 @@ Generates a log (timestamps, levels, module names, URLs, paths inside and outsid
 directory, tracebacks, git SHAs, UUIDs, and about one secret per 400 lines), then times:
 a plain Python read loop, `cat > /dev/null`, `sed -E` with five comparable substitutions,
 and Redactor.file() three ways: in-process with every plain trigger searched (the engine
-before anchored scanning: one `bytes.find` pass per trigger), in-process with the anchored
-scan, and with worker processes (the default for large inputs). Prints wall seconds, MB/s,
+before anchored scanning and byte groups: one `bytes.find` pass per trigger), in-process with
+the anchored scan and byte groups (rage/redact_scan.py), and with worker processes from the
+first piece (the default for a large input of known size). Prints wall seconds, MB/s,
 the ratio to sed, and CPU seconds of this process (workers' CPU is not in it).
 """
 
@@ -90,8 +91,10 @@ def redact_file(src: Path, dst: Path, *, workers: int | None, reference: bool
     def run() -> dict[str, int]:
         red = Redactor(home=HOME, user=USER, hostname=HOST)
         red.reference_scan = reference
+        size = src.stat().st_size  # as Redactor.file() passes it
         with open(src, "rb") as f, open(dst, "wb") as g:
-            for out in red.stream(iter(lambda: f.read(1 << 20), b""), workers=workers):
+            for out in red.stream(iter(lambda: f.read(1 << 20), b""), workers=workers,
+                                  size=size):
                 g.write(out)
         return red.counts
     return run
@@ -134,7 +137,7 @@ def main() -> None:
         counts: list[dict[str, int]] = []
         for name, workers, reference in (
                 ("rage, every trigger, 1 process", 1, True),
-                ("rage, anchored scan, 1 process", 1, False),
+                ("rage, anchors + groups, 1 process", 1, False),
                 (f"rage Redactor.file() ({default_workers()} workers)", None, False)):
             job = redact_file(src, dst, workers=workers, reference=reference)
             row(name, lambda job=job: counts.append(job()))  # type: ignore[misc]

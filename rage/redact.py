@@ -19,17 +19,20 @@ What is replaced (patterns in :mod:`rage.redact_patterns`):
   ``localhost``...) are left alone, but their home directory (``/root``) still becomes ``~``.
 
 How it stays fast: matching is line-local. A line is only handed to the combined regex when
-it contains a trigger literal (``b"ghp_"``, ``b"token"``, the user name...), found with
-``bytes.find`` at memory speed (:mod:`rage.redact_scan`); most log lines contain none. Streams
+it contains a trigger literal (``b"ghp_"``, ``b"token"``, the user name...), found at memory
+speed (:mod:`rage.redact_scan`: ``bytes.find``, walks from rare anchor bytes, one regex pass
+for all the triggers holding a byte such as ``-`` or ``k``); most log lines contain none. Streams
 are cut at line boundaries, so ``stream()`` gives exactly what ``bytes()`` gives on the whole
 input; a private key block may span lines and is matched within :data:`PRIVATE_KEY_MAX` bytes
 in both modes. Lines longer than :data:`MAX_SEGMENT` are cut (at a space when there is one) in
 streams only. A large stream is redacted in worker processes, block by block, in order
-(:mod:`rage.redact_parallel`), with the same output and counts as in-process.
+(:mod:`rage.redact_parallel`), with the same output and counts as in-process; given its
+size, a large stream goes to the workers from its first block.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -125,7 +128,7 @@ class Redactor(RedactionEngine):
         return self.apply(buf, limit, spans)
 
     def stream(self, chunks: Iterable[_Bytes], *, block: int = BLOCK,
-               workers: int | None = None) -> Iterator[_Bytes]:
+               workers: int | None = None, size: int | None = None) -> Iterator[_Bytes]:
         """Redact a stream of chunks with bounded memory; output equals :meth:`bytes` on the
         concatenation (lines over :data:`MAX_SEGMENT` bytes aside). Secrets split across
         chunks are caught: only whole lines are redacted, the unfinished line is carried.
@@ -134,15 +137,20 @@ class Redactor(RedactionEngine):
 
         Past a few MiB a stream is redacted by ``workers`` forked processes (default: one per
         CPU; 0 or 1 keeps it in-process); output, counts and pseudonyms are the same.
+        ``size``, the stream's length when the caller knows it, lets a large stream start in
+        the workers at once instead of after its first few MiB; a wrong hint costs only speed.
         """
-        from rage.redact_parallel import redact_stream
+        from rage.redact_parallel import PARALLEL_MIN, redact_stream
 
-        return redact_stream(self, chunks, block=block, workers=workers)
+        min_parallel = 0 if size is not None and size >= PARALLEL_MIN else PARALLEL_MIN
+        return redact_stream(self, chunks, block=block, workers=workers,
+                             min_parallel=min_parallel)
 
     def file(self, src: Path, dst: Path) -> None:
         """Redact ``src`` into ``dst`` (created 0600), streaming."""
         with open(src, "rb") as f, open_private(dst, "wb") as g:
-            for out in self.stream(iter(lambda: f.read(_CHUNK), b"")):
+            size = os.fstat(f.fileno()).st_size
+            for out in self.stream(iter(lambda: f.read(_CHUNK), b""), size=size):
                 g.write(out)
 
     def data(self, obj: Any) -> Any:

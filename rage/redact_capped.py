@@ -9,6 +9,7 @@ that is sent was cut before redaction. The kept bytes are laid out as
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -48,7 +49,7 @@ def redact_capped(
         h = hashlib.sha256()
         n = 0
         with open_private(dst, "wb") as out:
-            for chunk in redactor.stream(_chunks(src)):
+            for chunk in redactor.stream(_chunks(src), size=size):
                 out.write(chunk)
                 h.update(chunk)
                 n += len(chunk)
@@ -60,7 +61,7 @@ def redact_capped(
             return _redact_ends(f, dst, cap, size, regions=regions, redactor=redactor)
     capped = CappedFile(dst, cap)
     try:
-        for chunk in redactor.stream(_chunks(src)):
+        for chunk in redactor.stream(_chunks(src), size=size):
             capped.write(chunk)
     finally:
         t = capped.close()
@@ -174,7 +175,7 @@ def _redact_ends(
         if head_keep:
             # pulled only until the head is full: what a stream has yielded is final, so
             # the rest of the region is redacted only if redaction shrank the head
-            stream = redactor.stream(_read_range(f, 0, head_end))
+            stream = redactor.stream(_read_range(f, 0, head_end), size=head_end)
             try:
                 for chunk in stream:
                     put(chunk[: head_keep - n])
@@ -185,13 +186,21 @@ def _redact_ends(
                     head_src = head_end
             finally:
                 getattr(stream, "close", lambda: None)()
-        tail = bytearray()
-        for chunk in redactor.stream(_read_range(f, tail_start, size)) if tail_keep else ():
-            tail += chunk
-            if len(tail) > 2 * tail_keep:  # trimmed lazily, as CappedFile does
-                del tail[: len(tail) - tail_keep]
-        tail_src = tail_keep if len(tail) >= tail_keep else size - tail_start
+        # the redacted tail region as its chunks, the oldest dropped once the rest holds
+        # tail_keep bytes: no copying of the region into one buffer
+        tail: deque[bytes] = deque()
+        held = 0
+        for chunk in (redactor.stream(_read_range(f, tail_start, size), size=size - tail_start)
+                      if tail_keep else ()):
+            tail.append(chunk)
+            held += len(chunk)
+            while held - len(tail[0]) >= tail_keep:
+                held -= len(tail.popleft())
+        tail_src = tail_keep if held >= tail_keep else size - tail_start
         dropped = size - head_src - tail_src
         put(MARKER % dropped)
-        put(bytes(tail[len(tail) - min(len(tail), tail_keep):]))
+        if held > tail_keep:
+            tail[0] = tail[0][held - tail_keep:]
+        for chunk in tail:
+            put(chunk)
     return {"total_bytes": size, "dropped_bytes": dropped}, (n, h.hexdigest())

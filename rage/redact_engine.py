@@ -14,7 +14,17 @@ from collections.abc import Callable, Iterable
 from rage import redact_patterns as P
 from rage.errors import ConfigError
 from rage.redact_literals import registered_literals
-from rage.redact_scan import IDENT, Anchor, ScanPlan, anchor_for, candidate_starts, scan_plan
+from rage.redact_scan import (
+    GROUP_BYTES,
+    GROUP_BYTES_CI,
+    IDENT,
+    Anchor,
+    ScanPlan,
+    anchor_for,
+    candidate_starts,
+    group_plan,
+    scan_plan,
+)
 from rage.sensitive import looks_secret_name
 
 MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
@@ -124,9 +134,11 @@ class RedactionEngine:
                         trig(cs, [t], mode)
                 continue
             anchors[c] = a[1]
-        self._scan = ScanPlan(cs=scan_plan(cs), ci=scan_plan(ci), anchors=anchors,
+        cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
+        ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
+        self._scan = ScanPlan(cs=cs_rest, ci=ci_rest, anchors=anchors,
                               fallback={c: scan_plan(f) for c, f in fallback.items()},
-                              url_at=True)
+                              url_at=True, groups=groups, ci_groups=ci_groups)
         master = re.compile(b"|".join(alts))
         # the outer group of an alternative closes last: m.lastindex names the alternative
         self._group_alt = [0] * (master.groups + 1)

@@ -10,7 +10,10 @@ pseudonyms known so far. A name first seen in a worker (``/home/<name>``) cannot
 there, since numbers follow the order of first appearance across the whole stream: the worker
 writes a random per-pool marker, the name and a NUL instead, and the parent numbers the names
 as it takes results in order. User regexes then run in the parent for such a piece, since
-they must see the final text. Counts are returned per piece and added up in the parent.
+they must see the final text. The names numbered since a worker's last piece go to it with
+its next piece (which comes later in the stream), so a name is deferred only in the few
+pieces in flight when it first appears. Counts are returned per piece and added up in the
+parent.
 
 A worker that fails (killed, out of memory) costs nothing but speed: the pieces still in
 flight are redacted in-process and the rest of the stream too.
@@ -19,6 +22,7 @@ flight are redacted in-process and the rest of the stream too.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import marshal
 import os
 import signal
@@ -34,7 +38,10 @@ PARALLEL_MIN = 8 * MiB  # below this a stream stays in-process: forking costs ~m
 PIECE = MiB  # bytes per piece handed to a worker (at least; whole lines)
 MAX_WORKERS = 8
 
-_REQ = struct.Struct("<QI")  # piece length, number of key spans
+_REQ = struct.Struct("<QII")  # piece length, number of key spans, length of new names
+# a pipe this large holds a whole request or result, so neither side waits on the other for
+# every 64 KiB (Linux; elsewhere, or above the system's limit, the default stays)
+_PIPE_SIZE = MiB
 _SPAN = struct.Struct("<QQ")
 _RES = struct.Struct("<QQIB")  # output length, counts length, deferred names, custom done
 
@@ -133,6 +140,7 @@ class _Worker:
         self.to_child = to_child
         self.from_child = from_child
         self.job: tuple[bytes, int, Spans] | None = None  # the piece in flight, kept for retry
+        self.known = 0  # how many of the parent's pseudonyms this worker has been told
 
 
 class _Pool:
@@ -152,6 +160,8 @@ class _Pool:
     def _spawn(self) -> None:
         r1, w1 = os.pipe()  # parent -> child
         r2, w2 = os.pipe()  # child -> parent
+        _widen(w1)
+        _widen(w2)
         pid = os.fork()
         if pid == 0:  # the child: never returns into the caller's code
             code = 1
@@ -168,7 +178,9 @@ class _Pool:
                 os._exit(code)
         os.close(r1)
         os.close(w2)
-        self.workers.append(_Worker(pid, os.fdopen(w1, "wb"), os.fdopen(r2, "rb")))
+        w = _Worker(pid, os.fdopen(w1, "wb"), os.fdopen(r2, "rb"))
+        w.known = len(self.engine._pseudonyms)  # inherited by the fork
+        self.workers.append(w)
 
     def take(self) -> bytes:
         """The output owed by the next worker (empty if it is idle)."""
@@ -182,8 +194,14 @@ class _Pool:
         w.job = (buf, limit, spans)
         if self.broken:
             return
+        table = self.engine._pseudonyms
+        names = b""
+        if len(table) > w.known:  # numbered since: the piece comes after their first use
+            names = marshal.dumps(list(itertools.islice(table.items(), w.known, None)))
+            w.known = len(table)
         try:
-            w.to_child.write(_REQ.pack(limit, len(spans)))
+            w.to_child.write(_REQ.pack(limit, len(spans), len(names)))
+            w.to_child.write(names)
             for s, e in spans:
                 w.to_child.write(_SPAN.pack(s, e))
             w.to_child.write(memoryview(buf)[:limit])
@@ -258,6 +276,15 @@ def _resolve(engine: RedactionEngine, out: bytes, marker: bytes, deferred: int
     return b"".join(res)
 
 
+def _widen(fd: int) -> None:
+    import fcntl
+
+    op = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if op is not None:
+        with contextlib.suppress(OSError):  # over /proc/sys/fs/pipe-max-size: keep the default
+            fcntl.fcntl(fd, op, _PIPE_SIZE)
+
+
 def _read_exact(f: BinaryIO, n: int) -> bytes:
     data = f.read(n)
     if len(data) != n:
@@ -280,7 +307,10 @@ def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO)
         head = inp.read(_REQ.size)
         if len(head) < _REQ.size:
             return
-        limit, n_spans = _REQ.unpack(head)
+        limit, n_spans, n_names = _REQ.unpack(head)
+        if n_names:
+            for name, pseudonym in marshal.loads(_read_exact(inp, n_names)):
+                engine._pseudonyms[name] = pseudonym
         spans: Spans = [_SPAN.unpack(_read_exact(inp, _SPAN.size)) for _ in range(n_spans)]
         buf = _read_exact(inp, limit)
         engine._counts = {}

@@ -26,7 +26,7 @@ class TokenFormat:
     regex: bytes
     triggers: tuple[bytes, ...]  # case-sensitive literals, one of which every match contains
     back: int = 0  # how far before its trigger a match starts
-    # literals one of which every match starts with, each holding an anchor byte (`_`, `A`):
+    # literals one of which every match starts with, each holding an anchor byte (`_`, `A`, `J`):
     # found by one pass for the byte instead of one pass per trigger (see rage/redact_scan)
     anchored: tuple[bytes, ...] = ()
 
@@ -38,9 +38,11 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
                 (b"gh",), anchored=(b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_")),
     TokenFormat("github-token", _LEFT + rb"github_pat_[A-Za-z0-9_]{22,255}",
                 (b"github_pat_",), anchored=(b"github_pat_",)),
+    # whole prefixes, dash included: found with the other dashed triggers in one pass
     TokenFormat("gitlab-token", _LEFT + rb"gl(?:pat|dt|rt)-[A-Za-z0-9_\-]{20,255}",
-                (b"gl",)),
-    TokenFormat("slack-token", _LEFT + rb"xox[abposre]-[A-Za-z0-9\-]{10,250}", (b"xox",)),
+                (b"glpat-", b"gldt-", b"glrt-")),
+    TokenFormat("slack-token", _LEFT + rb"xox[abposre]-[A-Za-z0-9\-]{10,250}",
+                tuple(b"xox%c-" % c for c in b"abposre")),
     TokenFormat("slack-token",
                 rb"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}",
                 (b"hooks.slack.com/services/",), back=len(b"https://")),
@@ -58,11 +60,12 @@ TOKEN_FORMATS: tuple[TokenFormat, ...] = (
                 _LEFT + rb"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,300}"
                 rb"|[A-Za-z0-9]{32,300})",
                 (b"sk-",)),
-    TokenFormat("google-api-key", _LEFT + rb"AIza[0-9A-Za-z_\-]{35}", (b"AIza",)),
+    TokenFormat("google-api-key", _LEFT + rb"AIza[0-9A-Za-z_\-]{35}", (b"AIza",),
+                anchored=(b"AIza",)),
     TokenFormat("jwt",
                 rb"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{8,8192}"
                 rb"\.[A-Za-z0-9_\-]{0,4096}",
-                (b"eyJ",)),
+                (b"eyJ",), anchored=(b"eyJ",)),
 )
 
 # Words that make a name look secret; a superset prefilter for

@@ -2,13 +2,18 @@
 
 The combined regex is only tried, anchored, at positions a trigger points to: most log text
 holds no trigger at all, and a ``find`` runs at memory speed where a regex scan would crawl.
-Every trigger costs one pass over the text, the dominant cost of the engine, so the plan
-keeps as few of them as it can.
+Every plain trigger costs one pass over the text, the dominant cost of the engine, so the
+plan keeps as few of them as it can: token prefixes holding a rare byte (``_``, ``A``, ``J``)
+are found by walking that byte's occurrences, and the triggers holding a byte of
+:data:`GROUP_BYTES` (``/``, ``-``; ``k``, ``w`` in lower-cased text) by one regex pass per
+byte. Where such a byte is too common the plain finds run instead; the starts found are the
+same either way (``reference=True`` in :func:`candidate_starts` is what tests compare to).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # where a match starts relative to its trigger: >= 0 that many bytes before it, IDENT at the
@@ -19,10 +24,39 @@ _IDENT_RUN = re.compile(rb"[A-Za-z0-9_.\-]{0,66}\Z")
 _SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
 Plan = tuple[tuple[bytes, tuple[int, ...]], ...]
+# bytes whose triggers are found together, by one regex: `re` runs through the text to each
+# occurrence of the byte at memory speed and checks the triggers around it with lookarounds,
+# one pass where each trigger would cost its own. Case-sensitive triggers: paths (`/home/`)
+# and token prefixes (`sk-`, `glpat-`); secret words, in lower-cased text, by a letter each
+# holds (`k`: token, key, cookie; `w`: passw, pwd; `s`: secret, session, signature, salt,
+# dsn; `a`: auth, bearer, credential), where the bytes next to it turn most occurrences away
+GROUP_BYTES = b"/-"
+GROUP_BYTES_CI = b"kwsa"
+# a plain find covers about this many bytes in the time a group's regex spends on one
+# occurrence of its byte: past one occurrence per _GROUP_COST / (number of triggers) bytes
+# the plain finds are cheaper and run instead
+_GROUP_COST = 100
+_SAMPLE = 64 * 1024  # the density is judged on the start of the text
+
+
+@dataclass(frozen=True)
+class Group:
+    """Triggers holding one byte, found through it (see :data:`GROUP_BYTES`)."""
+
+    byte: int
+    regex: re.Pattern[bytes]
+    members: tuple[tuple[bytes, int, tuple[int, ...]], ...]  # trigger, index of byte, modes
+    plan: Plan  # the same triggers, for plain finds where the byte is too common
+
+    def too_dense(self, hay: bytes) -> bool:
+        n = min(len(hay), _SAMPLE)
+        return hay.count(self.byte, 0, n) * _GROUP_COST > n * len(self.members)
 # an anchor byte: (bucket offset, bucket byte -> ((literal, index of the anchor in it), ...))
 Anchor = tuple[int, dict[int, tuple[tuple[bytes, int], ...]]]
-ANCHOR_BYTES = b"_A"  # bytes rare enough in logs to walk every occurrence of
-# past this many occurrences per byte of text an anchor is not rare here: plain finds instead
+ANCHOR_BYTES = b"_AJ"  # bytes rare enough in logs to walk every occurrence of
+# past one occurrence per this many bytes of text an anchor is not rare here: the walk stops
+# and the plain finds run instead (the walk finds each occurrence with memchr, so a rare
+# anchor costs next to nothing, where a plain find costs a full pass per trigger)
 _ANCHOR_DENSITY = 512
 _URL_SPAN = 1024 + 3  # the longest userinfo URL_CREDENTIALS takes, plus "://"
 
@@ -31,13 +65,16 @@ _URL_SPAN = 1024 + 3  # the longest userinfo URL_CREDENTIALS takes, plus "://"
 class ScanPlan:
     """What to search for: plain triggers (``cs`` as they are, ``ci`` in lower-cased text),
     anchored literals walked from one byte each, and URL credentials found from their ``@``.
-    ``fallback`` holds the plain triggers that replace an anchor where it is too common."""
+    ``fallback`` holds the plain triggers that replace an anchor where it is too common;
+    ``groups`` and ``ci_groups`` find more plain triggers a byte at a time."""
 
     cs: Plan
     ci: Plan
     anchors: dict[int, Anchor]
     fallback: dict[int, Plan]
     url_at: bool
+    groups: tuple[Group, ...] = ()
+    ci_groups: tuple[Group, ...] = ()
 
 
 def scan_plan(triggers: dict[bytes, set[int]]) -> Plan:
@@ -47,6 +84,41 @@ def scan_plan(triggers: dict[bytes, set[int]]) -> Plan:
         if not any(o != t and t.startswith(o) and modes <= triggers[o] for o in triggers)
     }
     return tuple((t, tuple(sorted(m))) for t, m in keep.items())
+
+
+def group_plan(plan: Plan, group_bytes: bytes) -> tuple[Plan, tuple[Group, ...]]:
+    """Split ``plan`` into the triggers left to plain finds and the groups that find the
+    others through one of ``group_bytes``."""
+    rest: list[tuple[bytes, tuple[int, ...]]] = []
+    members: dict[int, list[tuple[bytes, int, tuple[int, ...]]]] = {}
+    for t, modes in plan:
+        c = next((c for c in group_bytes if c in t), None)
+        if c is None:
+            rest.append((t, modes))
+        else:
+            members.setdefault(c, []).append((t, t.index(c), modes))
+    groups: list[Group] = []
+    for c, ms in members.items():
+        alts = [(b"(?<=" + re.escape(t[:k + 1]) + b")" if k else b"")
+                + (b"(?=" + re.escape(t[k + 1:]) + b")" if k + 1 < len(t) else b"")
+                for t, k, _modes in ms]
+        # the byte first, so that `re` skips to it; the lookarounds consume nothing more. A
+        # class of the bytes next to it in the triggers turns most occurrences away at once
+        # (the digit before the `-` of a date, the `u` after the `/` of `/usr`)
+        regex = re.escape(bytes([c]))
+        if all(alts):
+            if all(k for _t, k, _m in ms):
+                regex += b"(?<=[" + _byte_class({t[k - 1] for t, k, _m in ms}) + b"].)"
+            elif all(k + 1 < len(t) for t, k, _m in ms):
+                regex += b"(?=[" + _byte_class({t[k + 1] for t, k, _m in ms}) + b"])"
+            regex += b"(?:" + b"|".join(alts) + b")"
+        groups.append(Group(byte=c, regex=re.compile(regex), members=tuple(ms),
+                            plan=tuple((t, modes) for t, _k, modes in ms)))
+    return tuple(rest), tuple(groups)
+
+
+def _byte_class(bs: set[int]) -> bytes:
+    return b"".join(re.escape(bytes([b])) for b in sorted(bs))
 
 
 def anchor_for(literals: tuple[bytes, ...]) -> tuple[int, Anchor] | None:
@@ -77,25 +149,28 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False) 
     starts: set[int] = set()
     add = starts.add
     extra: list[Plan] = []
-    for c, (d, buckets) in plan.anchors.items():
-        if reference or region.count(c) * _ANCHOR_DENSITY > len(region):
+    budget = len(region) // _ANCHOR_DENSITY
+    for c, anchor in plan.anchors.items():
+        if reference or not _walk_anchor(region, c, anchor, budget, add):
             extra.append(plan.fallback[c])
-            continue
-        j = region.find(c)
-        end = len(region)
-        while j >= 0:
-            k = j + d
-            if 0 <= k < end:
-                for lit, i in buckets.get(region[k], ()):
-                    if j >= i and region.startswith(lit, j - i):
-                        add(j - i)
-            j = region.find(c, j + 1)
+    for g in plan.groups:
+        if reference or g.too_dense(region):
+            extra.append(g.plan)
+        else:
+            _group_starts(region, region, g, starts)
     if plan.url_at and not reference:
         _url_starts(region, starts)
     elif plan.url_at:
         extra.append(((b"://", (SCHEME,)),))
-    low = region.lower() if plan.ci else region
-    for hay, p in ((region, plan.cs), *((region, e) for e in extra), (low, plan.ci)):
+    low = region.lower() if plan.ci or plan.ci_groups else region
+    extra_ci: list[Plan] = []
+    for g in plan.ci_groups:
+        if reference or g.too_dense(low):
+            extra_ci.append(g.plan)
+        else:
+            _group_starts(region, low, g, starts)
+    for hay, p in ((region, plan.cs), *((region, e) for e in extra), (low, plan.ci),
+                   *((low, e) for e in extra_ci)):
         for t, modes in p:
             i = hay.find(t)
             if i < 0:
@@ -113,6 +188,41 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False) 
                         _run_starts(region, i, mode, starts)
                 i = hay.find(t, i + 1)
     return sorted(starts)
+
+
+def _group_starts(region: bytes, hay: bytes, g: Group, starts: set[int]) -> None:
+    """Starts for the triggers of a byte group found in ``hay`` (``region`` or its lower-cased
+    copy); several triggers may hold the same occurrence."""
+    for m in g.regex.finditer(hay):
+        j = m.start()
+        for t, k, modes in g.members:
+            if j >= k and hay.startswith(t, j - k):
+                for mode in modes:
+                    if mode >= 0:
+                        starts.add(j - k - mode)
+                    else:
+                        _run_starts(region, j - k, mode, starts)
+
+
+def _walk_anchor(region: bytes, c: int, anchor: Anchor, budget: int,
+                 add: Callable[[int], None]) -> bool:
+    """Add the starts of the anchored literals around each ``c``; False past ``budget``
+    occurrences (the starts added so far are real ones: the plain finds add them too)."""
+    d, buckets = anchor
+    end = len(region)
+    find = region.find
+    j = find(c)
+    while j >= 0:
+        budget -= 1
+        if budget < 0:
+            return False
+        k = j + d
+        if 0 <= k < end:
+            for lit, i in buckets.get(region[k], ()):
+                if j >= i and region.startswith(lit, j - i):
+                    add(j - i)
+        j = find(c, j + 1)
+    return True
 
 
 def _url_starts(region: bytes, starts: set[int]) -> None:

@@ -139,16 +139,69 @@ PIECES = st.sampled_from([
     "://", "https://", "ftp://u:p@", "https://hooks.slack.com/services/" + "T0/B1/" * 5,
     "user:pw@host", "a@b.c", "token=", "x_token: ", "/home/bob", "alice", " ", "\n", "-", "=",
     "k_", "m_", "gh", "sk", "npm", "pypi-AgE" + "p" * 50, "eyJ" + "a" * 10 + ".e" + "b" * 9,
+    # the byte groups (`-`, `/`; `k`, `w` in lower-cased text) and the `J` anchor
+    "AIza" + "S" * 35, "J", "yJ", "eyJ", "glpat-" + "g" * 20, "gldt-", "glrt-" + "r_" * 10,
+    "xoxb-" + "1" * 10, "xoxe-", "xox", "sk-", "sk-proj-" + "p" * 20, "sk-" + "o" * 32, "pypi-",
+    "-", "--", "/", "//", "/Users/carol", "/home/", "/home/alice", "hooks.slack.com/services/",
+    "k", "w", "kw", "token", "TOKEN", "Key", "key=", "mykey: ", "Cookie: a=b", "passw", "PWD=",
+    "pwd", "--password ", "x-pwd-y=", "Set-Cookie: s=1", "okey", "monkey=", "secret=",
+    "Session: ", "signature", "SALT=", "dsn=", "s", "a", "AUTH", "x-auth-token: ", "bearer ",
+    "Bearer abcdefgh1234", "Credential", "aws_secret_access_key", "sa", "ss", "alice-laptop",
 ])
+# text that makes every anchor and byte group too common to use: the plain finds run
+DENSE = "--/kwsaJ_A" * 2000
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(PIECES, min_size=1, max_size=40), st.integers(0, 3))
+@given(st.lists(PIECES, min_size=1, max_size=40), st.integers(0, 5))
 def test_anchored_scan_equals_plain_triggers(parts: list[str], dense: int) -> None:
-    # `dense` pads with underscores or A's so the anchors cross their density limit too
+    # `dense` pads with underscores or A's so the anchors cross their density limit too,
+    # or with every anchor and group byte, before or after the pieces
     text = "".join(parts) + ("_" * 700 + "A" * 700 if dense == 3 else "_A" * dense * 300)
+    if dense == 4:
+        text = DENSE + text
+    elif dense == 5:
+        text += DENSE
     fast = Redactor(**NAMES)  # type: ignore[arg-type]
     slow = Redactor(**NAMES)  # type: ignore[arg-type]
     slow.reference_scan = True
     assert fast.text(text) == slow.text(text)
     assert fast.counts == slow.counts
+
+
+def test_size_hint_starts_workers_at_once() -> None:
+    """A stream known to be large goes to the workers from its first piece; same output."""
+    from rage.redact_parallel import PARALLEL_MIN
+
+    data = _log(5, 60000)  # ~2 MiB: without the hint it would stay in-process
+    assert len(data) < PARALLEL_MIN
+    want, ref = _serial(data)
+    r = Redactor(**NAMES)  # type: ignore[arg-type]
+    it = r.stream(_chunks(data, 65536), block=65536, workers=2, size=PARALLEL_MIN)
+    got = [next(it)]
+    assert len(_children()) == 2
+    got.extend(it)
+    assert b"".join(got) == want
+    assert r.counts == ref.counts
+    assert r.pseudonym_map() == ref.pseudonym_map()
+    assert _children() == set()
+    small = Redactor(**NAMES)  # type: ignore[arg-type]
+    it = small.stream(_chunks(data, 65536), block=65536, workers=2, size=len(data))
+    assert next(it) and _children() == set()  # a small hint: in-process, as before
+    assert b"".join(it) and small.counts == ref.counts
+
+
+def test_names_numbered_in_the_parent_reach_the_workers() -> None:
+    """Other people's homes first seen in one piece are numbered in the parent, and later
+    pieces (redacted in workers told the numbers) use the same pseudonyms."""
+    people = [f"member{i:02d}" for i in range(30)]
+    lines = [f"{i} read /home/{people[(i * 7) % 30]}/f.txt then /home/{people[i % 30]}/g\n"
+             for i in range(30000)]
+    data = "".join(lines).encode()
+    want, ref = _serial(data)
+    r = Redactor(**NAMES)  # type: ignore[arg-type]
+    got = b"".join(redact_stream(r, _chunks(data, 40000), block=32768, workers=2,
+                                 min_parallel=0, piece=50_000))
+    assert got == want
+    assert r.pseudonym_map() == ref.pseudonym_map()
+    assert r.counts == ref.counts == {"user": 60000}

@@ -462,3 +462,40 @@ def test_unwritable_output_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("rage: cannot write the bundle to ")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_capped_regions_redacted_in_workers_match_the_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Head and tail regions streamed by worker processes from their first piece (their
+    size is passed down as a hint) give the bytes an in-process redaction of the whole
+    file gives, with the same counts."""
+    import rage.redact_parallel
+    from rage.redact import Redactor
+    from rage.redact_capped import redact_capped
+
+    monkeypatch.setattr(rage.redact_parallel, "PARALLEL_MIN", 64 * KiB)  # regions > this
+    size = 3 * MiB + 12345
+    src = tmp_path / "big.log"
+    src.write_bytes(_log(size, {
+        5_000: f"token {GH_TOKEN} and /home/someone/x\n".encode(),
+        HALF - 90: b"password=" + b"Zx9Qw" * 40 + b"\n",  # across the head cut
+        HALF + 20 * KiB: b"first seen /home/latecomer/notes\n",  # a name numbered later
+        size - HALF - 300: b"api_key=" + b"Qm7Vt" * 80 + b"\n",  # across the tail cut
+        size - HALF - 200 * KiB: _key_block(b"KeyTailLine", 150 * KiB),
+        size - 9_000: b"back in /home/latecomer and /home/someone\n",
+    }))
+    whole = Redactor(home="/home/me", user="me", hostname="me-box")
+    full = whole.bytes(src.read_bytes())
+    r = Redactor(home="/home/me", user="me", hostname="me-box")
+    note, digest = redact_capped(src, tmp_path / "out.log", 2 * HALF, size, r)
+    out = (tmp_path / "out.log").read_bytes()
+    assert digest is not None and digest[0] == len(out)
+    head, tail = _cut(out, note["dropped_bytes"])
+    assert head == full[:HALF] and tail == full[-HALF:]
+    assert b"KeyTailLine" not in out and b"Zx9Qw" not in out and b"Qm7Vt" not in out
+    assert b"latecomer" not in out and b"someone" not in out
+    # the regions' counts: everything but the middle, which was never read
+    assert r.counts["github-token"] == 1 and r.counts["private-key"] == 1
+    assert r.counts["secret-field"] == 2 and r.counts["user"] == 4
+    assert r.pseudonym_map() == whole.pseudonym_map()
