@@ -87,6 +87,18 @@ def parse_size(value: str | int) -> int:
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
+def format_size(n: int) -> str:
+    """Render a byte count for people: ``512 B``, ``4.6 KiB``, ``12.0 MiB``, ``1.5 GiB``."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            break
+    return f"{value:.1f} {unit}"
+
+
 def _parse_bool(value: str | bool) -> bool:
     if isinstance(value, bool):
         return value

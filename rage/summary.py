@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rage.config import format_size
+
 # CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks), lone escapes
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 TAIL_LINES = 40
@@ -48,14 +50,6 @@ def signal_name(sig: int | None) -> str | None:
         return _signal.Signals(sig).name
     except ValueError:
         return f"signal {sig}"
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / (1024 * 1024):.1f} MiB"
 
 
 @dataclass(frozen=True)
@@ -147,5 +141,5 @@ def render(inp: SummaryInput) -> str:
         lines += [f"- {t}" for t in inp.truncated]
     if inp.contents:
         lines += ["", "## Bundle contents", ""]
-        lines += [f"- `{name}` ({_size(size)})" for name, size in inp.contents]
+        lines += [f"- `{name}` ({format_size(size)})" for name, size in inp.contents]
     return "\n".join(lines) + "\n"

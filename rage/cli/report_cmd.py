@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from rage.cli.render import command_line, emit_json, run_rows, warn
+from rage.config import format_size
 from rage.errors import DeclinedError, UsageError
 
 DEFAULT_HELP = """Report a run: pick it, preview what would be sent, write a bundle.
@@ -23,14 +24,6 @@ RUN is an id, a unique prefix, `last` or `last-failed`; on a terminal, leave it 
 choose from a list. Everything in the bundle is redacted first; nothing is uploaded
 unless an upload target is set (--to or upload_url) and you confirm (or pass --yes).
 """
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / (1024 * 1024):.1f} MiB"
 
 
 def _host(target: str) -> str:
@@ -87,10 +80,10 @@ def _choose(app: str | None) -> Any:
 
 def _render_preview(data: Mapping[str, Any]) -> str:
     out = [f"Preview of the report for run {data['run']} ({data['app']}): "
-           f"{len(data['members'])} files, {_size(data['total_bytes'])} before compression.",
+           f"{len(data['members'])} files, {format_size(data['total_bytes'])} before compression.",
            "This is exactly what the bundle would contain (already redacted).", ""]
     for m in data["members"]:
-        title = f"===== {m['name']} ({_size(m['size'])})"
+        title = f"===== {m['name']} ({format_size(m['size'])})"
         if m.get("binary"):
             out += [title + " binary, not shown =====", ""]
         elif "content" in m:
@@ -106,14 +99,14 @@ def _overview(prepared: Any, dest: str) -> None:
     """The short summary shown before asking to create the bundle."""
     click.echo(f"The bundle for run {prepared.request.run.short_id} would contain:")
     for m in prepared.members:
-        click.echo(f"  {m.name:<40} {_size(m.size):>10}")
+        click.echo(f"  {m.name:<40} {format_size(m.size):>10}")
     counts = prepared.redaction_counts
     if counts:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
         click.echo(f"Redacted {sum(counts.values())} value(s) ({kinds}).")
     else:
         click.echo("Nothing needed redacting.")
-    click.echo(f"Total {_size(prepared.total_bytes)} before compression, written to {dest}")
+    click.echo(f"Total {format_size(prepared.total_bytes)} before compression, written to {dest}")
 
 
 def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | None,
@@ -202,7 +195,7 @@ def _run_report(
                               "redaction_counts": prepared.redaction_counts,
                               "upload": None, "markdown": None, "issue_url": None}
     if not as_json:
-        click.echo(f"bundle written: {built.path} ({_size(built.size)})")
+        click.echo(f"bundle written: {built.path} ({format_size(built.size)})")
         if not target:
             click.echo("attach this file to your bug report, or upload it with: "
                        f"rage send {built.path} --to URL")

@@ -8,20 +8,10 @@ from pathlib import Path
 import click
 
 from rage.cli.render import emit_json, format_when
+from rage.config import format_size
 from rage.errors import DeclinedError, RageError, UploadError, UsageError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
-
-
-def _size(n: int) -> str:
-    if n < 1000:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KB", "MB", "GB"):
-        value /= 1000
-        if value < 1000 or unit == "GB":
-            break
-    return f"{value:.1f} {unit}"
 
 
 @click.command()
@@ -60,7 +50,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
             raise UsageError("not a terminal: pass --yes to upload without confirmation")
         previous = sent_info(path)
         again = f" (already sent to {previous.get('url')})" if previous else ""
-        size = _size(path.stat().st_size)
+        size = format_size(path.stat().st_size)
         if not click.confirm(f"upload {path.name} ({size}) to {target}?{again}", err=True):
             raise DeclinedError("not uploaded; the bundle is kept: " + str(path))
     try:
@@ -109,5 +99,5 @@ def pending(app: str | None, as_json: bool) -> None:
         shown = str(b.path)
         if b.path.is_relative_to(home):
             shown = "~/" + str(b.path.relative_to(home))
-        click.echo(f"{format_when(b.created_at):<16} {b.app:<12} {_size(b.size):>9}  {shown}")
+        click.echo(f"{format_when(b.created_at):<16} {b.app:<12} {format_size(b.size):>9}  {shown}")
     click.echo("send one with: rage send BUNDLE", err=True)
