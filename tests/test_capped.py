@@ -50,13 +50,3 @@ def test_many_small_writes_keep_the_exact_tail(tmp_path: Path) -> None:
     f.close()
     assert path.read_bytes() == expected(b"".join(chunks), 10_000)
 
-
-def test_format_size_units() -> None:
-    from rage.config import format_size, parse_size
-
-    assert format_size(0) == "0 B"
-    assert format_size(1023) == "1023 B"
-    assert format_size(4710) == "4.6 KiB"
-    assert format_size(12 * 1024 * 1024) == "12.0 MiB"
-    assert format_size(3 * 1024**4) == "3072.0 GiB"
-    assert parse_size(format_size(64 * 1024 * 1024).replace(" ", "")) == 64 * 1024 * 1024
