@@ -97,6 +97,7 @@ class Context:
     python: str | None = None  # interpreter of the run when known (else sys.executable)
     tools: tuple[str, ...] = ()  # executables whose versions to record
     history_root: Path | None = None  # rage's state dir (for disk usage)
+    environ: Mapping[str, str] | None = None  # the run's environment, when it was recorded
     _tracker: _ProcessTracker | None = field(default=None, repr=False, compare=False)
 
     def run_command(

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from collectors.base import Collector, Context
-from rage.sensitive import looks_secret_name
+from rage.sensitive import HIDDEN, looks_secret_name
 
 # Prefixes of well-known credential formats.
 _TOKEN_RE = re.compile(
@@ -53,8 +53,11 @@ def is_path_list(name: str, value: str) -> bool:
     return listy and (os.pathsep in value or os.sep in value)
 
 
+_MASKED = re.compile(re.escape(HIDDEN).replace(re.escape("{}"), r"\d+"))
+
+
 def hidden(value: str) -> str:
-    return f"[set, {len(value)} chars, hidden]"
+    return HIDDEN.format(len(value))
 
 
 def describe_environment(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -65,7 +68,8 @@ def describe_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     for name in sorted(environ):
         value = environ[name]
         if looks_secret_name(name) or looks_secret_value(value):
-            variables[name] = hidden(value)
+            # a recorder may have masked it already (rage.sensitive.masked_environ)
+            variables[name] = value if _MASKED.fullmatch(value) else hidden(value)
             hidden_names.append(name)
         elif is_path_list(name, value):
             entries = value.split(os.pathsep)
@@ -89,4 +93,7 @@ class EnvironmentCollector(Collector):
     timeout = 3.0
 
     def collect(self, ctx: Context) -> Any:
-        return describe_environment(os.environ)
+        # the recorded run's environment when the recorder kept it, else this process's
+        data = describe_environment(os.environ if ctx.environ is None else ctx.environ)
+        data["source"] = "reporting process" if ctx.environ is None else "run"
+        return data

@@ -317,3 +317,14 @@ def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float)
     except OSError:
         fresh = False
     return not (n <= max_runs and fresh)
+
+
+def save_environ(rec: Recording, environ: dict[str, str]) -> None:
+    """Keep the environment the run saw as ``environ.json``, secret-named values masked.
+
+    The `environment` collector reports it instead of the reporting process's environment.
+    """
+    from rage.sensitive import masked_environ
+
+    write_json_atomic(rec.file("environ.json"), masked_environ(environ))
+

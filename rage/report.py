@@ -148,10 +148,21 @@ def _collect(request: ReportRequest, meta: Mapping[str, Any]) -> tuple[list[Sect
     cwd = Path(request.run.cwd) if request.run.cwd else Path.cwd()
     ctx = Context(app=request.run.app, run=dict(meta), cwd=cwd if cwd.is_dir() else Path.cwd(),
                   python=meta.get("python") if isinstance(meta.get("python"), str) else None,
-                  tools=s.tools, history_root=home_root())
+                  tools=s.tools, history_root=home_root(), environ=_recorded_environ(request.run))
     sections = run_collectors(found.collectors, ctx, only=request.only, skip=request.skip,
                               deadline_s=request.collector_deadline_s, sources=found.sources)
     return sections, list(found.warnings)
+
+
+def _recorded_environ(run: Run) -> dict[str, str] | None:
+    """The environment the recorder kept for the run (``environ.json``), if readable."""
+    try:
+        data = json.loads((run.dir / "environ.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {str(k): str(v) for k, v in data.items()}
 
 
 def prepare(request: ReportRequest) -> Prepared:
@@ -239,7 +250,7 @@ def _redact_run_files(
     sources: dict[str, Path] = {}
     for p in run.files():
         rel = p.relative_to(run.dir).as_posix()
-        if rel == "meta.json":
+        if rel in {"meta.json", "environ.json"}:  # meta is rewritten; environ is a collector
             continue  # rewritten from the redacted meta
         try:
             sources["run/" + _bundle.check_member_name(rel)] = p

@@ -278,7 +278,7 @@ class Wrapper:
                          t0: float) -> None:
         from rage.capped import CappedFile
         from rage.paths import home_root_str
-        from rage.recording import start_run
+        from rage.recording import save_environ, start_run
 
         try:
             self.active = start_run(
@@ -290,6 +290,7 @@ class Wrapper:
                 if name:
                     self.captures[name] = CappedFile(self.active.file(name),
                                                      self.settings.output_cap)
+            save_environ(self.active, dict(os.environ))  # the child inherited this one
         except OSError as e:
             self.not_recording(e)
 

@@ -381,6 +381,9 @@ def install(app: str, version: str | None = None, **options: Any) -> Recorder:
                 _warn(app, f"not recording this run ({e.strerror or e}{where})")
             else:
                 try:
+                    from rage.recording import save_environ
+
+                    save_environ(rec.run, dict(os.environ))
                     rec._start()
                 except OSError as e:
                     _warn(app, f"not recording this run ({e.strerror or e})")
