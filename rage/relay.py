@@ -213,6 +213,15 @@ class _Relay:
     def __init__(self, child: Child, captures: dict[str, Sink], wake_fd: int,
                  on_capture_error: Callable[[OSError], None]) -> None:
         self.master = child.master_fd
+        self.child_pid = child.pid
+        # the suspend key the child's terminal started with (the user's own, usually ^Z)
+        saved = child.saved_termios
+        susp = None
+        if saved:
+            import termios  # already loaded by rage.spawn whenever there are saved termios
+
+            susp = saved[6][termios.VSUSP]
+        self.susp_key = susp if isinstance(susp, bytes) and susp != b"\0" else None
         self.wake_fd = wake_fd
         self.on_capture_error = on_capture_error
         self.capturing = True
@@ -365,8 +374,35 @@ class _Relay:
         if not data:
             self._close_input()
             return
+        if self.susp_key is not None and self.susp_key in data:
+            data = self._suspend_key(data, self.susp_key)
         inp.pending += data
         self._flush_input()
+
+    def _suspend_key(self, data: bytes, key: bytes) -> bytes:
+        """Handle ^Z typed for a child whose terminal would suspend it; return the rest.
+
+        The child leads a session of its own, so its process group is orphaned and the
+        kernel discards the SIGTSTP its terminal raises for ^Z. SIGSTOP is not subject to
+        that rule: the child stops, the supervisor sees it and stops the wrapper too, so the
+        shell shows a stopped job and ``fg`` resumes both. When the child's terminal has
+        ISIG off (an editor in raw mode), ^Z is just a byte for it.
+        """
+        import termios
+
+        assert self.master is not None
+        try:
+            attrs = termios.tcgetattr(self.master)
+        except termios.error:
+            return data
+        if not attrs[3] & termios.ISIG or attrs[6][termios.VSUSP] != key:
+            return data
+        i = data.find(key)
+        try:
+            os.killpg(self.child_pid, signal.SIGSTOP)
+        except OSError:
+            return data
+        return data[:i] + data[i + 1:]
 
     def _flush_input(self) -> None:
         """Send buffered keyboard input to the non-blocking pty master; never blocks."""

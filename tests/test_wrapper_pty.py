@@ -14,7 +14,7 @@ import sys
 import termios
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tests.conftest import rage_cmd, run_rage
@@ -289,9 +289,11 @@ CHILD_FLOOD = (
 def test_keys_reach_a_child_that_floods_the_terminal() -> None:
     # the relay reads the child's output in bursts; typed keys must still get through
     with terminal("--", sys.executable, "-c", CHILD_FLOOD) as term:
-        tail, total, typed = b"", 0, False
+        # everything seen since typing: the flood thread's last chunk may land after the
+        # reply, so the reply is not necessarily at the very end
+        since, total, typed = b"", 0, False
         deadline = time.monotonic() + 30
-        while b"got b'stop\\n'" not in tail:
+        while b"got b'stop\\n'" not in since:
             assert time.monotonic() < deadline, f"keys never arrived; {total} bytes seen"
             if select.select([term.master], [], [], 0.5)[0]:
                 try:
@@ -299,9 +301,78 @@ def test_keys_reach_a_child_that_floods_the_terminal() -> None:
                 except OSError:
                     break
                 total += len(data)
-                tail = (tail + data)[-256:]
+                if typed:
+                    since += data
             if not typed and total > 1 << 20:  # the flood is on
                 os.write(term.master, b"stop\r")
                 typed = True
-        assert b"got b'stop\\n'" in tail
+        assert b"got b'stop\\n'" in since
         assert term.finish() == 0
+
+
+def _proc_state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def _wait_for(pred: object, what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_job_control_ctrl_z_and_fg_in_an_interactive_shell() -> None:
+    """^Z stops the wrapped command and the wrapper, `fg` resumes both, ^C ends the run."""
+    import pty
+    import shlex
+
+    from rage.history import RunStore
+
+    cmd = shlex.join(rage_cmd("run", "--app", "jobs", "--", "sleep", "30"))
+    env = {**os.environ, "PS1": "PROMPT$ ", "TERM": "xterm"}
+    pid, master = pty.fork()
+    if pid == 0:  # the child: an interactive shell with this pty as its controlling terminal
+        os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], env)
+    set_size(master, 24, 80)
+    screen = bytearray()
+
+    def read_until(needle: bytes, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in screen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"timed out waiting for {needle!r}; saw {bytes(screen)!r}"
+            if select.select([master], [], [], left)[0]:
+                screen.extend(os.read(master, 65536))
+
+    try:
+        read_until(b"PROMPT$ ")
+        os.write(master, cmd.encode() + b"\n")
+        store = RunStore()
+
+        def running() -> bool:
+            runs = store.list("jobs").runs
+            return bool(runs) and runs[0].status == "running"
+
+        _wait_for(running, "the run to start")
+        child = store.list("jobs").runs[0].pid
+        assert child is not None
+        _wait_for(lambda: _proc_state(child) == "S", "sleep to be running")
+        os.write(master, b"\x1a")  # ^Z
+        read_until(b"Stopped")
+        _wait_for(lambda: _proc_state(child) == "T", "sleep to be stopped")
+        assert store.list("jobs").runs[0].status == "running"  # stopped, not ended
+        os.write(master, b"fg\n")
+        _wait_for(lambda: _proc_state(child) == "S", "sleep to run again")
+        os.write(master, b"\x03")  # ^C
+        _wait_for(lambda: store.list("jobs").runs[0].status != "running", "the run to end")
+        run = store.list("jobs").runs[0]
+        assert run.status == "interrupted" and run.signal == signal.SIGINT
+        os.write(master, b"echo after-$((40+2))\n")
+        read_until(b"after-42")  # the shell's terminal works normally again
+        os.write(master, b"exit\n")
+    finally:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(master)
