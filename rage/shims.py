@@ -3,7 +3,8 @@
 A shim is a POSIX sh script named like the program, in a directory that comes before the
 real program on PATH. At run time it finds the real program by walking PATH, skipping its
 own directory and itself (so it never runs itself), and execs
-``rage run --app NAME -- /real/NAME ARGS...``; ``NAME rage ARGS...`` becomes
+``rage run --app NAME --exec /real/NAME -- NAME ARGS...`` (the program sees the argv[0]
+the user typed); ``NAME rage ARGS...`` becomes
 ``rage report --app NAME ARGS...``. The second line carries :data:`MARKER`: rage only
 overwrites or removes files that carry it.
 
@@ -60,7 +61,7 @@ if [ -z "$rage_real" ]; then
   echo "$rage_name: command not found (rage shim $rage_self found no other $rage_name on PATH)" >&2
   exit 127
 fi
-exec {run} run --app "$rage_name" -- "$rage_real" "$@"
+exec {run} run --app "$rage_name" --exec "$rage_real" -- "$rage_name" "$@"
 """
 
 

@@ -46,6 +46,7 @@ Run CMD exactly as the shell would and record the run (argv, times, exit status,
 options:
   --app NAME             record under this app name (default: the basename of CMD)
   --attach PATH_OR_GLOB  copy matching files modified during the run into it (repeatable)
+  --exec PATH            run the file PATH, passing CMD as its argv[0] (what shims do)
   -h, --help             show this help
 """
 
@@ -58,20 +59,22 @@ CRASH_NAMES = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
 class RunOptions:
     """The wrapper's parsed command line (plain data)."""
 
-    __slots__ = ("app", "argv", "attach", "help")
+    __slots__ = ("app", "argv", "attach", "exec_path", "help")
 
     def __init__(self, argv: tuple[str, ...], app: str | None = None,
-                 attach: tuple[str, ...] = (), help: bool = False) -> None:
+                 attach: tuple[str, ...] = (), help: bool = False,
+                 exec_path: str | None = None) -> None:
         self.argv = argv
         self.app = app
         self.attach = attach
         self.help = help
+        self.exec_path = exec_path  # run this file, with argv[0] as typed (shims use it)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RunOptions):
             return NotImplemented
-        return (self.argv, self.app, self.attach, self.help) == (
-            other.argv, other.app, other.attach, other.help)
+        return (self.argv, self.app, self.attach, self.help, self.exec_path) == (
+            other.argv, other.app, other.attach, other.help, other.exec_path)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -87,6 +90,7 @@ class _Usage(Exception):
 def parse_args(args: list[str]) -> RunOptions:
     """Parse ``rage run`` options by hand (click would cost ~30 ms of start-up)."""
     app: str | None = None
+    exec_path: str | None = None
     attach: list[str] = []
     i = 0
     while i < len(args):
@@ -97,7 +101,7 @@ def parse_args(args: list[str]) -> RunOptions:
         if a in ("-h", "--help"):
             return RunOptions((), help=True)
         name, eq, value = a.partition("=")
-        if name in ("--app", "--attach"):
+        if name in ("--app", "--attach", "--exec"):
             if not eq:
                 if i + 1 >= len(args):
                     raise _Usage(f"{name} needs a value")
@@ -105,6 +109,8 @@ def parse_args(args: list[str]) -> RunOptions:
                 value = args[i]
             if name == "--app":
                 app = value
+            elif name == "--exec":
+                exec_path = value
             else:
                 attach.append(value)
             i += 1
@@ -115,7 +121,7 @@ def parse_args(args: list[str]) -> RunOptions:
     argv = tuple(args[i:])
     if not argv:
         raise _Usage("no command given")
-    return RunOptions(argv, app, tuple(attach))
+    return RunOptions(argv, app, tuple(attach), exec_path=exec_path)
 
 
 def _err(line: str) -> None:
@@ -156,7 +162,7 @@ def main(args: list[str]) -> int:
     from rage.spawn import CommandError, resolve_command
 
     try:
-        path = resolve_command(opts.argv[0])
+        path = resolve_command(opts.exec_path or opts.argv[0])
     except CommandError as e:
         _err(f"rage: {e}")
         return e.exit_code

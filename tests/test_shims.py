@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -56,8 +57,24 @@ def test_install_run_records_through_rage(dirs: tuple[Path, Path]) -> None:
     assert done.stderr == "to stderr\n"
     listing = json.loads(run_rage("list", "--json", "--app", "mytool").stdout)["runs"]
     assert len(listing) == 1
-    assert listing[0]["argv"] == [str(real_dir / "mytool"), "a b", "c"]
+    assert listing[0]["argv"] == ["mytool", "a b", "c"]  # as the user typed it
+    assert listing[0]["executable"] == str(real_dir / "mytool")
     assert listing[0]["exit_code"] == 4 and listing[0]["recorder"] == "wrapper"
+
+
+def test_program_sees_the_argv0_the_user_typed(tmp_path: Path) -> None:
+    # ls names itself by argv[0] in its messages, as many programs do
+    shim_dir, real_dir = tmp_path / "shims", tmp_path / "real"
+    real_dir.mkdir()
+    ls = shutil.which("ls")
+    assert ls is not None
+    (real_dir / "lister").symlink_to(ls)
+    path = f"{shim_dir}:{real_dir}:{SYSTEM_PATH}"
+    assert install(shim_dir, "lister", path=path).returncode == 0
+    direct = run_as_user(["lister", str(tmp_path / "missing")], f"{real_dir}:{SYSTEM_PATH}")
+    shimmed = run_as_user(["lister", str(tmp_path / "missing")], path)
+    assert direct.stderr.startswith("lister: ")
+    assert shimmed.stderr == direct.stderr and shimmed.returncode == direct.returncode
 
 
 def test_shim_never_finds_itself(dirs: tuple[Path, Path], tmp_path: Path) -> None:
