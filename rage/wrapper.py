@@ -39,7 +39,7 @@ else:
 USAGE_EXIT = 2  # rage.errors.ExitCode.USAGE, whose IntEnum would import enum
 
 USAGE = """\
-usage: rage run [--app NAME] [--attach PATH_OR_GLOB]... [--] CMD [ARGS...]
+usage: rage run [--app NAME] [--attach PATH_OR_GLOB]... [--exec PATH] [--] CMD [ARGS...]
 
 Run CMD exactly as the shell would and record the run (argv, times, exit status, output).
 
@@ -138,7 +138,7 @@ def main(args: list[str]) -> int:
         opts = parse_args(args)
     except _Usage as e:
         _err(f"rage: run: {e}")
-        _err("usage: rage run [--app NAME] [--attach PATH_OR_GLOB]... [--] CMD [ARGS...]")
+        _err(USAGE.splitlines()[0])
         return USAGE_EXIT
     if opts.help:
         sys.stdout.write(USAGE)
