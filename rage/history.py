@@ -36,13 +36,13 @@ from rage.recording import (
     RUNNING,
     SCHEMA,
     Recording,
+    is_run_id,
     new_run_id,
     now_iso,
     start_run,
     status_for,
 )
 from rage.retention import (
-    ID_RE,
     PruneResult,
     delete_run_dir,
     is_due,
@@ -256,7 +256,7 @@ class RunStore:
         """Run directories of ``app``, oldest first (ids sort by start time)."""
         try:
             names = [e.name for e in os.scandir(self.root / check_app(app) / "runs")
-                     if ID_RE.match(e.name) and e.is_dir(follow_symlinks=False)]
+                     if is_run_id(e.name) and e.is_dir(follow_symlinks=False)]
         except OSError:
             return []
         return [self.root / app / "runs" / n for n in sorted(names)]
@@ -372,7 +372,7 @@ class RunStore:
 
 
 __all__ = [
-    "CORRUPT", "CRASHED", "CRASH_SIGNALS", "FAILED", "ID_RE", "INTERRUPTED",
+    "CORRUPT", "CRASHED", "CRASH_SIGNALS", "FAILED", "INTERRUPTED",
     "INTERRUPT_SIGNALS", "LOST", "OK", "PROBLEM_STATUSES", "RUNNING", "SCHEMA", "ActiveRun",
     "Listing", "PruneResult", "Run", "RunStore", "load_run", "lock_is_held", "new_run_id",
     "now_iso", "parse_iso", "run_id_time", "status_for",
