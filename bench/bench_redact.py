@@ -7,7 +7,7 @@ directory, tracebacks, git SHAs, UUIDs, and about one secret per 400 lines), the
 a plain Python read loop, `cat > /dev/null`, `sed -E` with five comparable substitutions,
 and Redactor.file() three ways: in-process with every plain trigger searched (the engine
 before anchored scanning and byte groups: one `bytes.find` pass per trigger), in-process with
-the anchored scan and byte groups (rage/redact_scan.py), and with worker processes from the
+the anchored scan and byte groups (rage/redact/scan.py), and with worker processes from the
 first piece (the default for a large input of known size). Prints wall seconds, MB/s,
 the ratio to sed, and CPU seconds of this process (workers' CPU is not in it).
 """
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rage.redact import Redactor
-from rage.redact_parallel import default_workers
+from rage.redact.parallel import default_workers
 
 HOME, USER, HOST = "/home/alice", "alice", "alice-laptop"
 

@@ -74,7 +74,7 @@ def time_rage(src: Path, home: Path, max_bytes: int | None) -> tuple[float, floa
     """
     os.environ["RAGE_HOME"] = str(home)
     from rage.config import load_settings
-    from rage.history import RunStore
+    from rage.record.history import RunStore
     from rage.report import ReportRequest, prepare, write
 
     active = RunStore(home).start("bench", ["bench", "--big"], recorder="wrapper")

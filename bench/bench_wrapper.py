@@ -10,7 +10,7 @@ machine noise and any order effect hit both alike. Then the total of
 shared machine. Cases:
 
 - start-up: `rage run -- true` vs `script -qec true /dev/null` and vs `python3 -c pass`,
-  both as a shim runs it (`python -I -S -c ...`, see rage.shims.run_argv) and as
+  both as a shim runs it (`python -I -S -c ...`, see rage.record.shims.run_argv) and as
   `python -m rage` (what the `rage` console script costs, minus pip's wrapper)
 - throughput, pipes: `rage run -- cat F` vs `cat F | tee OUT >/dev/null` (F: a 200 MB file)
 - throughput, terminal: both run on a pty opened here: `rage run -- cat F` vs
@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rage.shims import run_argv  # this checkout's rage, not an installed one
+from rage.record.shims import run_argv  # this checkout's rage, not an installed one
 
 PY = sys.executable  # the real interpreter, not a pyenv shim
 RAGE = [PY, "-m", "rage", "run", "--"]

@@ -12,7 +12,7 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["run"]:
-        from rage.wrapper import main as run_main
+        from rage.record.wrapper import main as run_main
 
         sys.exit(run_main(args[1:]))
     from rage.cli.main import cli

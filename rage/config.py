@@ -27,7 +27,7 @@ from typing import Any
 
 from rage.errors import ConfigError
 from rage.paths import config_file
-from rage.recording import (
+from rage.record.store import (
     DEFAULT_MAX_AGE_DAYS,
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_RUNS,

@@ -27,9 +27,9 @@ from rage._version import __version__
 from rage.config import Settings
 from rage.errors import UsageError
 from rage.fsutil import private_dir
-from rage.history import Run, now_iso
 from rage.paths import home_root, reports_dir
-from rage.redact_capped import redact_capped
+from rage.record.history import Run, now_iso
+from rage.redact.capped import redact_capped
 
 if TYPE_CHECKING:
     from collectors.base import Section

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 
 from rage.errors import DeclinedError, NotFoundError, UsageError
-from rage.history import RUNNING, Run, RunStore
+from rage.record.history import RUNNING, Run, RunStore
 
 CHOOSER_LIMIT = 15
 NOTHING_RECORDED_HINT = "record a run first: `rage run -- CMD`"

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rage.capped import MARKER, CappedFile
+from rage.record.capture import MARKER, CappedFile
 
 
 def expected(data: bytes, cap: int) -> bytes:

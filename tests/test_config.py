@@ -55,7 +55,7 @@ def test_bad_config_is_a_config_error(config_file: Path, text: str, fragment: st
 
 
 def test_bad_config_through_the_cli_is_one_line_and_exit_6(config_file: Path) -> None:
-    from rage.history import RunStore
+    from rage.record.history import RunStore
 
     # gc reads the settings of each recorded app
     RunStore().start("tool", ["tool"], recorder="test").finish(exit_code=0)

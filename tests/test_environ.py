@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from rage.bundle import open_bundle
-from rage.history import RunStore
+from rage.record.history import RunStore
 from tests.conftest import run_rage
 
 TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0" * 2

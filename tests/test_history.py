@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rage.errors import NotFoundError, UsageError
-from rage.history import RunStore, status_for
+from rage.record.history import RunStore, status_for
 from tests.conftest import run_rage
 
 
@@ -42,7 +42,7 @@ def test_status_classification() -> None:
 
 def test_killed_recorder_leaves_lost_run(tmp_path: Path) -> None:
     code = (
-        "from rage.history import RunStore; import time, sys\n"
+        "from rage.record.history import RunStore; import time, sys\n"
         "a = RunStore().start('victim', ['victim'], recorder='test')\n"
         "print(a.id, flush=True); time.sleep(60)\n"
     )
@@ -124,7 +124,7 @@ def test_forget_cli(rage_home: Path) -> None:
 def test_dead_recorder_with_fatal_dump_reads_as_crashed(rage_home: Path) -> None:
     code = (
         "import faulthandler, ctypes\n"
-        "from rage.history import RunStore\n"
+        "from rage.record.history import RunStore\n"
         "a = RunStore().start('seg', ['seg'], recorder='python')\n"
         "f = open(a.path('fatal.log'), 'w')\n"
         "faulthandler.enable(file=f)\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rage.history import Run, RunStore
+from rage.record.history import Run, RunStore
 
 APP = "tool"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rage.history import Run, RunStore
+from rage.record.history import Run, RunStore
 
 CLICK_TOOL = """\
 import logging, sys

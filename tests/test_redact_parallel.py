@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rage.redact import Redactor, register_literal
-from rage.redact_parallel import redact_stream
+from rage.redact.parallel import redact_stream
 
 NAMES = dict(home="/home/alice", user="alice", hostname="alice-laptop.example.com")
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -171,7 +171,7 @@ def test_anchored_scan_equals_plain_triggers(parts: list[str], dense: int) -> No
 
 def test_size_hint_starts_workers_at_once() -> None:
     """A stream known to be large goes to the workers from its first piece; same output."""
-    from rage.redact_parallel import PARALLEL_MIN
+    from rage.redact.parallel import PARALLEL_MIN
 
     data = _log(5, 60000)  # ~2 MiB: without the hint it would stay in-process
     assert len(data) < PARALLEL_MIN

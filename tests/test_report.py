@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from rage.bundle import open_bundle
 from rage.bundle.read import BundleReader
-from rage.capped import MARKER
+from rage.record.capture import MARKER
 from rage.report import fair_shares
 from tests.conftest import run_rage
 from tests.test_select import pty_rage, record
@@ -470,11 +470,11 @@ def test_capped_regions_redacted_in_workers_match_the_whole(
     """Head and tail regions streamed by worker processes from their first piece (their
     size is passed down as a hint) give the bytes an in-process redaction of the whole
     file gives, with the same counts."""
-    import rage.redact_parallel
+    import rage.redact.parallel
     from rage.redact import Redactor
-    from rage.redact_capped import redact_capped
+    from rage.redact.capped import redact_capped
 
-    monkeypatch.setattr(rage.redact_parallel, "PARALLEL_MIN", 64 * KiB)  # regions > this
+    monkeypatch.setattr(rage.redact.parallel, "PARALLEL_MIN", 64 * KiB)  # regions > this
     size = 3 * MiB + 12345
     src = tmp_path / "big.log"
     src.write_bytes(_log(size, {

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from rage.errors import DeclinedError, NotFoundError, UsageError
-from rage.history import Run, RunStore
+from rage.record.history import Run, RunStore
 from rage.select import candidates, prompt_for_run, resolve_flags
 from tests.conftest import rage_cmd, run_rage
 

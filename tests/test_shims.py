@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rage.shims import MARKER
+from rage.record.shims import MARKER
 from tests.conftest import run_rage
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # no rage here: shims must not need it on PATH

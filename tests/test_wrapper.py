@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rage.history import RunStore
+from rage.record.history import RunStore
 from tests.conftest import rage_cmd, run_rage
 
 

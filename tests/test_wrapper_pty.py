@@ -327,7 +327,7 @@ def test_job_control_ctrl_z_and_fg_in_an_interactive_shell() -> None:
     import pty
     import shlex
 
-    from rage.history import RunStore
+    from rage.record.history import RunStore
 
     cmd = shlex.join(rage_cmd("run", "--app", "jobs", "--", "sleep", "30"))
     env = {**os.environ, "PS1": "PROMPT$ ", "TERM": "xterm"}

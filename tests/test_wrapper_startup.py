@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rage import paths
-from rage.capped import Truncation
 from rage.config import Settings
 from rage.fsutil import dumps_json
-from rage.recording import RecordingSettings, is_run_id, new_run_id, recording_settings
-from rage.shims import run_argv
+from rage.record.capture import Truncation
+from rage.record.shims import run_argv
+from rage.record.store import RecordingSettings, is_run_id, new_run_id, recording_settings
 from tests.conftest import rage_cmd
 
 # never imported by `rage run` (pipe mode, no config file, no --attach) on top of what the
@@ -27,7 +27,7 @@ from tests.conftest import rage_cmd
 HEAVY = {"click", "requests", "zstandard", "psutil", "platformdirs", "json", "dataclasses",
          "pathlib", "datetime", "tomllib", "threading", "shutil", "secrets", "glob", "inspect",
          "typing", "re", "enum", "contextlib", "signal", "subprocess", "tempfile",
-         "rage.history", "rage.config", "rage.errors", "rage.cli.main"}
+         "rage.record.history", "rage.config", "rage.errors", "rage.cli.main"}
 
 
 def imported(argv: list[str], env: dict[str, str]
@@ -69,13 +69,14 @@ def test_run_imports_nothing_heavy(tmp_path: Path, via: str) -> None:
     assert done.returncode == 0 and "rage" in base, done.stderr
     # the first run of an app makes a full retention pass (then at most hourly): not this one
     first, proc = imported([*argv, "run", "--", "true"], env)
-    assert proc.returncode == 0 and "rage.history" in first
+    assert proc.returncode == 0 and "rage.record.history" in first
     mods, proc = imported([*argv, "run", "--app", "true", "--", "sh", "-c", "echo out; exit 3"],
                           env)
     assert proc.returncode == 3 and proc.stdout == b"out\n"
     [meta] = [m for m in recorded(tmp_path / "home", "true") if m["argv"] != ["true"]]
     assert meta["status"] == "failed" and meta["exit_code"] == 3
-    assert "rage.wrapper" in mods and "rage.relay" in mods  # the parse found the real path
+    # the parse found the real path
+    assert "rage.record.wrapper" in mods and "rage.record.relay" in mods
     assert sorted((mods - base) & HEAVY) == []
 
 
@@ -140,7 +141,7 @@ def test_rage_disable_alone_needs_no_config_loader(tmp_path: Path, value: str) -
     env = {**xdg_env(tmp_path), "RAGE_DISABLE": value}
     mods, proc = imported([*run_argv(), "run", "--", "sh", "-c", "exit 4"], env)
     assert proc.returncode == 4 and b"rage:" not in proc.stderr
-    assert "rage.config" not in mods and "rage.relay" not in mods
+    assert "rage.config" not in mods and "rage.record.relay" not in mods
     assert not (tmp_path / "home").exists()
 
 

@@ -18,7 +18,7 @@ from rage.cli.render import (
 )
 from rage.config import load_settings
 from rage.errors import NotFoundError, UsageError
-from rage.history import RunStore
+from rage.record.history import RunStore
 
 app_option = click.option("--app", "-a", metavar="NAME", help="Only runs of this app.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from rage.history import Run, parse_iso
+from rage.record.history import Run, parse_iso
 
 STATUS_COLORS = {
     "ok": "green", "failed": "red", "crashed": "red", "lost": "yellow",

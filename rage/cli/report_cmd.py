@@ -67,7 +67,7 @@ def _confirm(question: str, *, default: bool,
 
 
 def _choose(app: str | None) -> Any:
-    from rage.history import RunStore
+    from rage.record.history import RunStore
     from rage.select import candidates, nothing_recorded, prompt_for_run
 
     runs = candidates(RunStore(), app)
@@ -146,7 +146,7 @@ def _run_report(
     as_json: bool,
 ) -> None:
     from rage.config import load_settings
-    from rage.history import RunStore
+    from rage.record.history import RunStore
     from rage.report import ReportRequest, default_bundle_path, prepare, write
     from rage.report import preview as preview_data
     from rage.select import no_terminal_error, resolve_flags

@@ -1,6 +1,6 @@
 """`rage run` through the click group (`rage --debug run ...`).
 
-Plain `rage run ...` never gets here: rage/__main__.py sends it straight to rage.wrapper
+Plain `rage run ...` never gets here: rage/__main__.py sends it straight to rage.record.wrapper
 without importing click. This command only hands its raw arguments to the same function.
 """
 
@@ -20,6 +20,6 @@ import click
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(args: tuple[str, ...]) -> None:
     """Run a command and record it: rage run [--app NAME] [--attach GLOB]... [--] CMD ARGS."""
-    from rage.wrapper import main
+    from rage.record.wrapper import main
 
     sys.exit(main(list(args)))

@@ -25,7 +25,7 @@ def shim() -> None:
 @dir_option
 def install(name: str, shim_dir: Path | None) -> None:
     """Install a shim so that running NAME records it (`NAME rage` reports it)."""
-    from rage.shims import install as do_install
+    from rage.record.shims import install as do_install
 
     result = do_install(name, shim_dir)
     for w in result.warnings:
@@ -40,7 +40,7 @@ def install(name: str, shim_dir: Path | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 def list_cmd(shim_dir: Path | None, as_json: bool) -> None:
     """List the shims rage installed in the directory and what each runs."""
-    from rage.shims import list_shims
+    from rage.record.shims import list_shims
 
     shims = list_shims(shim_dir)
     if as_json:
@@ -58,7 +58,7 @@ def list_cmd(shim_dir: Path | None, as_json: bool) -> None:
 @dir_option
 def remove(name: str, shim_dir: Path | None) -> None:
     """Remove the shim NAME (only files rage created are ever removed)."""
-    from rage.shims import remove as do_remove
+    from rage.record.shims import remove as do_remove
 
     path = do_remove(name, shim_dir)
     click.echo(f"removed {path}")

@@ -34,7 +34,7 @@ FLUSH_INTERVAL_S = 1.0
 
 class LogTruncation:
     """What the log kept: bytes written by the app and bytes dropped from the middle (same
-    shape as :class:`rage.capped.Truncation`, without its import cost on every start-up)."""
+    shape as :class:`rage.record.capture.Truncation`, without its import cost on every start-up)."""
 
     __slots__ = ("dropped_bytes", "name", "total_bytes")
 

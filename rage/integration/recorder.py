@@ -25,9 +25,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rage.config import Settings
-    from rage.history import ActiveRun, Run
     from rage.integration.hooks import Hooks
     from rage.integration.loghandler import LogCapture, RunLogHandler
+    from rage.record.history import ActiveRun, Run
 
 # options that are not Settings fields
 _EXTRA_OPTIONS = frozenset({"collectors"})
@@ -266,8 +266,8 @@ class Recorder:
             return self.result
 
     def _finish(self) -> Run:
-        from rage.history import CRASHED, RunStore
         from rage.integration.hooks import exit_code_of
+        from rage.record.history import CRASHED, RunStore
 
         run = self.run
         assert run is not None and self.settings is not None
@@ -371,7 +371,7 @@ def install(app: str, version: str | None = None, **options: Any) -> Recorder:
         if problem:
             _warn(app, problem)
         if not settings.disable:
-            from rage.history import RunStore
+            from rage.record.history import RunStore
 
             try:
                 rec.run = RunStore().start(app, typed_argv(), recorder="python",
@@ -381,7 +381,7 @@ def install(app: str, version: str | None = None, **options: Any) -> Recorder:
                 _warn(app, f"not recording this run ({e.strerror or e}{where})")
             else:
                 try:
-                    from rage.recording import save_environ
+                    from rage.record.store import save_environ
 
                     save_environ(rec.run, dict(os.environ))
                     rec._start()

@@ -30,8 +30,8 @@ import struct
 from collections.abc import Generator, Iterable, Iterator
 from typing import BinaryIO
 
-from rage.redact_engine import RedactionEngine, Spans
-from rage.redact_literals import registered_literals
+from rage.redact.engine import RedactionEngine, Spans
+from rage.redact.literals import registered_literals
 
 MiB = 1024 * 1024
 PARALLEL_MIN = 8 * MiB  # below this a stream stays in-process: forking costs ~ms

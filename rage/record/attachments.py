@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from rage.capped import CappedFile, Truncation
 from rage.fsutil import private_dir
+from rage.record.capture import CappedFile, Truncation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ class TokenFormat:
     triggers: tuple[bytes, ...]  # case-sensitive literals, one of which every match contains
     back: int = 0  # how far before its trigger a match starts
     # literals one of which every match starts with, each holding an anchor byte (`_`, `A`, `J`):
-    # found by one pass for the byte instead of one pass per trigger (see rage/redact_scan)
+    # found by one pass for the byte instead of one pass per trigger (see rage/redact/scan.py)
     anchored: tuple[bytes, ...] = ()
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from rage import redact_patterns as P
 from rage.errors import ConfigError
-from rage.redact_literals import registered_literals
-from rage.redact_scan import (
+from rage.redact import patterns as P
+from rage.redact.literals import registered_literals
+from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
     IDENT,
@@ -65,7 +65,7 @@ class RedactionEngine:
         self._alts: list[_Handler] = []
         self._group_alt: list[int] = []
         self._scan = ScanPlan(cs=(), ci=(), anchors={}, fallback={}, url_at=False)
-        self.reference_scan = False  # tests: search every plain trigger (see redact_scan)
+        self.reference_scan = False  # tests: search every plain trigger (see rage.redact.scan)
         self._pem = re.compile(P.PRIVATE_KEY)
         # in a worker process: other people's names unknown at fork time are written as
         # marker + name + NUL, for the parent to number in order of first appearance
@@ -118,7 +118,7 @@ class RedactionEngine:
             else:
                 anchored.setdefault(a[0], []).extend(fmt.anchored)
                 trig(fallback.setdefault(a[0], {}), fmt.triggers, fmt.back)
-        add(P.URL_CREDENTIALS, self._url)  # found from its "@" (redact_scan._url_starts)
+        add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
         for _name, form in P.KEY_VALUE_FORMS:
             add(form, self._key_value)
         trig(ci, P.SECRET_WORDS, IDENT)

@@ -3,7 +3,7 @@
 Above the cap only what can reach the bundle is read and redacted: a head region and a tail
 region, each extended by the longest multi-line secret the redactor sees whole, so nothing
 that is sent was cut before redaction. The kept bytes are laid out as
-:class:`rage.capped.CappedFile` lays them out (head, marker, tail).
+:class:`rage.record.capture.CappedFile` lays them out (head, marker, tail).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from rage.capped import MARKER, CappedFile
 from rage.fsutil import open_private
+from rage.record.capture import MARKER, CappedFile
 
 _CHUNK = 1024 * 1024
 
@@ -36,7 +36,7 @@ def redact_capped(
     never split by it. Above the cap only what can reach the bundle is read and redacted:
     a head region and a tail region (see :func:`_cut_regions`), each as one stream; the
     kept bytes are the first ``cap - cap // 2`` of the redacted head and the last
-    ``cap // 2`` of the redacted tail, around :data:`rage.capped.MARKER`, as
+    ``cap // 2`` of the redacted tail, around :data:`rage.record.capture.MARKER`, as
     :class:`CappedFile` lays them out. Then the note is measured on the source:
     ``total_bytes`` is the source size and ``dropped_bytes`` the source bytes left out,
     counting each kept part by its redacted length (by its source length when a whole
@@ -79,7 +79,7 @@ def _cut_regions(f: BinaryIO, size: int, cap: int) -> tuple[int, int] | None:
     to the BEGIN line of any private key block still open across it, so the block is seen
     from its start. None when the regions would meet: the whole file is redacted instead.
     """
-    from rage.redact_patterns import PRIVATE_KEY_MAX as margin
+    from rage.redact.patterns import PRIVATE_KEY_MAX as margin
 
     tail_from = size - cap // 2 - margin
     head_to = cap - cap // 2 + margin
@@ -128,7 +128,7 @@ def _open_key_block(f: BinaryIO, start: int, size: int, margin: int) -> int | No
     """
     import re
 
-    from rage.redact_patterns import PRIVATE_KEY, PRIVATE_KEY_BEGIN
+    from rage.redact.patterns import PRIVATE_KEY, PRIVATE_KEY_BEGIN
 
     lo = max(start - margin, 0)
     f.seek(lo)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rage.fsutil import open_private
-from rage.recording import is_run_id, prune_due
+from rage.record.store import is_run_id, prune_due
 
 STALE_AFTER_S = 3600.0
 

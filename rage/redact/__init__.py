@@ -1,6 +1,6 @@
 """The redaction engine: secrets and personal data never leave the machine in clear.
 
-What is replaced (patterns in :mod:`rage.redact_patterns`):
+What is replaced (patterns in :mod:`rage.redact.patterns`):
 
 - known credential formats (AWS, GitHub, GitLab, Slack, Stripe, npm, PyPI, OpenAI,
   Anthropic, Google API keys, JWTs) -> ``[REDACTED:<kind>]``;
@@ -20,13 +20,13 @@ What is replaced (patterns in :mod:`rage.redact_patterns`):
 
 How it stays fast: matching is line-local. A line is only handed to the combined regex when
 it contains a trigger literal (``b"ghp_"``, ``b"token"``, the user name...), found at memory
-speed (:mod:`rage.redact_scan`: ``bytes.find``, walks from rare anchor bytes, one regex pass
+speed (:mod:`rage.redact.scan`: ``bytes.find``, walks from rare anchor bytes, one regex pass
 for all the triggers holding a byte such as ``-`` or ``k``); most log lines contain none. Streams
 are cut at line boundaries, so ``stream()`` gives exactly what ``bytes()`` gives on the whole
 input; a private key block may span lines and is matched within :data:`PRIVATE_KEY_MAX` bytes
 in both modes. Lines longer than :data:`MAX_SEGMENT` are cut (at a space when there is one) in
 streams only. A large stream is redacted in worker processes, block by block, in order
-(:mod:`rage.redact_parallel`), with the same output and counts as in-process; given its
+(:mod:`rage.redact.parallel`), with the same output and counts as in-process; given its
 size, a large stream goes to the workers from its first block.
 """
 
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from rage.fsutil import open_private
-from rage.redact_engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine, host_names
-from rage.redact_literals import register_literal, scrub_literals
+from rage.redact.engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine, host_names
+from rage.redact.literals import register_literal, scrub_literals
 from rage.sensitive import looks_secret_name
 
 BLOCK = 1024 * 1024  # bytes a stream gathers before redacting a batch of whole lines
@@ -140,7 +140,7 @@ class Redactor(RedactionEngine):
         ``size``, the stream's length when the caller knows it, lets a large stream start in
         the workers at once instead of after its first few MiB; a wrong hint costs only speed.
         """
-        from rage.redact_parallel import PARALLEL_MIN, redact_stream
+        from rage.redact.parallel import PARALLEL_MIN, redact_stream
 
         min_parallel = 0 if size is not None and size >= PARALLEL_MIN else PARALLEL_MIN
         return redact_stream(self, chunks, block=block, workers=workers,

@@ -4,11 +4,12 @@
 
 This module is on every recorded command's start-up path, so it never imports click,
 requests, zstandard or psutil, and on the usual path (no config file, no --attach) not even
-dataclasses, json, re, pathlib, typing or enum: it records through :mod:`rage.recording`, and
-shims start it with ``python -I -S`` (:func:`rage.shims.run_argv`). Its contract with the user:
+dataclasses, json, re, pathlib, typing or enum: it records through :mod:`rage.record.store`, and
+shims start it with ``python -I -S`` (:func:`rage.record.shims.run_argv`). Its contract with the
+user:
 
 - the command sees the same streams (a pseudo-terminal when stdout is a terminal, see
-  :mod:`rage.spawn`) and gets every signal sent to the wrapper (:mod:`rage.relay`);
+  :mod:`rage.record.spawn`) and gets every signal sent to the wrapper (:mod:`rage.record.relay`);
 - the exit status is the command's: 126/127 as in a shell, and when the command dies of
   SIGINT, SIGTERM, SIGHUP or SIGPIPE the wrapper, after recording, dies of the same signal so
   the calling shell sees a real signal death (a script stops on ^C). Other signals, whose
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
     import signal
     from typing import Any
 
-    from rage.capped import CappedFile
-    from rage.recording import Recording, RecordingSettings
-    from rage.spawn import Child
+    from rage.record.capture import CappedFile
+    from rage.record.spawn import Child
+    from rage.record.store import Recording, RecordingSettings
 else:
     # Start-up cost is this module's product feature: _signal is signal without its enums
     # (~3 ms); typing, dataclasses, contextlib and rage.errors (enum) stay unimported too.
@@ -154,12 +155,12 @@ def main(args: list[str]) -> int:
             _err(f"rage: run: {e}")
             return USAGE_EXIT
     app = opts.app if opts.app is not None else app_name_from_command(opts.argv[0])
-    from rage.recording import recording_settings
+    from rage.record.store import recording_settings
 
     settings, warning = recording_settings(app)
     if warning:
         _err(f"rage: warning: {warning} (using defaults)")
-    from rage.spawn import CommandError, resolve_command
+    from rage.record.spawn import CommandError, resolve_command
 
     try:
         path = resolve_command(opts.exec_path or opts.argv[0])
@@ -229,14 +230,14 @@ class Wrapper:
     def run(self, path: str) -> int:
         import time
 
-        from rage.relay import Supervisor, blocked_signals, relay
-        from rage.spawn import CommandError, choose_mode, restore_mode, spawn
+        from rage.record.relay import Supervisor, blocked_signals, relay
+        from rage.record.spawn import CommandError, choose_mode, restore_mode, spawn
 
         cwd = _cwd()
         patterns = self.opts.attach + tuple(self.settings.attach)
         before = None
         if patterns:
-            from rage.attachments import snapshot
+            from rage.record.attachments import snapshot
 
             before = snapshot(patterns, cwd)
         mode = choose_mode()
@@ -282,9 +283,9 @@ class Wrapper:
 
     def _start_recording(self, child: Child, path: str, cwd: str, started_ns: int,
                          t0: float) -> None:
-        from rage.capped import CappedFile
         from rage.paths import home_root_str
-        from rage.recording import save_environ, start_run
+        from rage.record.capture import CappedFile
+        from rage.record.store import save_environ, start_run
 
         try:
             self.active = start_run(
@@ -312,7 +313,7 @@ class Wrapper:
             if self.capture_error:
                 extra["capture_error"] = self.capture_error
             if before is not None:
-                from rage.attachments import changed_files, copy_attachments
+                from rage.record.attachments import changed_files, copy_attachments
 
                 files = changed_files(before, patterns, cwd)
                 records, warnings = copy_attachments(files, active.run_dir,
@@ -339,14 +340,14 @@ class Wrapper:
     def _retention(self, run_id: str) -> None:
         """Prune old runs when the cheap check says so; best effort (the next run retries)."""
         from rage.paths import home_root_str
-        from rage.recording import prune_due
+        from rage.record.store import prune_due
 
         s = self.settings
         app_dir = os.path.join(home_root_str(), self.app)
         try:
             if not prune_due(app_dir, s.max_runs, PRUNE_INTERVAL_S):
                 return
-            from rage.history import RunStore
+            from rage.record.history import RunStore
 
             RunStore().maybe_prune(self.app, max_runs=s.max_runs, max_bytes=s.max_bytes,
                                    max_age_days=s.max_age_days, keep={run_id},

@@ -14,7 +14,7 @@ import _thread
 import os
 import select
 
-from rage.spawn import PTY, Child, copy_winsize, enter_raw, restore_mode
+from rage.record.spawn import PTY, Child, copy_winsize, enter_raw, restore_mode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ class _Relay:
         saved = child.saved_termios
         susp = None
         if saved:
-            import termios  # already loaded by rage.spawn whenever there are saved termios
+            import termios  # already loaded by rage.record.spawn whenever there are saved termios
 
             susp = saved[6][termios.VSUSP]
         self.susp_key = susp if isinstance(susp, bytes) and susp != b"\0" else None

@@ -1,6 +1,6 @@
 """The write side of the run store, kept cheap to import: every recorded command pays it.
 
-:mod:`rage.history` is the run store's full API (reading, listing, resolving, retention) and
+:mod:`rage.record.history` is the run store's full API (reading, listing, resolving, retention) and
 builds on this module; ``rage run`` uses this module alone on its usual path, which imports
 no dataclasses, json, re, pathlib, datetime or enum (together ~25 ms of start-up). The on-disk
 protocol lives here once: the run is built under a hidden name, locked, given its
@@ -188,7 +188,8 @@ def is_run_id(name: str) -> bool:
 
 class Recording:
     """A run being recorded, by path string. Holds the run's lock until :meth:`finish_meta`
-    or :meth:`release`. :class:`rage.history.ActiveRun` is the same with ``Path`` and ``Run``.
+    or :meth:`release`. :class:`rage.record.history.ActiveRun` is the same with ``Path`` and
+    ``Run``.
     """
 
     def __init__(self, app: str, run_dir: str, meta: dict[str, Any], lock_fd: int | None,

@@ -24,7 +24,16 @@ from typing import Any
 
 from rage.errors import NotFoundError, UsageError
 from rage.paths import check_app, home_root
-from rage.recording import (
+from rage.record.retention import (
+    PruneResult,
+    delete_run_dir,
+    is_due,
+    lock_is_held,
+    prune_runs,
+    run_id_time,
+    touch_stamp,
+)
+from rage.record.store import (
     CORRUPT,
     CRASH_SIGNALS,
     CRASHED,
@@ -41,15 +50,6 @@ from rage.recording import (
     now_iso,
     start_run,
     status_for,
-)
-from rage.retention import (
-    PruneResult,
-    delete_run_dir,
-    is_due,
-    lock_is_held,
-    prune_runs,
-    run_id_time,
-    touch_stamp,
 )
 
 # statuses a user looking for "the bad run" wants to see
@@ -348,7 +348,7 @@ class RunStore:
         keep: Iterable[str] = (),
         now: float | None = None,
     ) -> PruneResult:
-        """Apply retention to ``app`` now (see :mod:`rage.retention`)."""
+        """Apply retention to ``app`` now (see :mod:`rage.record.retention`)."""
         return prune_runs(self.root / check_app(app) / "runs", self.run_dirs(app),
                           max_runs=max_runs, max_bytes=max_bytes,
                           max_age_days=max_age_days, keep=keep, now=now)
