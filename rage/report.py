@@ -12,8 +12,13 @@ exactly what would be sent. :func:`write` then streams the members into a
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
+import re
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -162,7 +167,7 @@ def _recorded_environ(run: Run) -> dict[str, str] | None:
         return None
     if not isinstance(data, dict):
         return None
-    return {str(k): str(v) for k, v in data.items()}
+    return {escape_undecodable(str(k)): escape_undecodable(str(v)) for k, v in data.items()}
 
 
 def prepare(request: ReportRequest) -> Prepared:
@@ -186,10 +191,11 @@ def prepare(request: ReportRequest) -> Prepared:
                                                    file_warnings)
             sections, warnings = future.result() if future else ([], [])
         warnings = file_warnings + warnings
-        meta = redactor.data(dict(run.meta))
+        meta = redactor.data(escape_undecodable(dict(run.meta)))
         run_members.insert(0, _bytes_member("run/meta.json", _json(meta)))
         coll_members, coll_data = _collector_members(sections, redactor, warnings)
-        note = redactor.text(request.note).strip() if request.note else None
+        note = (redactor.text(escape_undecodable(request.note)).strip() if request.note
+                else None)
         others = run_members + coll_members
         summary_md = _summary.render(_summary.SummaryInput(
             app=run.app, meta=meta, rage_version=__version__, note=note,
@@ -200,6 +206,7 @@ def prepare(request: ReportRequest) -> Prepared:
             truncated=[f"{n['name']}: {n['dropped_bytes']} bytes dropped from the middle "
                        f"({n['stage']})" for n in notes],
         ))
+        summary_md = escape_undecodable(summary_md)
         summary_member = _bytes_member(_bundle.SUMMARY, summary_md.encode())
         counts = dict(redactor.counts)
         manifest: dict[str, Any] = {
@@ -230,7 +237,33 @@ def prepare(request: ReportRequest) -> Prepared:
 
 
 def _json(obj: Any) -> bytes:
-    return (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode()
+    text = json.dumps(escape_undecodable(obj), indent=2, ensure_ascii=False, default=str)
+    return (text + "\n").encode()
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    # surrogateescape keeps an undecodable byte B as U+DC00+B: show it as the byte it was
+    return f"\\x{c - 0xDC00:02x}" if 0xDC80 <= c <= 0xDCFF else f"\\u{c:04x}"
+
+
+def escape_undecodable(obj: Any) -> Any:
+    """``obj`` with every undecodable byte in its strings written as ``\\xNN``.
+
+    Recorded argv, cwd and environment values are OS strings: a byte that is not UTF-8
+    (a Latin-1 directory name, ``LANG=C``) arrives as a lone surrogate, which no UTF-8
+    file can hold. Escaping keeps every recorded byte visible in the bundle.
+    """
+    if isinstance(obj, str):
+        return _SURROGATES.sub(_escape_char, obj) if _SURROGATES.search(obj) else obj
+    if isinstance(obj, dict):
+        return {escape_undecodable(k): escape_undecodable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [escape_undecodable(v) for v in obj]
+    return obj
 
 
 def _bytes_member(name: str, data: bytes) -> Member:
@@ -301,7 +334,7 @@ def _collector_members(
         except Exception:
             warnings.append(f"collector name {s.name!r} is not usable as a file name: skipped")
             continue
-        d = s.to_dict()
+        d = escape_undecodable(s.to_dict())
         files = dict(d.pop("files") or {})
         d["files"] = sorted(files)
         clean = redactor.data(d)
@@ -346,26 +379,132 @@ def default_bundle_path(run: Run, created: float | None = None) -> Path:
     return reports_dir(run.app) / f"{run.app}-{run.short_id}-{stamp}.tar.zst"
 
 
-def write(prepared: Prepared, output: Path | None = None) -> BuiltBundle:
-    """Write the bundle: to ``output`` (a file, or a directory to put it in) or the reports dir.
+STDOUT = "-"  # --output - : the bundle goes to standard output
 
-    The file is 0600 and appears atomically.
+
+def output_path(output: str | Path | None, run: Run, created: float) -> Path | None:
+    """Where ``--output`` puts the bundle: a new file's path, or None for standard output.
+
+    ``None`` means the reports directory; an existing directory (or a name ending in ``/``)
+    gets the default file name inside it; anything else must be a new file in an existing
+    directory. Something already there (a file, a symlink, a device such as ``/dev/null``)
+    is refused, never replaced.
+    """
+    name = default_bundle_path(run, created).name
+    if output is None:
+        return reports_dir(run.app) / name
+    text = os.fspath(output)
+    if text == STDOUT:
+        return None
+    if not text:
+        raise UsageError("--output is empty: name a file, a directory, or - for stdout")
+    path = Path(text).expanduser()
+    if text.endswith(os.sep) or os.path.isdir(path):
+        if not os.path.isdir(path):
+            raise UsageError(f"no such directory: {text}",
+                             hint="create it first, or name a file in an existing directory")
+        return path / name
+    if os.path.lexists(path):
+        kind = _kind(path)
+        raise UsageError(f"{text} already exists ({kind}): rage writes bundles only to new files",
+                         hint="choose a new file name, or a directory to put the bundle in")
+    parent = path.parent
+    if not os.path.isdir(parent):
+        raise UsageError(f"no such directory: {parent}",
+                         hint="create it first, or choose another place with --output")
+    return path
+
+
+def _kind(path: Path) -> str:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link"
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        return "a device"
+    if stat.S_ISFIFO(st.st_mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket"
+    return "a file"
+
+
+def write(prepared: Prepared, output: str | Path | None = None) -> BuiltBundle:
+    """Write the bundle as a new 0600 file (see :func:`output_path`), or to stdout for ``-``.
+
+    The file appears whole or not at all, and never replaces anything: the bundle is
+    written under a temporary name and hard-linked to its final name, which fails if
+    that name was taken meanwhile.
     """
     created = time.time()
     run = prepared.request.run
+    path = output_path(output, run, created)
+    members = [(m.name, m.data) for m in prepared.members]
+    if path is None:
+        return _write_stdout(prepared, members, created)
     if output is None:
-        path = default_bundle_path(run, created)
-    elif output.is_dir():
-        path = output / default_bundle_path(run, created).name
-    else:
-        path = output
+        private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    # a name rage chose may be taken (two reports in one second): then try -2, -3, ...
+    chosen = output is None or path.name != Path(os.fspath(output)).name
     try:
-        size, digest = _bundle.write_bundle(
-            path, [(m.name, m.data) for m in prepared.members], mtime=created)
+        try:
+            size, digest = _bundle.write_bundle(tmp, members, mtime=created)
+            for n in range(2, 100):
+                try:
+                    _link_new(tmp, path)
+                    break
+                except FileExistsError:
+                    if not chosen:
+                        raise
+                    stem = default_bundle_path(run, created).name.removesuffix(".tar.zst")
+                    path = path.with_name(f"{stem}-{n}.tar.zst")
+            else:
+                raise FileExistsError(errno.EEXIST, "exists", str(path))
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    except FileExistsError:
+        raise UsageError(f"{path} already exists: rage writes bundles only to new files",
+                         hint="choose a new file name with --output") from None
     except OSError as e:
         raise UsageError(f"cannot write the bundle to {path}: {e.strerror or e}",
                          hint="choose another place with --output") from None
     return BuiltBundle(path=path, size=size, sha256=digest, manifest=prepared.manifest)
+
+
+def _link_new(tmp: Path, path: Path) -> None:
+    """Give ``tmp`` the name ``path`` only if nothing is there (FileExistsError otherwise)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as e:
+        # file systems without hard links (FAT, some network shares): check, then rename
+        if e.errno not in {errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK}:
+            raise
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, "exists", str(path)) from None
+        os.rename(tmp, path)
+
+
+def _write_stdout(prepared: Prepared, members: list[tuple[str, bytes | Path]],
+                  created: float) -> BuiltBundle:
+    import sys
+
+    out = sys.stdout.buffer
+    if out.isatty():
+        raise UsageError("refusing to write a binary bundle to a terminal",
+                         hint="redirect standard output (> FILE, | CMD) or name a file")
+    tmpdir = Path(tempfile.mkdtemp(prefix="rage-out-"))
+    try:
+        tmp = tmpdir / "bundle.tar.zst"
+        size, digest = _bundle.write_bundle(tmp, members, mtime=created)
+        with open(tmp, "rb") as f:
+            shutil.copyfileobj(f, out, 1024 * 1024)
+        out.flush()
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return BuiltBundle(path=Path(STDOUT), size=size, sha256=digest, manifest=prepared.manifest)
 
 
 PREVIEW_BYTES = 32 * 1024  # per member: more than this shows the head and the tail

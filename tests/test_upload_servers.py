@@ -123,20 +123,25 @@ class FakeServer:
 def make_bundle(path: Path, *, app: str = "mytool", status: str = "failed", exit_code: int = 1,
                 extra: Sequence[tuple[str, bytes]] = (), filler: int = 0) -> Path:
     """A real .tar.zst bundle: manifest.json, summary.md, run/output.log, extras, filler."""
+    import hashlib
     import os
 
     import zstandard
 
-    manifest = {"schema": 1, "app": app, "run": {"app": app, "status": status,
-                "exit_code": exit_code, "signal": None, "argv": [app, "sync", "--all"]}}
     members: list[tuple[str, bytes]] = [
-        ("manifest.json", json.dumps(manifest).encode()),
         ("summary.md", f"# {app} {status}\n\nexit code {exit_code}\n".encode()),
         ("run/output.log", b"starting\nerror: disk on fire\n"),
         *extra,
     ]
     if filler:
         members.append(("run/blob.bin", os.urandom(filler)))
+    # a manifest that lists every member with its checksum: a bundle `rage send` accepts
+    files = [{"name": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+             for n, d in members]
+    manifest = {"schema": 1, "app": app, "run": {"app": app, "status": status,
+                "exit_code": exit_code, "signal": None, "argv": [app, "sync", "--all"]},
+                "files": files}
+    members.insert(0, ("manifest.json", json.dumps(manifest).encode()))
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as raw, \
             zstandard.ZstdCompressor(level=1).stream_writer(raw, closefd=False) as zw, \

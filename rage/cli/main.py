@@ -35,8 +35,34 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# What `rage --help` says about each command: short enough never to be cut.
+SUMMARIES: dict[str, str] = {
+    "run": "Run a command and record the run.",
+    "list": "List recorded runs, newest first.",
+    "show": "Show one run (or its captured output).",
+    "forget": "Delete one run, or every run of an app.",
+    "gc": "Apply the retention limits now.",
+    "shim": "Record every run of a program by name.",
+    "collect": "Show what the collectors gather here.",
+    "collectors": "List the installed collectors.",
+    "report": "Make a redacted bug-report bundle of a run.",
+    "inspect": "Show, verify or extract a bundle.",
+    "send": "Upload a bundle.",
+    "pending": "List bundles not uploaded yet.",
+    "serve": "Run a receiver for bundles.",
+}
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on demand and whose errors become exit codes."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # One whole line per command from SUMMARIES: click would cut each docstring's first
+        # sentence at the terminal width, and listing them this way imports no subcommand.
+        rows = [(n, SUMMARIES.get(n, "")) for n in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(n for n in COMMANDS if self._available(n))
@@ -61,8 +87,16 @@ class LazyGroup(click.Group):
         except RageError as e:
             report_error(e)
             sys.exit(int(e.exit_code))
-        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt,
-                BrokenPipeError):
+        except BrokenPipeError:
+            # the reader went away (`rage list | head -1`): what it wanted was printed
+            quiet_stdout()
+            sys.exit(int(ExitCode.OK))
+        except (KeyboardInterrupt, click.Abort):
+            # ^C at a prompt (click turns ^C and end of input inside its prompts into Abort)
+            click.echo("", err=True)
+            click.echo("rage: interrupted", err=True)
+            sys.exit(int(ExitCode.INTERRUPTED))
+        except (click.exceptions.Exit, click.ClickException):
             raise
         except Exception as e:
             if debug_enabled(ctx):
@@ -70,6 +104,16 @@ class LazyGroup(click.Group):
             click.echo(f"rage: internal error: {type(e).__name__}: {e}", err=True)
             click.echo("rage: run with --debug for the traceback", err=True)
             sys.exit(int(ExitCode.INTERNAL))
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def report_error(e: RageError) -> None:

@@ -1,22 +1,22 @@
 """rage's own receiver (``rage serve``): ``POST <base>/api/v1/bundles`` with the raw bundle.
 
-Answer: 201 with JSON ``{"id", "url", "raw_url", "delete_url", "delete_token"}``. A token
-from ``RAGE_UPLOAD_TOKEN`` is sent as ``Authorization: Bearer``; it is never logged.
+Answer: 201 with JSON ``{"id", "url", "raw_url", "delete_url", "delete_token"}``. The token
+from ``RAGE_UPLOAD_TOKEN`` is sent as ``Authorization: Bearer`` (by
+:class:`~rage.upload.http.HttpClient`, for every HTTP uploader); it is never logged.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from rage.config import Settings
 from rage.errors import UploadError
 from rage.upload.base import Progress, UploadResult, link_from_response
-from rage.upload.http import FileBody, HttpClient
+from rage.upload.http import TOKEN_ENV, FileBody, HttpClient
 
 API_PATH = "api/v1/bundles"
-TOKEN_ENV = "RAGE_UPLOAD_TOKEN"
+__all__ = ["API_PATH", "TOKEN_ENV", "ReceiverUploader", "bundles_url"]
 
 
 def bundles_url(base: str) -> str:
@@ -34,9 +34,6 @@ class ReceiverUploader:
     def upload(self, path: Path, *, progress: Progress | None = None) -> UploadResult:
         headers = {"Content-Type": "application/zstd", "Accept": "application/json",
                    "X-Rage-Filename": path.name}
-        token = os.environ.get(TOKEN_ENV)
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
         with HttpClient(self.settings) as client:
             resp = client.send("POST", self.url, body=FileBody(path, progress), headers=headers)
         try:
