@@ -33,6 +33,7 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False  # read the request, then never answer
+    trickle: float = 0.0  # seconds between bytes of the answer (a server that stalls)
 
 
 @dataclass
@@ -95,7 +96,15 @@ class FakeServer:
                         self.send_header(k, v.replace("{base}", server.url))
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
-                    self.wfile.write(body)
+                    if reply.trickle:
+                        self.wfile.flush()
+                        for i in range(len(body)):
+                            if server.release.wait(reply.trickle):
+                                break
+                            self.wfile.write(body[i:i + 1])
+                            self.wfile.flush()
+                    else:
+                        self.wfile.write(body)
                 except OSError:
                     self.close_connection = True
 
