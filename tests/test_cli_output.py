@@ -88,7 +88,8 @@ def test_dash_writes_the_bundle_to_stdout(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert not (tmp_path / "-").exists()
     raw = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(p.stdout)).read()
-    names = tarfile.open(fileobj=io.BytesIO(raw)).getnames()
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        names = tar.getnames()
     assert names[:2] == ["manifest.json", "summary.md"] and "run/output.log" in names
     assert b"bundle written to standard output" in p.stderr
     assert not bundles_anywhere(Path(os.environ["RAGE_HOME"]))
