@@ -130,7 +130,8 @@ class FakeServer:
 
 
 def make_bundle(path: Path, *, app: str = "mytool", status: str = "failed", exit_code: int = 1,
-                extra: Sequence[tuple[str, bytes]] = (), filler: int = 0) -> Path:
+                extra: Sequence[tuple[str, bytes]] = (), filler: int = 0,
+                summary: bytes | None = None) -> Path:
     """A real .tar.zst bundle: manifest.json, summary.md, run/output.log, extras, filler."""
     import hashlib
     import os
@@ -138,7 +139,8 @@ def make_bundle(path: Path, *, app: str = "mytool", status: str = "failed", exit
     import zstandard
 
     members: list[tuple[str, bytes]] = [
-        ("summary.md", f"# {app} {status}\n\nexit code {exit_code}\n".encode()),
+        ("summary.md", summary if summary is not None
+         else f"# {app} {status}\n\nexit code {exit_code}\n".encode()),
         ("run/output.log", b"starting\nerror: disk on fire\n"),
         *extra,
     ]

@@ -117,9 +117,12 @@ def quiet_stdout() -> None:
 
 
 def report_error(e: RageError) -> None:
-    click.echo(f"rage: {e.message}", err=True)
+    from rage.cli.termtext import clean_line
+
+    # messages quote file names, member names and server answers: never raw to a terminal
+    click.echo(f"rage: {clean_line(e.message)}", err=True)
     if e.hint:
-        click.echo(f"rage: {e.hint}", err=True)
+        click.echo(f"rage: {clean_line(e.hint)}", err=True)
 
 
 def debug_enabled(ctx: click.Context | None = None) -> bool:
