@@ -132,3 +132,22 @@ def test_inspect_shows_redaction_counts_and_every_member() -> None:
     listed = p.stdout.split("Members of", 1)[1]
     for name in ("manifest.json", "summary.md", "run/meta.json", "run/output.log"):
         assert name in listed
+
+
+def test_a_broken_config_key_warns_and_the_rest_applies(tmp_path: Path,
+                                                        config_file: Path) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    config_file.write_text(f'[default]\nmax_runs = "abc"\nuplod_url = "x"\n'
+                           f'upload_url = "{inbox.as_uri()}"\n')
+    record("demo", ["demo"], 1)
+    p = rage("report", "--last", "--yes", "--no-collect")
+    assert p.returncode == 0, p.stderr
+    assert len(list(inbox.iterdir())) == 1  # upload_url survived the broken keys
+    warnings = p.stderr.splitlines()
+    assert any("max_runs: expected a whole number, not 'abc'; ignored" in w for w in warnings)
+    assert any("unknown setting 'uplod_url'; ignored" in w for w in warnings)
+    assert "invalid literal" not in p.stderr
+    for args in (["gc"], ["list"]):
+        q = rage(*args)
+        assert q.returncode == 0 and "max_runs: expected a whole number" in q.stderr, args

@@ -7,6 +7,7 @@ import sys
 import click
 
 from rage.cli.render import (
+    checked_settings,
     command_line,
     emit_json,
     format_duration,
@@ -18,7 +19,6 @@ from rage.cli.render import (
     warn,
 )
 from rage.cli.termtext import clean, clean_line
-from rage.config import load_settings
 from rage.errors import DeclinedError, NotFoundError, UsageError
 from rage.record.history import Run, RunStore
 
@@ -34,6 +34,12 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 @json_option
 def list_cmd(app: str | None, failed: bool, limit: int, as_json: bool) -> None:
     """List recorded runs, newest first (`!` marks the ones that went wrong)."""
+    from rage.errors import ConfigError
+
+    try:  # listing needs no settings, but a broken config must not go unnoticed
+        checked_settings(app)
+    except ConfigError as e:
+        warn(e.message)
     listing = RunStore().list(app, problems_only=failed, limit=limit + 1)
     for w in listing.warnings:
         warn(w)
@@ -179,7 +185,7 @@ def gc(app: str | None, as_json: bool) -> None:
     store = RunStore()
     results = {}
     for a in [app] if app else store.apps():
-        s = load_settings(a)
+        s = checked_settings(a)
         results[a] = store.prune(a, max_runs=s.max_runs, max_bytes=s.max_bytes,
                                  max_age_days=s.max_age_days)
     if as_json:

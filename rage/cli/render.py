@@ -131,3 +131,20 @@ def run_rows(runs: list[Run], *, numbered: bool = False, show_app: bool = False,
 
 def warn(message: str) -> None:
     click.echo(f"rage: warning: {message}", err=True)
+
+
+_warned: set[str] = set()
+
+
+def checked_settings(app: str | None, **kwargs: Any) -> Any:
+    """The settings for ``app``; a broken key in the config is a warning (once per
+    process), and everything valid still applies."""
+    from rage.config import load_settings
+
+    problems: list[str] = []
+    result = load_settings(app, warnings=problems, **kwargs)
+    for p in problems:
+        if p not in _warned:
+            _warned.add(p)
+            warn(p)
+    return result

@@ -199,7 +199,7 @@ def _run_report(
     no_collect: bool,
     as_json: bool,
 ) -> None:
-    from rage.config import load_settings
+    from rage.cli.render import checked_settings
     from rage.errors import InterruptedByUser
     from rage.record.history import RunStore
     from rage.report import STDOUT, ReportRequest, output_path, prepare, write
@@ -223,7 +223,8 @@ def _run_report(
             run = _choose(app)
     except KeyboardInterrupt:
         raise InterruptedByUser("interrupted: no bundle written") from None
-    settings = load_settings(run.app, app_defaults=app_defaults, overrides={"upload_url": to})
+    settings = checked_settings(run.app, app_defaults=app_defaults,
+                                overrides={"upload_url": to})
     target = None if (no_upload or preview or to_stdout) else settings.upload_url
     if target and not yes and not tty:
         raise UsageError(f"uploading to {_host(target)} needs --yes when there is no terminal "

@@ -32,8 +32,8 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
           allow_http: bool | None, yes: bool, any_file: bool, as_json: bool) -> None:
     """Upload a bundle (a path, a name from `rage pending`, or `last`)."""
     from rage.bundle import validate_bundle
+    from rage.cli.render import checked_settings
     from rage.cli.termtext import clean, clean_line
-    from rage.config import load_settings
     from rage.errors import BadInputError, InterruptedByUser
     from rage.issue_link import issue_body, issue_title, markdown_line, new_issue_url
     from rage.pending import app_of, resolve_bundle, sent_info
@@ -55,8 +55,8 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
             for k, v in describe(read_manifest(path)).items()}
     app = app or app_of(path) or info.get("app")
     info["app"] = info.get("app") or app
-    settings = load_settings(app, overrides={"upload_url": to, "upload_protocol": protocol,
-                                             "allow_http": allow_http or None})
+    settings = checked_settings(app, overrides={"upload_url": to, "upload_protocol": protocol,
+                                                "allow_http": allow_http or None})
     target = settings.upload_url
     if not target:
         raise UsageError("no upload target",
