@@ -116,13 +116,14 @@ def quiet_stdout() -> None:
         pass
 
 
-def report_error(e: RageError) -> None:
+def report_error(e: RageError, prog: str = "rage") -> None:
+    """Print ``e`` as ``PROG: message``, made inert: messages quote file names, member
+    names and server answers, which must never reach a terminal raw."""
     from rage.cli.termtext import clean_line
 
-    # messages quote file names, member names and server answers: never raw to a terminal
-    click.echo(f"rage: {clean_line(e.message)}", err=True)
+    click.echo(f"{prog}: {clean_line(e.message)}", err=True)
     if e.hint:
-        click.echo(f"rage: {clean_line(e.hint)}", err=True)
+        click.echo(f"{prog}: {clean_line(e.hint)}", err=True)
 
 
 def debug_enabled(ctx: click.Context | None = None) -> bool:
