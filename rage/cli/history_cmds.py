@@ -30,7 +30,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 @app_option
 @click.option("--failed", is_flag=True, help="Only failed, crashed, interrupted or lost runs.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Show at most N runs.")
+              metavar="N", help="Show at most N runs.")
 @json_option
 def list_cmd(app: str | None, failed: bool, limit: int, as_json: bool) -> None:
     """List recorded runs, newest first (`!` marks the ones that went wrong)."""

@@ -62,7 +62,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
         raise UsageError("no upload target",
                          hint="pass --to URL, or set upload_url (RAGE_UPLOAD_URL) in the config")
     if not yes:
-        if not sys.stdin.isatty():
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise UsageError("not a terminal: pass --yes to upload without confirmation")
         previous = sent_info(path)
         again = f" (already sent to {previous.get('url')})" if previous else ""
