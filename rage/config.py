@@ -236,8 +236,9 @@ def load_settings_lenient(app: str | None, **kwargs: Any) -> tuple[Settings, str
 
     Recording paths use this: a broken config file must never stop the user's tool.
     """
+    problems: list[str] = []  # bad keys: skipped, the valid settings still apply
     try:
-        return load_settings(app, **kwargs), None
+        return load_settings(app, warnings=problems, **kwargs), "; ".join(problems) or None
     except ConfigError as e:
         return Settings(), str(e)
 

@@ -165,3 +165,18 @@ def test_upload_prompt_needs_terminal_on_stdin_not_stdout(tmp_path: Path) -> Non
                 os.read(p.master, 65536)
         assert p.proc.returncode == 0
     assert len(list(inbox.iterdir())) == 1
+
+
+def test_crash_hint_names_the_run_and_works_as_printed() -> None:
+    crash = subprocess.run([RAGE, "run", "--app", "crashy", "--", "sh", "-c", "kill -SEGV $$"],
+                           capture_output=True, text=True, timeout=60, check=False)
+    later = subprocess.run([RAGE, "run", "--app", "crashy", "--", "true"],
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert later.returncode == 0  # a later run: `--last` would now name the wrong one
+    hint = crash.stderr.strip().splitlines()[-1]
+    command = hint.split("to report it: ", 1)[1]
+    assert command.startswith("rage report ") and "--last" not in command
+    out = Path(os.environ["RAGE_HOME"]) / "crash.tar.zst"
+    p = rage(*command.split()[1:], "--yes", "--no-collect", "--output", str(out))
+    assert p.returncode == 0, p.stderr
+    assert open_bundle(out).manifest["run"]["status"] == "crashed"
