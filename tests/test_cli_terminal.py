@@ -151,3 +151,11 @@ def test_a_broken_config_key_warns_and_the_rest_applies(tmp_path: Path,
     for args in (["gc"], ["list"]):
         q = rage(*args)
         assert q.returncode == 0 and "max_runs: expected a whole number" in q.stderr, args
+
+
+def test_a_broken_config_key_does_not_drop_the_rest_when_recording(config_file: Path) -> None:
+    config_file.write_text('[default]\nmax_runs = "abc"\nhint_on_failure = true\n')
+    p = rage("run", "--", "sh", "-c", "exit 4")
+    assert p.returncode == 4
+    assert "max_runs: expected a whole number, not 'abc'" in p.stderr
+    assert "failed (exit 4); to report it: rage report " in p.stderr  # hint_on_failure applied
