@@ -170,3 +170,21 @@ def test_130_interrupted_at_a_prompt(where: str) -> None:
     finally:
         p.close()
     assert not list((Path(os.environ["RAGE_HOME"]) / "demo").rglob("*.tar.zst"))
+
+
+@pytest.mark.parametrize("command", ["send", "forget"])
+def test_130_interrupted_at_a_click_prompt(command: str) -> None:
+    record("demo", ["demo"], 1)
+    b = make_bundle(Path(os.environ["RAGE_HOME"]) / "b.tar.zst")
+    args = (["send", str(b), "--to", "https://example.org/"] if command == "send"
+            else ["forget", "--all", "--app", "demo"])
+    p = pty_script(*args)
+    try:
+        p.expect("? [")
+        time.sleep(0.2)
+        p.proc.send_signal(signal.SIGINT)
+        assert p.wait() == 130
+        assert "rage: interrupted" in p.seen.decode() and "Aborted!" not in p.seen.decode()
+    finally:
+        p.close()
+    assert rage("list", "--app", "demo").stdout.count("demo") == 1
