@@ -87,9 +87,13 @@ def test_help_texts_are_whole() -> None:
     p = rage("--help", env={"COLUMNS": "80"})
     commands = p.stdout.split("Commands:", 1)[1]
     assert "..." not in commands
-    names = [ln.split()[0] for ln in commands.strip().splitlines()]
-    assert names == sorted(["collect", "collectors", "forget", "gc", "inspect", "list",
-                            "pending", "report", "run", "send", "serve", "shim", "show"])
+    from rage.cli.main import COMMANDS, SUMMARIES
+
+    rows = commands.strip().splitlines()
+    assert [ln.split()[0] for ln in rows] == sorted(COMMANDS)
+    for row in rows:
+        name, summary = row.split(None, 1)
+        assert summary == SUMMARIES.get(name, summary), row
     assert "Show at most N runs." in rage("list", "--help").stdout
 
 

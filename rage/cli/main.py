@@ -59,10 +59,14 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # One whole line per command from SUMMARIES: click would cut each docstring's first
         # sentence at the terminal width, and listing them this way imports no subcommand.
-        rows = [(n, SUMMARIES.get(n, "")) for n in self.list_commands(ctx)]
+        rows = [(n, SUMMARIES.get(n) or self._short_help(ctx, n)) for n in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+    def _short_help(self, ctx: click.Context, name: str) -> str:
+        cmd = self.get_command(ctx, name)  # a command without a summary above: import it
+        return cmd.get_short_help_str(limit=200) if cmd else ""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(n for n in COMMANDS if self._available(n))
