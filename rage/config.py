@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rage.errors import ConfigError
-from rage.paths import config_file
-from rage.record.store import (
+from rage.defaults import (
     DEFAULT_MAX_AGE_DAYS,
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_RUNS,
     DEFAULT_OUTPUT_CAP,
     MiB,
 )
+from rage.errors import ConfigError
+from rage.paths import config_file
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,14 @@ import os
 import time
 
 from rage._version import __version__
-from rage.fsutil import private_dir, write_atomic, write_json_atomic
+from rage.defaults import (
+    DEFAULT_MAX_AGE_DAYS,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_RUNS,
+    DEFAULT_OUTPUT_CAP,
+    MiB,
+)
+from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic, write_json_atomic
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
 
 TYPE_CHECKING = False
@@ -40,12 +47,8 @@ INTERRUPT_SIGNALS = frozenset(
     if hasattr(_signal, n)
 )
 
-MiB = 1024 * 1024
-# The built-in defaults of the settings a recorder reads (rage.config.Settings uses them).
-DEFAULT_OUTPUT_CAP = 8 * MiB
-DEFAULT_MAX_RUNS = 200
-DEFAULT_MAX_BYTES = 512 * MiB
-DEFAULT_MAX_AGE_DAYS = 30.0
+__all__ = ["DEFAULT_MAX_AGE_DAYS", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_RUNS",
+           "DEFAULT_OUTPUT_CAP", "MiB"]  # re-exported: the settings a recorder reads
 
 # RAGE_* variables that are not settings: they never send a recorder to the full config path
 _NOT_SETTINGS = frozenset({"RAGE_HOME", "RAGE_CONFIG", "RAGE_DEBUG", "RAGE_UPLOAD_TOKEN"})
@@ -127,14 +130,18 @@ def _read_cache(path: str, key: tuple[Any, ...]
                 ) -> tuple[RecordingSettings, str | None] | None:
     import marshal
 
+    # only a regular file this user owns and wrote (never through a symlink): marshal data
+    # is trusted as code is, so a planted cache must never be loaded
+    data = read_own(path, 1 << 20)
+    if data is None:
+        return None
     try:
-        with open(path, "rb") as f:
-            cached_key, values, warning = marshal.loads(f.read())
+        cached_key, values, warning = marshal.loads(data)
         if cached_key != key or not isinstance(values, dict):
             return None
         return RecordingSettings(**values), warning
-    except (OSError, ValueError, EOFError, TypeError):
-        return None  # absent, stale, from another version or damaged: recompute
+    except (ValueError, EOFError, TypeError):
+        return None  # stale, from another version or damaged: recompute
 
 
 def _write_cache(path: str, key: tuple[Any, ...], settings: RecordingSettings,
@@ -253,7 +260,14 @@ def start_run(
     that started its process first date the run from then. Raises OSError when the history
     cannot be written; recorders catch it and carry on.
     """
-    runs = private_dir(os.path.join(os.fspath(root), check_app(app), "runs"))
+    app_dir = os.path.join(os.fspath(root), check_app(app))
+    runs = private_dir(os.path.join(app_dir, "runs"))
+    if not (is_own_dir(app_dir) and is_own_dir(runs)):  # planted symlinks are never followed
+        import errno
+
+        raise OSError(errno.EPERM, "unsafe history directory (a symlink, or not yours)", runs)
+    if app_version is None and extra and isinstance(extra.get("executable"), str):
+        app_version = tool_version(app_dir, extra["executable"])
     for _attempt in range(5):
         run_id = new_run_id(None if started_ns is None else started_ns / 1e9)
         tmp_dir = os.path.join(runs, f".new-{run_id}")
@@ -307,17 +321,84 @@ def start_run(
 
 
 def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
-    """Whether retention needs a full pass: more than ``max_runs`` runs, or the last full
-    pass (``<app_dir>/.last-prune``) is older than ``interval_s``. Raises OSError when the
-    app has no runs directory. Costs one scandir and one stat."""
+    """Whether retention needs a full pass: more than ``max_runs`` runs (0: no limit), or the
+    last full pass (``<app_dir>/.last-prune``) is older than ``interval_s``. Raises OSError
+    when the app has no runs directory.
+
+    Costs two stats whatever the history's size: a directory's link count is 2 plus its
+    subdirectories on Linux file systems that keep it (ext4, xfs, tmpfs), an upper bound of
+    the run count; only when that bound exceeds ``max_runs`` are the runs counted."""
     base = os.fspath(app_dir)
-    with os.scandir(os.path.join(base, "runs")) as it:  # OSError: nothing to prune
-        n = sum(1 for e in it if is_run_id(e.name))
+    runs = os.path.join(base, "runs")
+    links = os.stat(runs).st_nlink  # OSError: nothing to prune
+    if max_runs > 0 and (links < 2 or links - 2 > max_runs):
+        with os.scandir(runs) as it:
+            if sum(1 for e in it if is_run_id(e.name)) > max_runs:
+                return True
+    st = _lstat(os.path.join(base, ".last-prune"))
+    return st is None or not time.time() - st.st_mtime < interval_s
+
+
+def _lstat(path: str) -> os.stat_result | None:
     try:
-        fresh = time.time() - os.stat(os.path.join(base, ".last-prune")).st_mtime < interval_s
+        return os.lstat(path)
     except OSError:
-        fresh = False
-    return not (n <= max_runs and fresh)
+        return None
+
+
+def _tool_key(executable: str) -> str | None:
+    """What identifies one build of a program: its path, mtime and size."""
+    try:
+        st = os.stat(executable)
+    except OSError:
+        return None
+    return f"{executable}\0{st.st_mtime_ns}\0{st.st_size}"
+
+
+def _read_tool_version(app_dir: str, key: str) -> str | None:
+    data = read_own(os.path.join(app_dir, ".tool-version"), 8192)
+    if data is None:
+        return None
+    cached, _, version = data.decode("utf-8", "replace").partition("\n")
+    return version if cached == key else None
+
+
+def tool_version(app_dir: str, executable: str) -> str | None:
+    """The recorded ``--version`` of this build of ``executable`` (None: unknown)."""
+    key = _tool_key(executable)
+    return (_read_tool_version(app_dir, key) or None) if key is not None else None
+
+
+def remember_tool_version(app: str, executable: str, argv0: str) -> None:
+    """Run ``executable --version`` once per change of the executable (path, mtime, size)
+    and keep its first line in ``<app>/.tool-version``, where :func:`start_run` finds it.
+
+    The probe gets no stdin and no controlling terminal, and 3 s at most; a program without
+    ``--version`` records an empty version, so it is not asked again until it changes."""
+    if not is_app_name(app):
+        return
+    key = _tool_key(executable)
+    app_dir = os.path.join(home_root_str(), app)
+    if key is None or "\n" in key or _read_tool_version(app_dir, key) is not None:
+        return
+    import subprocess
+
+    try:
+        proc = subprocess.run([argv0, "--version"], executable=executable,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=3,
+                              start_new_session=True, check=False)
+        out = proc.stdout if proc.stdout.strip() else proc.stderr
+        lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
+        version = lines[0][:200] if proc.returncode == 0 and lines else ""
+    except (OSError, subprocess.SubprocessError):
+        version = ""
+    try:
+        private_dir(app_dir)
+        if is_own_dir(app_dir):
+            write_atomic(os.path.join(app_dir, ".tool-version"),
+                         f"{key}\n{version}".encode("utf-8", "surrogateescape"))
+    except OSError:
+        pass
 
 
 def save_environ(rec: Recording, environ: dict[str, str]) -> None:
