@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from rage.errors import NotFoundError, UsageError
-from rage.paths import check_app, home_root
+from rage.fsutil import read_own
+from rage.paths import check_app, home_root, is_app_name
 from rage.record.retention import (
     PruneResult,
     delete_run_dir,
@@ -119,10 +120,20 @@ class Run:
 def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str) -> Run:
     def opt_int(k: str) -> int | None:
         v = meta.get(k)
-        return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+        if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
+            return None
+        return v
 
     argv = meta.get("argv")
     dur = meta.get("duration_s")
+    if isinstance(dur, bool) or not isinstance(dur, int | float) or not 0 <= dur < 1e12:
+        dur = None
+    started = meta.get("started_at")
+    if isinstance(started, str):
+        try:
+            parse_iso(started)
+        except ValueError:
+            started = None
     return Run(
         id=run_dir.name,
         app=app,
@@ -130,9 +141,9 @@ def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str
         status=status,
         argv=tuple(str(a) for a in argv) if isinstance(argv, list) else (),
         cwd=str(meta["cwd"]) if isinstance(meta.get("cwd"), str) else None,
-        started_at=meta.get("started_at") if isinstance(meta.get("started_at"), str) else None,
+        started_at=started if isinstance(started, str) else None,
         ended_at=meta.get("ended_at") if isinstance(meta.get("ended_at"), str) else None,
-        duration_s=float(dur) if isinstance(dur, int | float) else None,
+        duration_s=float(dur) if dur is not None else None,
         exit_code=opt_int("exit_code"),
         signal=opt_int("signal"),
         pid=opt_int("pid"),
@@ -142,13 +153,63 @@ def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str
     )
 
 
+META_MAX_BYTES = 4 * 1024 * 1024  # rage writes a few KiB; argv can be long, not this long
+META_MAX_DEPTH = 32  # rage writes 3 levels
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number rage writes")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e400
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
+def _check_value(value: object, depth: int = 0) -> None:
+    """ValueError unless ``value`` is plain data every renderer can print: nested at most
+    :data:`META_MAX_DEPTH` deep, its strings valid Unicode (no lone surrogates)."""
+    if depth > META_MAX_DEPTH:
+        raise ValueError(f"nested deeper than {META_MAX_DEPTH}")
+    if isinstance(value, str):
+        if not value.isascii():
+            value.encode("utf-8")  # UnicodeEncodeError (a ValueError) on a lone surrogate
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_value(k, depth + 1)
+            _check_value(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_value(v, depth + 1)
+
+
+def read_meta(run_dir: Path) -> dict[str, Any]:
+    """``meta.json`` as rage wrote it; OSError/ValueError for anything else: missing, a
+    symlink, a FIFO or device, too large, NaN or out-of-range numbers, deep nesting, lone
+    surrogates, not an object."""
+    raw = read_own(run_dir / "meta.json", META_MAX_BYTES + 1)
+    if raw is None:
+        if not (run_dir / "meta.json").exists():
+            raise FileNotFoundError("meta.json is missing")
+        raise ValueError("not a regular file of yours")
+    if len(raw) > META_MAX_BYTES:
+        raise ValueError(f"larger than {META_MAX_BYTES} bytes")
+    try:
+        meta = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+    if not isinstance(meta, dict):
+        raise ValueError("not an object")
+    _check_value(meta)
+    return meta
+
+
 def load_run(app: str, run_dir: Path) -> Run:
     """Read one run; a missing or broken ``meta.json`` gives a ``corrupt`` run, never raises."""
     try:
-        raw = (run_dir / "meta.json").read_bytes()
-        meta = json.loads(raw)
-        if not isinstance(meta, dict):
-            raise ValueError("meta.json is not an object")
+        meta = read_meta(run_dir)
     except FileNotFoundError:
         return Run(run_dir.name, app, run_dir, CORRUPT, problem="meta.json is missing")
     except (OSError, ValueError) as e:
@@ -175,11 +236,10 @@ _FATAL_NAMES = {
 
 def _fatal_signal(run_dir: Path) -> int | None:
     """The signal named in a non-empty ``fatal.log`` (0 if unnamed), None if there is none."""
-    try:
-        with open(run_dir / "fatal.log", "rb") as f:
-            head = f.read(4096).decode("utf-8", "replace")
-    except OSError:
+    data = read_own(run_dir / "fatal.log", 4096)
+    if data is None:
         return None
+    head = data.decode("utf-8", "replace")
     if not head.strip():
         return None
     for text, name in _FATAL_NAMES.items():
@@ -246,11 +306,13 @@ class RunStore:
 
     # -- reading ---------------------------------------------------------------------------
     def apps(self) -> list[str]:
+        """Apps with a history; stray directories (``mytool copy``) and symlinks are not."""
         try:
             entries = sorted(os.scandir(self.root), key=lambda e: e.name)
         except OSError:
             return []
-        return [e.name for e in entries if e.is_dir() and (Path(e.path) / "runs").is_dir()]
+        return [e.name for e in entries if is_app_name(e.name) and e.is_dir(follow_symlinks=False)
+                and (Path(e.path) / "runs").is_dir()]
 
     def run_dirs(self, app: str) -> list[Path]:
         """Run directories of ``app``, oldest first (ids sort by start time)."""
@@ -347,11 +409,14 @@ class RunStore:
         max_age_days: float,
         keep: Iterable[str] = (),
         now: float | None = None,
+        hysteresis: bool = False,
     ) -> PruneResult:
         """Apply retention to ``app`` now (see :mod:`rage.record.retention`)."""
-        return prune_runs(self.root / check_app(app) / "runs", self.run_dirs(app),
+        app_dir = self.root / check_app(app)
+        return prune_runs(app_dir / "runs", self.run_dirs(app),
                           max_runs=max_runs, max_bytes=max_bytes,
-                          max_age_days=max_age_days, keep=keep, now=now)
+                          max_age_days=max_age_days, keep=keep, now=now,
+                          hysteresis=hysteresis, sizes_file=app_dir / ".run-sizes")
 
     def maybe_prune(
         self, app: str, *, max_runs: int, max_bytes: int, max_age_days: float,
@@ -360,13 +425,14 @@ class RunStore:
         """Prune only when cheap checks say it may be needed.
 
         A full pass runs when the run count exceeds ``max_runs`` or the last full pass is
-        older than ``interval_s`` (the byte and age limits are checked then). The usual cost
-        on the recording path is one scandir and one stat.
+        older than ``interval_s`` (the byte and age limits are checked then); it brings the
+        count (or bytes) 10% below the limit, so the next one is that many runs away. The
+        usual cost on the recording path is two stats.
         """
         if not is_due(self.root / app, max_runs, interval_s):
             return None
         result = self.prune(app, max_runs=max_runs, max_bytes=max_bytes,
-                            max_age_days=max_age_days, keep=keep)
+                            max_age_days=max_age_days, keep=keep, hysteresis=True)
         touch_stamp(self.root / app / ".last-prune")
         return result
 

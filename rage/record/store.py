@@ -260,12 +260,17 @@ def start_run(
     that started its process first date the run from then. Raises OSError when the history
     cannot be written; recorders catch it and carry on.
     """
-    app_dir = os.path.join(os.fspath(root), check_app(app))
-    runs = private_dir(os.path.join(app_dir, "runs"))
-    if not (is_own_dir(app_dir) and is_own_dir(runs)):  # planted symlinks are never followed
-        import errno
+    app_dir = os.path.join(private_dir(os.fspath(root)), check_app(app))
+    runs = os.path.join(app_dir, "runs")
+    for d in (app_dir, runs):  # a symlink planted here is never followed
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+        if not is_own_dir(d):
+            import errno
 
-        raise OSError(errno.EPERM, "unsafe history directory (a symlink, or not yours)", runs)
+            raise OSError(errno.EPERM, "unsafe history directory (a symlink, or not yours)", d)
     if app_version is None and extra and isinstance(extra.get("executable"), str):
         app_version = tool_version(app_dir, extra["executable"])
     for _attempt in range(5):
