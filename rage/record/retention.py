@@ -9,7 +9,6 @@ prunes never over-delete.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 import time
@@ -19,7 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rage.fsutil import read_own, write_atomic
-from rage.record.store import is_run_id, prune_due
+from rage.record.store import delete_run, is_run_id, low_water, prune_due, remove_tree
+from rage.record.store import lock_is_held as _lock_is_held
 
 STALE_AFTER_S = 3600.0
 
@@ -42,39 +42,12 @@ def run_id_time(run_id: str) -> float | None:
 
 def lock_is_held(run_dir: Path) -> bool:
     """True while a live recorder holds the run's lock."""
-    try:
-        # never through a planted symlink, never blocking on a FIFO
-        fd = os.open(run_dir / "lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return False
+    return _lock_is_held(run_dir)
 
 
 def delete_run_dir(run_dir: Path) -> str:
-    """Claim ``run_dir`` by renaming it, then remove it.
-
-    Returns ``"deleted"``, ``"locked"`` (a live recorder holds it) or ``"gone"`` (another
-    process claimed it first: for retention it is just as gone).
-    """
-    if lock_is_held(run_dir):
-        return "locked"
-    trash = run_dir.with_name(f".trash-{run_dir.name}-{os.urandom(3).hex()}")
-    try:
-        os.rename(run_dir, trash)
-    except OSError:
-        return "gone"
-    import shutil
-
-    shutil.rmtree(trash, ignore_errors=True)
-    return "deleted"
+    """Claim ``run_dir`` by renaming it, then remove it (see :func:`store.delete_run`)."""
+    return delete_run(run_dir)
 
 
 def dir_bytes(path: Path) -> int:
@@ -84,12 +57,6 @@ def dir_bytes(path: Path) -> int:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(dirpath, n)).st_size
     return total
-
-
-def low_water(limit: int) -> int:
-    """Where an automatic pass brings a count or byte total that went over ``limit``: 10%
-    below it, so the next passes are that many runs away (hysteresis) instead of one."""
-    return limit - limit // 10
 
 
 def prune_runs(
@@ -165,9 +132,7 @@ def sweep_leftovers(runs_dir: Path) -> None:
     for e in os.scandir(runs_dir):
         stale = e.name.startswith((".trash-", ".new-"))
         if stale and time.time() - e.stat(follow_symlinks=False).st_mtime > STALE_AFTER_S:
-            import shutil  # rarely needed: keep it off the retention pass
-
-            shutil.rmtree(e.path, ignore_errors=True)
+            remove_tree(e.path)
 
 
 def touch_stamp(stamp: Path) -> None:
