@@ -104,6 +104,8 @@ def format_size(n: int) -> str:
 def _parse_bool(value: str | bool) -> bool:
     if isinstance(value, bool):
         return value
+    if not isinstance(value, str):
+        raise ValueError(f"not a boolean: {value!r}")
     v = value.strip().lower()
     if v in {"1", "true", "yes", "on"}:
         return True

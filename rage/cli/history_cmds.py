@@ -60,7 +60,7 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         parts = []
         for n in names:
             p = run.dir / n
-            if p.exists():
+            if p.is_file() and not p.is_symlink():  # never a planted link to a device
                 data = p.read_bytes().decode("utf-8", "replace")
                 parts.append(data if n == "output.log" else f"==> {n} <==\n{data}")
         if not parts:
