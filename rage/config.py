@@ -192,7 +192,8 @@ CONFIG_MAX_BYTES = 1024 * 1024  # a config file is a few lines; this bounds what
 def read_config_file(path: Path | None = None) -> dict[str, Any]:
     """Parse the TOML config file; a missing file is an empty config.
 
-    Bounded: only a regular file (never a device or FIFO, which could block or never end),
+    Bounded: only a regular file (or /dev/null; never another device or a FIFO, which could
+    block or never end),
     at most :data:`CONFIG_MAX_BYTES`, nested no deeper than the parser's recursion allows."""
     path = path or config_file()
     try:
@@ -202,7 +203,10 @@ def read_config_file(path: Path | None = None) -> dict[str, Any]:
     except OSError as e:
         raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
+                return {}  # "no config", as callers spell it
             raise ConfigError(f"cannot read config {path}: not a regular file")
         data = os.read(fd, CONFIG_MAX_BYTES + 1)
     except OSError as e:
