@@ -89,7 +89,7 @@ def test_parse_and_format_size() -> None:
 def test_valid_numbers(config_file: Path, toml: str, value: float) -> None:
     config_file.write_text(f"[default]\n{toml}\n")
     s = load_settings("tool", environ={})
-    assert getattr(s, toml.split()[0]) == value
+    assert getattr(s, toml.split(maxsplit=1)[0]) == value
 
 
 @pytest.mark.parametrize(("toml", "why"), [

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from rage.record.history import RunStore
+from rage.record.prune import low_water
 from rage.record.retention import read_sizes
-from rage.record.store import low_water
 from tests.conftest import run_rage
 
 

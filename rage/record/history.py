@@ -12,7 +12,6 @@ run out of the way (only one process can win that), and a locked run is never de
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal as _signal
@@ -25,6 +24,7 @@ from typing import Any
 from rage.errors import NotFoundError, UsageError
 from rage.fsutil import read_own
 from rage.paths import check_app, home_root, is_app_name
+from rage.record.meta import read_meta
 from rage.record.retention import (
     PruneResult,
     delete_run_dir,
@@ -151,59 +151,6 @@ def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str
         app_version=meta.get("app_version") if isinstance(meta.get("app_version"), str) else None,
         meta=dict(meta),
     )
-
-
-META_MAX_BYTES = 4 * 1024 * 1024  # rage writes a few KiB; argv can be long, not this long
-META_MAX_DEPTH = 32  # rage writes 3 levels
-
-
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number rage writes")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):  # 1e400
-        raise ValueError(f"{text} is out of range")
-    return value
-
-
-def _check_value(value: object, depth: int = 0) -> None:
-    """ValueError unless ``value`` is plain data every renderer can print: nested at most
-    :data:`META_MAX_DEPTH` deep, its strings valid Unicode (no lone surrogates)."""
-    if depth > META_MAX_DEPTH:
-        raise ValueError(f"nested deeper than {META_MAX_DEPTH}")
-    if isinstance(value, str):
-        if not value.isascii():
-            value.encode("utf-8")  # UnicodeEncodeError (a ValueError) on a lone surrogate
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            _check_value(k, depth + 1)
-            _check_value(v, depth + 1)
-    elif isinstance(value, list):
-        for v in value:
-            _check_value(v, depth + 1)
-
-
-def read_meta(run_dir: Path) -> dict[str, Any]:
-    """``meta.json`` as rage wrote it; OSError/ValueError for anything else: missing, a
-    symlink, a FIFO or device, too large, NaN or out-of-range numbers, deep nesting, lone
-    surrogates, not an object."""
-    raw = read_own(run_dir / "meta.json", META_MAX_BYTES + 1)
-    if raw is None:
-        if not (run_dir / "meta.json").exists():
-            raise FileNotFoundError("meta.json is missing")
-        raise ValueError("not a regular file of yours")
-    if len(raw) > META_MAX_BYTES:
-        raise ValueError(f"larger than {META_MAX_BYTES} bytes")
-    try:
-        meta = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise ValueError("nested too deep") from None
-    if not isinstance(meta, dict):
-        raise ValueError("not an object")
-    _check_value(meta)
-    return meta
 
 
 def load_run(app: str, run_dir: Path) -> Run:

@@ -18,8 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rage.fsutil import read_own, write_atomic
-from rage.record.store import delete_run, is_run_id, low_water, prune_due, remove_tree
-from rage.record.store import lock_is_held as _lock_is_held
+from rage.record.prune import delete_run, low_water, prune_due, remove_tree
+from rage.record.prune import lock_is_held as _lock_is_held
+from rage.record.store import is_run_id
 
 STALE_AFTER_S = 3600.0
 

@@ -86,7 +86,7 @@ except Exception as e:
         sys.exit(127 if e.errno == 2 else 126)
 if {probe}:
     try:  # `NAME --version`, once per change of the executable (path, mtime, size)
-        from rage.record.store import remember_tool_version
+        from rage.record.versions import remember_tool_version
         remember_tool_version(n, r, z)
     except Exception:
         pass

@@ -340,7 +340,7 @@ class Wrapper:
     def _retention(self, run_id: str) -> None:
         """Prune old runs when the cheap check says so; best effort (the next run retries)."""
         from rage.paths import home_root_str
-        from rage.record.store import retain
+        from rage.record.prune import retain
 
         s = self.settings
         app_dir = os.path.join(home_root_str(), self.app)

@@ -1,0 +1,69 @@
+"""Which version of a shimmed program ran: ``NAME --version``, once per change.
+
+The shim calls :func:`remember_tool_version` before the run; it runs the program's
+``--version`` only when the executable's path, mtime or size changed since the last probe
+and keeps the first line in ``<root>/<app>/.tool-version``. :func:`rage.record.store.start_run`
+reads it back (:func:`tool_version`: one stat and one small read) into ``app_version``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic
+from rage.paths import home_root_str, is_app_name
+
+
+def _tool_key(executable: str) -> str | None:
+    """What identifies one build of a program: its path, mtime and size."""
+    try:
+        st = os.stat(executable)
+    except OSError:
+        return None
+    return f"{executable}\0{st.st_mtime_ns}\0{st.st_size}"
+
+
+def _read_tool_version(app_dir: str, key: str) -> str | None:
+    data = read_own(os.path.join(app_dir, ".tool-version"), 8192)
+    if data is None:
+        return None
+    cached, _, version = data.decode("utf-8", "replace").partition("\n")
+    return version if cached == key else None
+
+
+def tool_version(app_dir: str, executable: str) -> str | None:
+    """The recorded ``--version`` of this build of ``executable`` (None: unknown)."""
+    key = _tool_key(executable)
+    return (_read_tool_version(app_dir, key) or None) if key is not None else None
+
+
+def remember_tool_version(app: str, executable: str, argv0: str) -> None:
+    """Run ``executable --version`` once per change of the executable (path, mtime, size)
+    and keep its first line in ``<app>/.tool-version``, where :func:`start_run` finds it.
+
+    The probe gets no stdin and no controlling terminal, and 3 s at most; a program without
+    ``--version`` records an empty version, so it is not asked again until it changes."""
+    if not is_app_name(app):
+        return
+    key = _tool_key(executable)
+    app_dir = os.path.join(home_root_str(), app)
+    if key is None or "\n" in key or _read_tool_version(app_dir, key) is not None:
+        return
+    import subprocess
+
+    try:
+        proc = subprocess.run([argv0, "--version"], executable=executable,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=3,
+                              start_new_session=True, check=False)
+        out = proc.stdout if proc.stdout.strip() else proc.stderr
+        lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
+        version = lines[0][:200] if proc.returncode == 0 and lines else ""
+    except (OSError, subprocess.SubprocessError):
+        version = ""
+    try:
+        private_dir(app_dir)
+        if is_own_dir(app_dir):
+            write_atomic(os.path.join(app_dir, ".tool-version"),
+                         f"{key}\n{version}".encode("utf-8", "surrogateescape"))
+    except OSError:
+        pass
