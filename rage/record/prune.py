@@ -1,6 +1,7 @@
 """Retention on the recording path: cheap enough for every recorded command.
 
-Imports nothing beyond :mod:`os` (the wrapper pays for every import on each command):
+Imports nothing the wrapper has not imported already (it pays for every import on each
+command):
 :func:`retain` keeps the count limit with two stats per run and, once over it, deletes the
 oldest runs down to 10% below the limit; :mod:`rage.record.retention` builds full passes
 (bytes, age) on the same deletion protocol: a run is claimed by renaming it to ``.trash-*``

@@ -19,7 +19,6 @@ from rage.defaults import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_RUNS,
     DEFAULT_OUTPUT_CAP,
-    MiB,
 )
 from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic, write_json_atomic
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
@@ -47,9 +46,6 @@ INTERRUPT_SIGNALS = frozenset(
     int(getattr(_signal, n)) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGPIPE")
     if hasattr(_signal, n)
 )
-
-__all__ = ["DEFAULT_MAX_AGE_DAYS", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_RUNS",
-           "DEFAULT_OUTPUT_CAP", "MiB"]  # re-exported: the settings a recorder reads
 
 # RAGE_* variables that are not settings: they never send a recorder to the full config path
 _NOT_SETTINGS = frozenset({"RAGE_HOME", "RAGE_CONFIG", "RAGE_DEBUG", "RAGE_UPLOAD_TOKEN"})

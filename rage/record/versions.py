@@ -13,6 +13,8 @@ import os
 from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic
 from rage.paths import home_root_str, is_app_name
 
+_TRUE = frozenset({"1", "true", "yes", "on"})  # rage.config's spellings of a true boolean
+
 
 def _tool_key(executable: str) -> str | None:
     """What identifies one build of a program: its path, mtime and size."""
@@ -43,7 +45,7 @@ def remember_tool_version(app: str, executable: str, argv0: str) -> None:
 
     The probe gets no stdin and no controlling terminal, and 3 s at most; a program without
     ``--version`` records an empty version, so it is not asked again until it changes."""
-    if not is_app_name(app):
+    if not is_app_name(app) or os.environ.get("RAGE_DISABLE", "").strip().lower() in _TRUE:
         return
     key = _tool_key(executable)
     app_dir = os.path.join(home_root_str(), app)
