@@ -149,7 +149,8 @@ def _write_cache(path: str, key: tuple[Any, ...], settings: RecordingSettings,
     values = {name: getattr(settings, name) for name in RecordingSettings.__slots__}
     try:
         private_dir(os.path.dirname(path))
-        write_atomic(path, marshal.dumps((key, values, warning)))
+        if is_own_dir(os.path.dirname(path)):  # never into a planted symlink's target
+            write_atomic(path, marshal.dumps((key, values, warning)))
     except (OSError, ValueError):
         pass
 
