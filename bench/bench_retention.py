@@ -5,12 +5,12 @@ a history that starts empty and never reaches its limit.
     python3 bench/bench_retention.py [--sizes 10,200,2000] [--reps 3] [--lib DIR]
 
 At the limit every command adds a run, so retention has to delete one per command on
-average; what matters is how that work is spread. Each repetition times one full cycle of
-``max_runs // 10 + 1`` commands (the hysteresis cycle: one full pass in it; several cycles
-when that is under 30 commands) per side,
+average; what matters is how that work is spread. Each repetition times whole cycles of
+``min(max_runs // 10, 32) + 1`` commands (the hysteresis cycle: one deleting command in it),
+at least 30 commands, per side,
 interleaved command by command in alternating order (history, empty, empty, history...), and
-reports the mean per command (the amortised cost), the median, the slowest command (the pass
-itself) and the ratio of the means to the empty-history peer. Commands run as a shim runs
+reports the mean per command (the amortised cost), the median, the slowest command (the one
+that deletes) and the ratio of the means to the empty-history peer. Commands run as a shim runs
 them: ``python -I -S -c ... run --app bench -- true``. ``--lib DIR`` measures another
 checkout (e.g. an older commit extracted with ``git archive``) the same way.
 """
@@ -79,7 +79,7 @@ def bench_size(n: int, reps: int, argv: list[str], tmp: Path, base: dict[str, st
         cfg.write_text(f"[default]\nmax_runs = {limit}\n")
         fill(home, runs)
         envs.append({**base, "RAGE_HOME": str(home), "RAGE_CONFIG": str(cfg)})
-    cycle = n // 10 + 1
+    cycle = min(n // 10, 32) + 1
     per_rep = -(-30 // cycle) * cycle  # whole cycles, at least 30 commands
     ours: list[tuple[float, float]] = []
     peer: list[tuple[float, float]] = []

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from rage.record.history import RunStore
-from rage.record.prune import low_water
+from rage.record.prune import MAX_BATCH, low_water, retain
 from rage.record.retention import read_sizes
 from tests.conftest import run_rage
 
@@ -83,3 +83,18 @@ def test_count_check_without_directory_link_counts(rage_home: Path, config_file:
         assert run_rage("run", "--app", "t", "--", "true").returncode == 0
     assert count(rage_home, "t") <= 3
     assert os.stat(runs).st_nlink >= 2
+
+
+def test_deletions_per_command_are_bounded_but_the_limit_is_hard(rage_home: Path) -> None:
+    runs = rage_home / "t" / "runs"
+    runs.mkdir(parents=True)
+    for i in range(401):
+        (runs / f"20260101T{i // 3600:02d}{i // 60 % 60:02d}{i % 60:02d}Z-{i:08x}").mkdir()
+    assert retain(rage_home / "t", 400, 3600.0) is True  # no full pass yet: one is due
+    assert count(rage_home, "t") == 400 - MAX_BATCH + 1 == 369  # not 360: 32 at a time
+    assert retain(rage_home / "t", 100, 3600.0)
+    assert count(rage_home, "t") == 100  # a lowered limit holds at once
+    names = sorted(p.name for p in runs.iterdir())
+    assert names[0].endswith(f"{301:08x}")  # the oldest went first
+    (rage_home / "t" / ".last-prune").touch()
+    assert retain(rage_home / "t", 100, 3600.0) is False

@@ -1,11 +1,11 @@
 """Retention on the recording path: cheap enough for every recorded command.
 
 Imports nothing the wrapper has not imported already (it pays for every import on each
-command):
-:func:`retain` keeps the count limit with two stats per run and, once over it, deletes the
-oldest runs down to 10% below the limit; :mod:`rage.record.retention` builds full passes
-(bytes, age) on the same deletion protocol: a run is claimed by renaming it to ``.trash-*``
-(one winner under concurrency) and a run whose lock a live recorder holds is never touched.
+command). :func:`retain` keeps the count limit with two stats per run and, once over it,
+deletes the oldest runs down to 10% below the limit (32 runs below at most);
+:mod:`rage.record.retention` builds full passes (bytes, age) on the same deletion protocol:
+a run is claimed by renaming it to ``.trash-*`` (one winner under concurrency) and a run
+whose lock a live recorder holds is never touched.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ import os
 import time
 
 from rage.record.store import is_run_id
+
+# At most this many runs are deleted below the limit in one go, so that the one command in
+# a cycle that deletes stays quick with large limits (max_runs = 2000: 32, not 200).
+MAX_BATCH = 32
 
 
 def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
@@ -45,20 +49,23 @@ def low_water(limit: int) -> int:
 def retain(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float,
            keep: str | None = None) -> bool:
     """Retention on the recording path, whatever the history's size: when the app has more
-    than ``max_runs`` runs (0: no limit), delete the oldest down to :func:`low_water` of it
-    (never a live run or ``keep``). Returns whether a full pass (byte and age limits, see
-    :mod:`rage.record.retention`) is due, i.e. the last one is older than ``interval_s``.
+    than ``max_runs`` runs (0: no limit), delete the oldest down to :func:`low_water` of it,
+    :data:`MAX_BATCH` below the limit at most (never a live run or ``keep``). Returns
+    whether a full pass (byte and age limits, see :mod:`rage.record.retention`) is due,
+    i.e. the last one is older than ``interval_s``.
 
     Imports nothing: two stats when under the limit (see :func:`prune_due`), a scandir and
-    a few deletions once every ``max_runs // 10`` runs at it. Raises OSError when the app
-    has no runs directory."""
+    a few deletions once every ``min(max_runs // 10, MAX_BATCH)`` runs at it. Raises
+    OSError when the app has no runs directory."""
     base = os.fspath(app_dir)
     runs = os.path.join(base, "runs")
     links = os.stat(runs).st_nlink
     if max_runs > 0 and (links < 2 or links - 2 > max_runs):
         with os.scandir(runs) as it:
             ids = sorted(e.name for e in it if is_run_id(e.name))
-        excess = len(ids) - low_water(max_runs) if len(ids) > max_runs else 0
+        excess = 0
+        if len(ids) > max_runs:  # the limit itself is hard; the margin below it is bounded
+            excess = max(len(ids) - max_runs, min(len(ids) - low_water(max_runs), MAX_BATCH))
         for rid in ids:
             if excess <= 0:
                 break

@@ -47,7 +47,7 @@ def lock_is_held(run_dir: Path) -> bool:
 
 
 def delete_run_dir(run_dir: Path) -> str:
-    """Claim ``run_dir`` by renaming it, then remove it (see :func:`store.delete_run`)."""
+    """Claim ``run_dir`` by renaming it, then remove it (see :func:`prune.delete_run`)."""
     return delete_run(run_dir)
 
 
