@@ -52,7 +52,10 @@ def list_cmd(app: str | None, failed: bool, limit: int, as_json: bool) -> None:
 @json_option
 def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None:
     """Show one run: RUN is an id, a unique prefix, `last` or `last-failed`."""
-    run = RunStore().resolve(run_ref, app)
+    skipped: list[str] = []
+    run = RunStore().resolve(run_ref, app, warnings=skipped)
+    for w in skipped:  # damaged records newer than `last`
+        warn(w)
     if run.status == "corrupt":
         warn(f"run {run.app}/{run.id} is broken: {run.problem}")
     if output_log:

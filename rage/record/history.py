@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import signal as _signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableSequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -223,6 +223,7 @@ class ActiveRun(Recording):
 class Listing:
     runs: list[Run]
     warnings: list[str]
+    skipped: list[Run] = field(default_factory=list)  # the damaged records warned about
 
 
 class RunStore:
@@ -282,11 +283,13 @@ class RunStore:
         apps = [check_app(app)] if app else self.apps()
         runs: list[Run] = []
         warnings: list[str] = []
+        skipped: list[Run] = []
         for a in apps:
             for d in self.run_dirs(a):
                 run = load_run(a, d)
                 if run.status == CORRUPT:
                     warnings.append(f"skipping broken run {a}/{run.id}: {run.problem}")
+                    skipped.append(run)
                     continue
                 if problems_only and not run.is_problem:
                     continue
@@ -296,12 +299,14 @@ class RunStore:
         runs.sort(key=lambda r: (r.started_at or "", r.id), reverse=True)
         if limit is not None:
             runs = runs[:limit]
-        return Listing(runs, warnings)
+        return Listing(runs, warnings, skipped)
 
-    def resolve(self, ref: str, app: str | None = None) -> Run:
+    def resolve(self, ref: str, app: str | None = None,
+                warnings: MutableSequence[str] | None = None) -> Run:
         """Find one run by id, unique prefix (of the id or its random part), ``last`` or
         ``last-failed``. Runs of report commands and this process's live run are skipped by
-        ``last``/``last-failed``."""
+        ``last``/``last-failed``; so are damaged records, and when one of them is newer than
+        the run chosen, a warning saying so is added to ``warnings``."""
         if ref in {"last", "last-failed"}:
             listing = self.list(app, problems_only=ref == "last-failed",
                                 include_report_commands=False)
@@ -309,6 +314,9 @@ class RunStore:
             for run in listing.runs:
                 if run.status == RUNNING and run.pid == me:
                     continue
+                if warnings is not None:
+                    warnings.extend(f"skipping broken run {s.app}/{s.id}: {s.problem}"
+                                    for s in listing.skipped if s.id > run.id)
                 return run
             what = "failed run" if ref == "last-failed" else "run"
             scope = f" for app {app!r}" if app else ""
