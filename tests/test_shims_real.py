@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 import zipfile
 from pathlib import Path
 
@@ -184,3 +185,25 @@ def test_version_recorded_once_per_executable_change(tmp_path: Path) -> None:
     assert sh(["mytool", "go"], path).returncode == 0
     assert probes.read_text() == "x\nx\n"
     assert [r["app_version"] for r in runs("mytool")] == ["mytool 1.10"] + ["mytool 1.0"] * 3
+
+
+def test_version_probe_never_holds_the_command_up(tmp_path: Path) -> None:
+    """A program that hangs on --version (and leaves a child holding its stdout) costs the
+    first run 3 s at most, and is not asked again until it changes."""
+    shim_dir, real_dir = tmp_path / "shims", tmp_path / "real"
+    real_dir.mkdir()
+    tool = real_dir / "hangs"
+    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then sleep 30 & sleep 30; fi\n'
+                    'echo ran\n')
+    tool.chmod(0o755)
+    path = f"{shim_dir}:{real_dir}:{SYSTEM_PATH}"
+    install(shim_dir, "hangs", path=path)
+    t0 = time.monotonic()
+    done = sh(["hangs", "x"], path)
+    first = time.monotonic() - t0
+    assert done.returncode == 0 and done.stdout == b"ran\n"
+    assert first < 20  # the probe's 3 s, not the 30 s the program would take
+    t0 = time.monotonic()
+    assert sh(["hangs", "x"], path).stdout == b"ran\n"
+    assert time.monotonic() - t0 < first  # not probed again
+    assert [r["app_version"] for r in runs("hangs")] == [None, None]

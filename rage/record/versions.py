@@ -51,17 +51,7 @@ def remember_tool_version(app: str, executable: str, argv0: str) -> None:
     app_dir = os.path.join(home_root_str(), app)
     if key is None or "\n" in key or _read_tool_version(app_dir, key) is not None:
         return
-    import subprocess
-
-    try:
-        proc = subprocess.run([argv0, "--version"], executable=executable,
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=3,
-                              start_new_session=True, check=False)
-        out = proc.stdout if proc.stdout.strip() else proc.stderr
-        lines = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
-        version = lines[0][:200] if proc.returncode == 0 and lines else ""
-    except (OSError, subprocess.SubprocessError):
-        version = ""
+    version = _probe(executable, argv0)
     try:
         private_dir(app_dir)
         if is_own_dir(app_dir):
@@ -69,3 +59,37 @@ def remember_tool_version(app: str, executable: str, argv0: str) -> None:
                          f"{key}\n{version}".encode("utf-8", "surrogateescape"))
     except OSError:
         pass
+
+
+def _probe(executable: str, argv0: str) -> str:
+    """The first line ``executable --version`` prints, "" if it fails or takes over 3 s.
+
+    Never waits longer: on timeout its whole process group is killed, and pipes still held
+    open by something that left the group are abandoned rather than waited for."""
+    import signal
+    import subprocess
+
+    try:
+        proc = subprocess.Popen([argv0, "--version"], executable=executable,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError:
+        return ""
+    try:
+        out, err = proc.communicate(timeout=3)
+    except subprocess.TimeoutExpired:
+        try:  # noqa: SIM105 - the group may be gone already
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            proc.communicate(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+        proc.wait()
+        return ""
+    text = (out if out.strip() else err).decode("utf-8", "replace")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0][:200] if proc.returncode == 0 and lines else ""
