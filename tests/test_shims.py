@@ -123,7 +123,15 @@ def test_list_reinstall_and_remove(dirs: tuple[Path, Path]) -> None:
         f"mytool\t{shim_dir / 'mytool'} -> {real_dir / 'mytool'}",
         f"nosuchtool\t{shim_dir / 'nosuchtool'} -> (not found on PATH)",
     ]
+    # a shim written by an older rage (no fallback when rage is gone) is flagged
+    old_text = (shim_dir / "nosuchtool").read_text().replace("\nrage_lib=", "\nrage_where=")
+    (shim_dir / "nosuchtool").write_text(old_text)
+    proc = run_rage("shim", "list", "--dir", str(shim_dir), env=env)
+    assert proc.stdout.splitlines()[1] == (
+        f"nosuchtool\t{shim_dir / 'nosuchtool'} -> (not found on PATH)  (outdated: run "
+        "`rage shim install nosuchtool` again)")
     data = json.loads(run_rage("shim", "list", "--dir", str(shim_dir), "--json", env=env).stdout)
+    assert [s["outdated"] for s in data["shims"]] == [False, True]
     assert [s["name"] for s in data["shims"]] == ["mytool", "nosuchtool"]
     again = install(shim_dir, path=path)
     assert again.returncode == 0 and again.stdout.startswith("updated ")

@@ -58,7 +58,8 @@ def list_cmd(shim_dir: Path | None, as_json: bool) -> None:
         click.echo("no shims installed: try `rage shim install NAME`", err=True)
         return
     for s in shims:
-        click.echo(f"{s.name}\t{s.path} -> {s.target or '(not found on PATH)'}")
+        note = f"  (outdated: run `rage shim install {s.name}` again)" if s.outdated else ""
+        click.echo(f"{s.name}\t{s.path} -> {s.target or '(not found on PATH)'}{note}")
 
 
 @shim.command()

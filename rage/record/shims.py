@@ -151,6 +151,8 @@ class Shim:
     name: str
     path: Path
     target: str | None
+    # written by a rage before shims could outlive it: `rage shim install NAME` updates it
+    outdated: bool = False
 
 
 @dataclass(frozen=True)
@@ -311,8 +313,17 @@ def list_shims(shim_dir: Path | None = None, path_env: str | None = None) -> lis
         entries = sorted(os.scandir(shim_dir), key=lambda e: e.name)
     except OSError:
         return []
-    return [Shim(e.name, Path(e.path), find_real(e.name, shim_dir, path_env))
+    return [Shim(e.name, Path(e.path), find_real(e.name, shim_dir, path_env),
+                 outdated=_is_outdated(e.path))
             for e in entries if e.is_file(follow_symlinks=False) and is_shim(Path(e.path))]
+
+
+def _is_outdated(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return b"\nrage_lib=" not in f.read(2048)
+    except OSError:
+        return False
 
 
 def remove(name: str, shim_dir: Path | None = None) -> Path:
