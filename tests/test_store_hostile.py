@@ -195,3 +195,20 @@ def test_zero_means_no_limit(rage_home: Path, config_file: Path) -> None:
     env = {**os.environ, "RAGE_MAX_RUNS": "2"}
     proc = run_rage("gc", env=env)
     assert proc.returncode == 0 and proc.stdout.startswith("mytool: removed 3, kept 2 run(s)")
+
+
+def test_symlinked_runs_directory_is_never_listed_or_pruned(rage_home: Path,
+                                                           tmp_path: Path) -> None:
+    assert record().returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    victim = elsewhere / "20200101T000000Z-0000abcd"  # shaped like an old run
+    victim.mkdir(parents=True)
+    (victim / "meta.json").write_text('{"status": "ok"}')
+    (rage_home / "planted").mkdir()
+    (rage_home / "planted" / "runs").symlink_to(elsewhere)
+    for argv in (["list"], ["gc"], ["list", "--app", "planted"]):
+        proc = run_rage(*argv)
+        assert proc.returncode == 0 and "planted" not in proc.stdout, (argv, proc.stdout)
+    proc = run_rage("forget", "--all", "--app", "planted", "--yes")
+    assert proc.returncode == 0
+    assert (victim / "meta.json").is_file()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal as _signal
 from collections.abc import Iterable, Mapping, MutableSequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from rage.errors import NotFoundError, UsageError
-from rage.fsutil import read_own
+from rage.fsutil import is_own_dir
 from rage.paths import check_app, home_root, is_app_name
-from rage.record.meta import read_meta
+from rage.record.meta import fatal_signal, read_meta
 from rage.record.retention import (
     PruneResult,
     delete_run_dir,
@@ -166,33 +165,13 @@ def load_run(app: str, run_dir: Path) -> Run:
         return Run(run_dir.name, app, run_dir, CORRUPT, problem="meta.json has no status",
                    meta=meta)
     if status == RUNNING and not lock_is_held(run_dir):
-        fatal = _fatal_signal(run_dir)
+        fatal = fatal_signal(run_dir)
         if fatal is not None:
             # the recorder died of a fatal signal after faulthandler wrote its dump
             meta = {**meta, "signal": fatal or None, "exit_code": None}
             return _run_from_meta(app, run_dir, meta, CRASHED)
         status = LOST
     return _run_from_meta(app, run_dir, meta, status)
-
-
-_FATAL_NAMES = {
-    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
-    "Illegal instruction": "SIGILL", "Floating point exception": "SIGFPE",
-}
-
-
-def _fatal_signal(run_dir: Path) -> int | None:
-    """The signal named in a non-empty ``fatal.log`` (0 if unnamed), None if there is none."""
-    data = read_own(run_dir / "fatal.log", 4096)
-    if data is None:
-        return None
-    head = data.decode("utf-8", "replace")
-    if not head.strip():
-        return None
-    for text, name in _FATAL_NAMES.items():
-        if text in head and hasattr(_signal, name):
-            return int(getattr(_signal, name))
-    return 0
 
 
 class ActiveRun(Recording):
@@ -259,13 +238,17 @@ class RunStore:
             entries = sorted(os.scandir(self.root), key=lambda e: e.name)
         except OSError:
             return []
-        return [e.name for e in entries if is_app_name(e.name) and e.is_dir(follow_symlinks=False)
-                and (Path(e.path) / "runs").is_dir()]
+        return [e.name for e in entries if is_app_name(e.name) and is_own_dir(e.path)
+                and is_own_dir(os.path.join(e.path, "runs"))]
 
     def run_dirs(self, app: str) -> list[Path]:
-        """Run directories of ``app``, oldest first (ids sort by start time)."""
+        """Run directories of ``app``, oldest first (ids sort by start time); none when the
+        app's or its runs directory is a symlink or not this user's (never followed)."""
+        runs = self.root / check_app(app) / "runs"
+        if not (is_own_dir(runs.parent) and is_own_dir(runs)):
+            return []
         try:
-            names = [e.name for e in os.scandir(self.root / check_app(app) / "runs")
+            names = [e.name for e in os.scandir(runs)
                      if is_run_id(e.name) and e.is_dir(follow_symlinks=False)]
         except OSError:
             return []

@@ -3,12 +3,14 @@
 A record can be damaged (a crash mid-write, a full disk, an editor, a hostile user of a shared
 home): :func:`read_meta` raises OSError or ValueError for anything rage would not have
 written, so one bad record is skipped with a warning instead of breaking every command
-that lists, shows, reports or prunes runs.
+that lists, shows, reports or prunes runs. :func:`fatal_signal` reads the Python
+recorder's faulthandler dump the same careful way.
 """
 
 from __future__ import annotations
 
 import json
+import signal as _signal
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +67,23 @@ def read_meta(run_dir: Path) -> dict[str, Any]:
         raise ValueError("not an object")
     _check_value(meta)
     return meta
+
+
+_FATAL_NAMES = {
+    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+    "Illegal instruction": "SIGILL", "Floating point exception": "SIGFPE",
+}
+
+
+def fatal_signal(run_dir: Path) -> int | None:
+    """The signal named in a non-empty ``fatal.log`` (0 if unnamed), None if there is none."""
+    data = read_own(run_dir / "fatal.log", 4096)
+    if data is None:
+        return None
+    head = data.decode("utf-8", "replace")
+    if not head.strip():
+        return None
+    for text, name in _FATAL_NAMES.items():
+        if text in head and hasattr(_signal, name):
+            return int(getattr(_signal, name))
+    return 0
