@@ -323,6 +323,13 @@ def start_run(
     return Recording(app, run_dir, meta, lock_fd, t0)
 
 
+def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
+    """Moved to :func:`rage.record.prune.prune_due` (kept here for existing callers)."""
+    from rage.record.prune import prune_due as due
+
+    return due(app_dir, max_runs, interval_s)
+
+
 def save_environ(rec: Recording, environ: dict[str, str]) -> None:
     """Keep the environment the run saw as ``environ.json``, secret-named values masked.
 
