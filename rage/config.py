@@ -18,22 +18,24 @@ The config file is TOML::
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rage.errors import ConfigError
-from rage.paths import config_file
-from rage.record.store import (
+from rage.defaults import (
     DEFAULT_MAX_AGE_DAYS,
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_RUNS,
     DEFAULT_OUTPUT_CAP,
     MiB,
 )
+from rage.errors import ConfigError
+from rage.paths import config_file
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ def format_size(n: int) -> str:
 def _parse_bool(value: str | bool) -> bool:
     if isinstance(value, bool):
         return value
+    if not isinstance(value, str):
+        raise ValueError(f"not a boolean: {value!r}")
     v = value.strip().lower()
     if v in {"1", "true", "yes", "on"}:
         return True
@@ -110,25 +114,59 @@ def _parse_bool(value: str | bool) -> bool:
     raise ValueError(f"not a boolean: {value!r}")
 
 
+# Lower bounds of the numeric settings; for the retention limits 0 means "no limit".
+_MINIMUM: dict[str, tuple[float, bool, str]] = {  # name: (bound, bound allowed, meaning)
+    "output_cap": (0, True, "0 or more (0: keep no output)"),
+    "max_runs": (0, True, "0 (no limit) or more"),
+    "max_bytes": (0, True, "0 (no limit) or more"),
+    "max_age_days": (0, True, "0 (no limit) or more"),
+    "bundle_max_bytes": (0, False, "more than 0"),
+    "upload_timeout": (0, False, "more than 0"),
+}
+
+
+def _number(typ: str, value: Any) -> int | float:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, not {str(value).lower()}")
+    if typ == "int":
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError(f"expected a whole number, not {value}")
+            return int(value)
+        return int(value)
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"expected a finite number, not {value}")
+    return number
+
+
 def _coerce(name: str, value: Any) -> Any:
-    """Convert ``value`` (from TOML, env or flags) to the type of field ``name``."""
+    """Convert ``value`` (from TOML, env or flags) to the type of field ``name`` and check
+    its range (:data:`_MINIMUM`)."""
     f = _FIELDS[name]
     typ = str(f.type)
     if value is None:
         return None
-    if name in {"output_cap", "max_bytes", "bundle_max_bytes"}:
-        return parse_size(value)
+    if name in _MINIMUM:
+        if name in {"output_cap", "max_bytes", "bundle_max_bytes"}:
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise ValueError(f"not a size: {value!r} (try 64MiB)")
+            number: int | float = parse_size(value)
+        else:
+            number = _number(typ, value)
+        bound, inclusive, meaning = _MINIMUM[name]
+        if number < bound or (number == bound and not inclusive):
+            raise ValueError(f"must be {meaning}, not {value}")
+        return number
     if typ == "bool":
         return _parse_bool(value)
-    if typ == "int":
-        return int(value)
-    if typ == "float":
-        return float(value)
+    if typ in {"int", "float"}:
+        return _number(typ, value)
     if typ.startswith("tuple"):
         if isinstance(value, str):
             return tuple(v for v in value.split(os.pathsep) if v)
-        if isinstance(value, list | tuple):
-            return tuple(str(v) for v in value)
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return tuple(value)
         raise ValueError("expected a list of strings")
     if typ.startswith("str"):
         if not isinstance(value, str):
@@ -166,21 +204,43 @@ def _plain(e: Exception, value: Any) -> str:
     return text
 
 
+CONFIG_MAX_BYTES = 1024 * 1024  # a config file is a few lines; this bounds what is read
+
+
 def read_config_file(path: Path | None = None) -> dict[str, Any]:
-    """Parse the TOML config file; a missing file is an empty config."""
+    """Parse the TOML config file; a missing file is an empty config.
+
+    Bounded: only a regular file (or /dev/null; never another device or a FIFO, which could
+    block or never end),
+    at most :data:`CONFIG_MAX_BYTES`, nested no deeper than the parser's recursion allows."""
     path = path or config_file()
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return {}
     except OSError as e:
         raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
+                return {}  # "no config", as callers spell it
+            raise ConfigError(f"cannot read config {path}: not a regular file")
+        data = os.read(fd, CONFIG_MAX_BYTES + 1)
+    except OSError as e:
+        raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > CONFIG_MAX_BYTES:
+        raise ConfigError(f"invalid config {path}: larger than {CONFIG_MAX_BYTES} bytes")
     import tomllib
 
     try:
         parsed = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"invalid config {path}: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"invalid config {path}: nested too deep") from None
     return parsed
 
 

@@ -45,13 +45,27 @@ def open_private(path: str | os.PathLike[str], mode: str = "wb") -> Any:
     return os.fdopen(fd, mode)
 
 
+def _create_new(head: str, name: str) -> tuple[str, int]:
+    """A new 0600 file next to ``name`` in ``head``, under a fresh random name: O_EXCL and
+    O_NOFOLLOW, so a file or symlink planted under a guessable name is never written through."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(8):
+        tmp = os.path.join(head, f".{name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return tmp, os.open(tmp, flags, FILE_MODE)
+        except FileExistsError:
+            continue
+    raise FileExistsError(17, "could not create a temporary file", head)
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    """Write ``data`` to ``path`` through a new temporary file and a rename (which replaces a
+    symlink at ``path`` itself, never its target)."""
     p = os.fspath(path)
     head, name = os.path.split(p)
-    tmp = os.path.join(head, f".{name}.{os.getpid()}.tmp")
+    tmp, fd = _create_new(head, name)
     try:
-        with open_private(tmp, "wb") as f:
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, p)
     except BaseException:
@@ -60,6 +74,37 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def read_own(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """The first ``limit`` bytes of ``path`` if it is a regular file this user owns that no
+    one else can write, read without following a symlink or blocking on a FIFO; else None.
+
+    For files rage itself wrote under its home (caches, stamps): anything else there was
+    planted or damaged and is never loaded."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.geteuid() or (
+                st.st_mode & 0o022):
+            return None
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def is_own_dir(path: str | os.PathLike[str]) -> bool:
+    """True if ``path`` is a real directory (not a symlink) owned by this user."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (st.st_mode & 0o170000) == 0o040000 and st.st_uid == os.geteuid()
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,45 @@ def test_parse_and_format_size() -> None:
     assert format_size(12 * 1024 * 1024) == "12.0 MiB"
     assert format_size(3 * 1024**4) == "3072.0 GiB"
     assert parse_size(format_size(64 * 1024**2).replace(" ", "")) == 64 * 1024**2
+
+
+@pytest.mark.parametrize(("toml", "value"), [
+    ("max_runs = 0", 0), ("max_bytes = 0", 0), ("max_age_days = 0", 0.0),
+    ("max_runs = 5.0", 5), ("max_age_days = 0.5", 0.5), ('max_bytes = "1MiB"', 1024**2),
+    ("output_cap = 0", 0), ("upload_timeout = 0.5", 0.5),
+])
+def test_valid_numbers(config_file: Path, toml: str, value: float) -> None:
+    config_file.write_text(f"[default]\n{toml}\n")
+    s = load_settings("tool", environ={})
+    assert getattr(s, toml.split(maxsplit=1)[0]) == value
+
+
+@pytest.mark.parametrize(("toml", "why"), [
+    ("max_runs = -1", "max_runs: must be 0 (no limit) or more, not -1"),
+    ("max_runs = 1.5", "max_runs: expected a whole number, not 1.5"),
+    ("max_runs = true", "max_runs: expected a number, not true"),
+    ("max_runs = nan", "max_runs: expected a whole number, not nan"),
+    ("max_age_days = nan", "max_age_days: expected a finite number, not nan"),
+    ("max_age_days = inf", "max_age_days: expected a finite number, not inf"),
+    ("max_age_days = -0.5", "max_age_days: must be 0 (no limit) or more, not -0.5"),
+    ("max_bytes = -1", "max_bytes: size must not be negative"),
+    ("max_bytes = 1.5", "max_bytes: not a size: 1.5 (try 64MiB)"),
+    ("bundle_max_bytes = 0", "bundle_max_bytes: must be more than 0, not 0"),
+    ("upload_timeout = 0", "upload_timeout: must be more than 0, not 0"),
+    ("attach = [1, 2]", "attach: expected a list of strings"),
+    ("hint_on_failure = 1", "hint_on_failure: not a boolean: 1"),
+])
+def test_invalid_numbers_are_errors(config_file: Path, toml: str, why: str) -> None:
+    config_file.write_text(f"[default]\n{toml}\n")
+    with pytest.raises(ConfigError) as e:
+        load_settings("tool", environ={})
+    assert str(e.value) == f"{config_file} [default]: {why}"
+
+
+def test_config_and_the_store_do_not_import_each_other() -> None:
+    for first, second in (("rage.config", "rage.record.store"),
+                          ("rage.record.store", "rage.config")):
+        code = f"import sys, {first}; print({second!r} in sys.modules)"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True)
+        assert proc.stdout == "False\n", (first, second)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -85,7 +84,7 @@ def test_shim_never_finds_itself(dirs: tuple[Path, Path], tmp_path: Path) -> Non
     path = f"{shim_dir}:{alias}:{shim_dir}/:{SYSTEM_PATH}"
     done = run_as_user(["mytool"], path)
     assert done.returncode == 127
-    assert done.stderr.startswith("mytool: command not found (rage shim")
+    assert done.stderr.startswith("mytool: command not found (the rage shim")
     # with the real one further along PATH, it is found past every copy of the shim
     done = run_as_user(["mytool", "x"], f"{path}:{real_dir}")
     assert done.returncode == 4 and done.stdout == f"real {real_dir / 'mytool'} x\n"
@@ -124,7 +123,15 @@ def test_list_reinstall_and_remove(dirs: tuple[Path, Path]) -> None:
         f"mytool\t{shim_dir / 'mytool'} -> {real_dir / 'mytool'}",
         f"nosuchtool\t{shim_dir / 'nosuchtool'} -> (not found on PATH)",
     ]
+    # a shim written by an older rage (no fallback when rage is gone) is flagged
+    old_text = (shim_dir / "nosuchtool").read_text().replace("\nrage_lib=", "\nrage_where=")
+    (shim_dir / "nosuchtool").write_text(old_text)
+    proc = run_rage("shim", "list", "--dir", str(shim_dir), env=env)
+    assert proc.stdout.splitlines()[1] == (
+        f"nosuchtool\t{shim_dir / 'nosuchtool'} -> (not found on PATH)  (outdated: run "
+        "`rage shim install nosuchtool` again)")
     data = json.loads(run_rage("shim", "list", "--dir", str(shim_dir), "--json", env=env).stdout)
+    assert [s["outdated"] for s in data["shims"]] == [False, True]
     assert [s["name"] for s in data["shims"]] == ["mytool", "nosuchtool"]
     again = install(shim_dir, path=path)
     assert again.returncode == 0 and again.stdout.startswith("updated ")
@@ -146,17 +153,18 @@ def test_install_warns_about_path_order(dirs: tuple[Path, Path]) -> None:
                            "directory first\n")
 
 
-def test_name_rage_opens_rage_report_for_the_app(dirs: tuple[Path, Path]) -> None:
+def test_name_rage_is_an_ordinary_argument_unless_opted_in(dirs: tuple[Path, Path]) -> None:
     shim_dir, real_dir = dirs
     path = f"{shim_dir}:{real_dir}:{SYSTEM_PATH}"
     assert install(shim_dir, path=path).returncode == 0
     done = run_as_user(["mytool", "rage", "--help"], path)
-    if importlib.util.find_spec("rage.cli.report_cmd") is None:
-        # `rage report` is not written yet: the real CLI says so, which proves the shim
-        # exec'd `rage report ...` (TODO(lead): tighten once report lands)
-        assert done.returncode == 2 and "No such command 'report'" in done.stderr
-    else:
-        assert done.returncode == 0, done.stderr
-        assert "Usage: rage report" in done.stdout
-    # the real program did not run
-    assert "real " not in done.stdout
+    assert done.returncode == 4 and done.stdout == f"real {real_dir / 'mytool'} rage --help\n"
+    # opted in (for the user's own tool): `mytool rage` opens `rage report --app mytool`
+    env = {**os.environ, "PATH": path}
+    proc = run_rage("shim", "install", "mytool", "--dir", str(shim_dir), "--report-subcommand",
+                    env=env)
+    assert proc.returncode == 0, proc.stderr
+    done = run_as_user(["mytool", "rage", "--help"], path)
+    assert done.returncode == 0, done.stderr
+    assert "Usage: rage report" in done.stdout
+    assert "real " not in done.stdout  # the real program did not run

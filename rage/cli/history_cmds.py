@@ -68,7 +68,10 @@ def list_cmd(app: str | None, failed: bool, limit: int, as_json: bool) -> None:
 @json_option
 def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None:
     """Show one run: RUN is an id, a unique prefix, `last` or `last-failed`."""
-    run = RunStore().resolve(run_ref, app)
+    skipped: list[str] = []
+    run = RunStore().resolve(run_ref, app, warnings=skipped)
+    for w in skipped:  # damaged records newer than `last`
+        warn(w)
     if run.status == "corrupt":
         warn(f"run {run.app}/{run.id} is broken: {run.problem}")
     if output_log:
@@ -76,7 +79,7 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         parts = []
         for n in names:
             p = run.dir / n
-            if p.exists():
+            if p.is_file() and not p.is_symlink():  # never a planted link to a device
                 data = p.read_bytes().decode("utf-8", "replace")
                 parts.append(data if n == "output.log" else f"==> {n} <==\n{data}")
         if not parts:

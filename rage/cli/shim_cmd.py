@@ -23,11 +23,19 @@ def shim() -> None:
 @shim.command()
 @click.argument("name")
 @dir_option
-def install(name: str, shim_dir: Path | None) -> None:
-    """Install a shim so that running NAME records it (`NAME rage` reports it)."""
+@click.option("--report-subcommand", is_flag=True,
+              help="Make `NAME rage ARGS` open `rage report --app NAME ARGS` instead of running "
+                   "NAME (only for your own tools, which never take `rage` as an argument).")
+@click.option("--no-version", "no_version", is_flag=True,
+              help="Do not run `NAME --version` (by default once per change of the program, "
+                   "so reports say which version ran).")
+def install(name: str, shim_dir: Path | None, report_subcommand: bool, no_version: bool
+            ) -> None:
+    """Install a shim so that running NAME records it (`rage report --app NAME` reports it)."""
     from rage.record.shims import install as do_install
 
-    result = do_install(name, shim_dir)
+    result = do_install(name, shim_dir, report_subcommand=report_subcommand,
+                        version_probe=not no_version)
     for w in result.warnings:
         warn(w)
     verb = "updated" if result.replaced else "installed"
@@ -50,7 +58,8 @@ def list_cmd(shim_dir: Path | None, as_json: bool) -> None:
         click.echo("no shims installed: try `rage shim install NAME`", err=True)
         return
     for s in shims:
-        click.echo(f"{s.name}\t{s.path} -> {s.target or '(not found on PATH)'}")
+        note = f"  (outdated: run `rage shim install {s.name}` again)" if s.outdated else ""
+        click.echo(f"{s.name}\t{s.path} -> {s.target or '(not found on PATH)'}{note}")
 
 
 @shim.command()

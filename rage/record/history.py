@@ -12,18 +12,18 @@ run out of the way (only one process can win that), and a locked run is never de
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal as _signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableSequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from rage.errors import NotFoundError, UsageError
-from rage.paths import check_app, home_root
+from rage.fsutil import is_own_dir
+from rage.paths import check_app, home_root, is_app_name
+from rage.record.meta import fatal_signal, read_meta
 from rage.record.retention import (
     PruneResult,
     delete_run_dir,
@@ -119,10 +119,20 @@ class Run:
 def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str) -> Run:
     def opt_int(k: str) -> int | None:
         v = meta.get(k)
-        return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+        if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
+            return None
+        return v
 
     argv = meta.get("argv")
     dur = meta.get("duration_s")
+    if isinstance(dur, bool) or not isinstance(dur, int | float) or not 0 <= dur < 1e12:
+        dur = None
+    started = meta.get("started_at")
+    if isinstance(started, str):
+        try:
+            parse_iso(started)
+        except ValueError:
+            started = None
     return Run(
         id=run_dir.name,
         app=app,
@@ -130,9 +140,9 @@ def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str
         status=status,
         argv=tuple(str(a) for a in argv) if isinstance(argv, list) else (),
         cwd=str(meta["cwd"]) if isinstance(meta.get("cwd"), str) else None,
-        started_at=meta.get("started_at") if isinstance(meta.get("started_at"), str) else None,
+        started_at=started if isinstance(started, str) else None,
         ended_at=meta.get("ended_at") if isinstance(meta.get("ended_at"), str) else None,
-        duration_s=float(dur) if isinstance(dur, int | float) else None,
+        duration_s=float(dur) if dur is not None else None,
         exit_code=opt_int("exit_code"),
         signal=opt_int("signal"),
         pid=opt_int("pid"),
@@ -145,10 +155,7 @@ def _run_from_meta(app: str, run_dir: Path, meta: Mapping[str, Any], status: str
 def load_run(app: str, run_dir: Path) -> Run:
     """Read one run; a missing or broken ``meta.json`` gives a ``corrupt`` run, never raises."""
     try:
-        raw = (run_dir / "meta.json").read_bytes()
-        meta = json.loads(raw)
-        if not isinstance(meta, dict):
-            raise ValueError("meta.json is not an object")
+        meta = read_meta(run_dir)
     except FileNotFoundError:
         return Run(run_dir.name, app, run_dir, CORRUPT, problem="meta.json is missing")
     except (OSError, ValueError) as e:
@@ -158,34 +165,13 @@ def load_run(app: str, run_dir: Path) -> Run:
         return Run(run_dir.name, app, run_dir, CORRUPT, problem="meta.json has no status",
                    meta=meta)
     if status == RUNNING and not lock_is_held(run_dir):
-        fatal = _fatal_signal(run_dir)
+        fatal = fatal_signal(run_dir)
         if fatal is not None:
             # the recorder died of a fatal signal after faulthandler wrote its dump
             meta = {**meta, "signal": fatal or None, "exit_code": None}
             return _run_from_meta(app, run_dir, meta, CRASHED)
         status = LOST
     return _run_from_meta(app, run_dir, meta, status)
-
-
-_FATAL_NAMES = {
-    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
-    "Illegal instruction": "SIGILL", "Floating point exception": "SIGFPE",
-}
-
-
-def _fatal_signal(run_dir: Path) -> int | None:
-    """The signal named in a non-empty ``fatal.log`` (0 if unnamed), None if there is none."""
-    try:
-        with open(run_dir / "fatal.log", "rb") as f:
-            head = f.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return None
-    if not head.strip():
-        return None
-    for text, name in _FATAL_NAMES.items():
-        if text in head and hasattr(_signal, name):
-            return int(getattr(_signal, name))
-    return 0
 
 
 class ActiveRun(Recording):
@@ -216,6 +202,7 @@ class ActiveRun(Recording):
 class Listing:
     runs: list[Run]
     warnings: list[str]
+    skipped: list[Run] = field(default_factory=list)  # the damaged records warned about
 
 
 class RunStore:
@@ -246,16 +233,22 @@ class RunStore:
 
     # -- reading ---------------------------------------------------------------------------
     def apps(self) -> list[str]:
+        """Apps with a history; stray directories (``mytool copy``) and symlinks are not."""
         try:
             entries = sorted(os.scandir(self.root), key=lambda e: e.name)
         except OSError:
             return []
-        return [e.name for e in entries if e.is_dir() and (Path(e.path) / "runs").is_dir()]
+        return [e.name for e in entries if is_app_name(e.name) and is_own_dir(e.path)
+                and is_own_dir(os.path.join(e.path, "runs"))]
 
     def run_dirs(self, app: str) -> list[Path]:
-        """Run directories of ``app``, oldest first (ids sort by start time)."""
+        """Run directories of ``app``, oldest first (ids sort by start time); none when the
+        app's or its runs directory is a symlink or not this user's (never followed)."""
+        runs = self.root / check_app(app) / "runs"
+        if not (is_own_dir(runs.parent) and is_own_dir(runs)):
+            return []
         try:
-            names = [e.name for e in os.scandir(self.root / check_app(app) / "runs")
+            names = [e.name for e in os.scandir(runs)
                      if is_run_id(e.name) and e.is_dir(follow_symlinks=False)]
         except OSError:
             return []
@@ -273,11 +266,13 @@ class RunStore:
         apps = [check_app(app)] if app else self.apps()
         runs: list[Run] = []
         warnings: list[str] = []
+        skipped: list[Run] = []
         for a in apps:
             for d in self.run_dirs(a):
                 run = load_run(a, d)
                 if run.status == CORRUPT:
                     warnings.append(f"skipping broken run {a}/{run.id}: {run.problem}")
+                    skipped.append(run)
                     continue
                 if problems_only and not run.is_problem:
                     continue
@@ -287,12 +282,14 @@ class RunStore:
         runs.sort(key=lambda r: (r.started_at or "", r.id), reverse=True)
         if limit is not None:
             runs = runs[:limit]
-        return Listing(runs, warnings)
+        return Listing(runs, warnings, skipped)
 
-    def resolve(self, ref: str, app: str | None = None) -> Run:
+    def resolve(self, ref: str, app: str | None = None,
+                warnings: MutableSequence[str] | None = None) -> Run:
         """Find one run by id, unique prefix (of the id or its random part), ``last`` or
         ``last-failed``. Runs of report commands and this process's live run are skipped by
-        ``last``/``last-failed``."""
+        ``last``/``last-failed``; so are damaged records, and when one of them is newer than
+        the run chosen, a warning saying so is added to ``warnings``."""
         if ref in {"last", "last-failed"}:
             listing = self.list(app, problems_only=ref == "last-failed",
                                 include_report_commands=False)
@@ -300,6 +297,9 @@ class RunStore:
             for run in listing.runs:
                 if run.status == RUNNING and run.pid == me:
                     continue
+                if warnings is not None:
+                    warnings.extend(f"skipping broken run {s.app}/{s.id}: {s.problem}"
+                                    for s in listing.skipped if s.id > run.id)
                 return run
             what = "failed run" if ref == "last-failed" else "run"
             scope = f" for app {app!r}" if app else ""
@@ -347,11 +347,14 @@ class RunStore:
         max_age_days: float,
         keep: Iterable[str] = (),
         now: float | None = None,
+        hysteresis: bool = False,
     ) -> PruneResult:
         """Apply retention to ``app`` now (see :mod:`rage.record.retention`)."""
-        return prune_runs(self.root / check_app(app) / "runs", self.run_dirs(app),
+        app_dir = self.root / check_app(app)
+        return prune_runs(app_dir / "runs", self.run_dirs(app),
                           max_runs=max_runs, max_bytes=max_bytes,
-                          max_age_days=max_age_days, keep=keep, now=now)
+                          max_age_days=max_age_days, keep=keep, now=now,
+                          hysteresis=hysteresis, sizes_file=app_dir / ".run-sizes")
 
     def maybe_prune(
         self, app: str, *, max_runs: int, max_bytes: int, max_age_days: float,
@@ -360,13 +363,14 @@ class RunStore:
         """Prune only when cheap checks say it may be needed.
 
         A full pass runs when the run count exceeds ``max_runs`` or the last full pass is
-        older than ``interval_s`` (the byte and age limits are checked then). The usual cost
-        on the recording path is one scandir and one stat.
+        older than ``interval_s`` (the byte and age limits are checked then); it brings the
+        count (or bytes) 10% below the limit, so the next one is that many runs away. The
+        usual cost on the recording path is two stats.
         """
         if not is_due(self.root / app, max_runs, interval_s):
             return None
         result = self.prune(app, max_runs=max_runs, max_bytes=max_bytes,
-                            max_age_days=max_age_days, keep=keep)
+                            max_age_days=max_age_days, keep=keep, hysteresis=True)
         touch_stamp(self.root / app / ".last-prune")
         return result
 

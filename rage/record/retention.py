@@ -9,16 +9,18 @@ prunes never over-delete.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rage.fsutil import open_private
-from rage.record.store import is_run_id, prune_due
+from rage.fsutil import read_own, write_atomic
+from rage.record.prune import delete_run, low_water, prune_due, remove_tree
+from rage.record.prune import lock_is_held as _lock_is_held
+from rage.record.store import is_run_id
 
 STALE_AFTER_S = 3600.0
 
@@ -41,38 +43,12 @@ def run_id_time(run_id: str) -> float | None:
 
 def lock_is_held(run_dir: Path) -> bool:
     """True while a live recorder holds the run's lock."""
-    try:
-        fd = os.open(run_dir / "lock", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return False
+    return _lock_is_held(run_dir)
 
 
 def delete_run_dir(run_dir: Path) -> str:
-    """Claim ``run_dir`` by renaming it, then remove it.
-
-    Returns ``"deleted"``, ``"locked"`` (a live recorder holds it) or ``"gone"`` (another
-    process claimed it first: for retention it is just as gone).
-    """
-    if lock_is_held(run_dir):
-        return "locked"
-    trash = run_dir.with_name(f".trash-{run_dir.name}-{os.urandom(3).hex()}")
-    try:
-        os.rename(run_dir, trash)
-    except OSError:
-        return "gone"
-    import shutil
-
-    shutil.rmtree(trash, ignore_errors=True)
-    return "deleted"
+    """Claim ``run_dir`` by renaming it, then remove it (see :func:`prune.delete_run`)."""
+    return delete_run(run_dir)
 
 
 def dir_bytes(path: Path) -> int:
@@ -93,20 +69,32 @@ def prune_runs(
     max_age_days: float,
     keep: Iterable[str] = (),
     now: float | None = None,
+    hysteresis: bool = False,
+    sizes_file: Path | None = None,
 ) -> PruneResult:
-    """Delete the oldest of ``dirs`` (given oldest first) until every limit holds.
+    """Delete the oldest of ``dirs`` (given oldest first) until every limit holds; a limit
+    of 0 is no limit. With ``hysteresis``, a count or total over its limit is brought down
+    to :func:`low_water` of it.
 
-    Live runs and ``keep`` are never deleted. Cost: an lstat per file of every run.
+    Live runs and ``keep`` are never deleted. Cost: an lstat per file of each run not yet in
+    ``sizes_file`` (finished runs do not change size, so their totals are kept there).
     """
     keep_set = set(keep)
     now = time.time() if now is None else now
-    sizes = {d.name: dir_bytes(d) for d in dirs}
+    known = read_sizes(sizes_file) if sizes_file is not None else {}
+    sizes: dict[str, int] = {}
+    for d in dirs:
+        size = known.get(d.name)
+        sizes[d.name] = dir_bytes(d) if size is None else size
     count, total = len(dirs), sum(sizes.values())
+    runs_target = max_runs if not hysteresis or count <= max_runs else low_water(max_runs)
+    bytes_target = max_bytes if not hysteresis or total <= max_bytes else low_water(max_bytes)
     removed: list[str] = []
     for d in dirs:
         started = run_id_time(d.name) or now
-        too_old = now - started > max_age_days * 86400
-        if not (count > max_runs or total > max_bytes or too_old) or d.name in keep_set:
+        too_old = max_age_days > 0 and now - started > max_age_days * 86400
+        over = (max_runs > 0 and count > runs_target) or (max_bytes > 0 and total > bytes_target)
+        if not (over or too_old) or d.name in keep_set:
             continue
         outcome = delete_run_dir(d)
         if outcome == "locked":
@@ -114,28 +102,55 @@ def prune_runs(
         if outcome == "deleted":
             removed.append(d.name)
         count -= 1
-        total -= sizes[d.name]
+        total -= sizes.pop(d.name)
     with contextlib.suppress(OSError):
         sweep_leftovers(runs_dir)
+    if sizes_file is not None:
+        # a live run still grows: its size is measured again next time
+        write_sizes(sizes_file, {k: v for k, v in sizes.items()
+                                 if k in known or not lock_is_held(runs_dir / k)})
     return PruneResult(removed, count, total)
+
+
+def read_sizes(path: Path) -> dict[str, int]:
+    """``{run id: bytes}`` from a sizes file rage wrote (anything else reads as empty)."""
+    data = read_own(path, 1 << 22)
+    out: dict[str, int] = {}
+    for line in (data or b"").decode("ascii", "replace").splitlines():
+        rid, _, size = line.partition(" ")
+        if is_run_id(rid) and size.isdigit():
+            out[rid] = int(size)
+    return out
+
+
+def write_sizes(path: Path, sizes: dict[str, int]) -> None:
+    with contextlib.suppress(OSError):
+        write_atomic(path, "".join(f"{k} {v}\n" for k, v in sizes.items()).encode())
 
 
 def sweep_leftovers(runs_dir: Path) -> None:
     """Remove what crashed processes left: stale ``.trash-*`` and ``.new-*`` directories."""
     for e in os.scandir(runs_dir):
         stale = e.name.startswith((".trash-", ".new-"))
-        if stale and time.time() - e.stat().st_mtime > STALE_AFTER_S:
-            import shutil  # rarely needed: keep it off the retention pass
-
-            shutil.rmtree(e.path, ignore_errors=True)
+        if stale and time.time() - e.stat(follow_symlinks=False).st_mtime > STALE_AFTER_S:
+            remove_tree(e.path)
 
 
 def touch_stamp(stamp: Path) -> None:
-    """Record that a full retention pass just ran (best effort)."""
-    with contextlib.suppress(OSError), open_private(stamp, "wb"):
+    """Record that a full retention pass just ran (best effort). Never truncates or follows
+    what is there: a symlink planted as the stamp is left alone (and the pass runs again)."""
+    try:
+        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                     | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.utime(fd)
+    except OSError:
         pass
-    with contextlib.suppress(OSError):
-        os.utime(stamp)
+    finally:
+        os.close(fd)
 
 
 def is_due(app_dir: Path, max_runs: int, interval_s: float) -> bool:

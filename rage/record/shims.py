@@ -1,18 +1,23 @@
 """``rage shim``: small sh scripts that route ``NAME ...`` through ``rage run``.
 
 A shim is a POSIX sh script named like the program, in a directory that comes before the
-real program on PATH. At run time it finds the real program by walking PATH, skipping its
-own directory and itself (so it never runs itself), and execs
-``rage run --app NAME --exec /real/NAME -- NAME ARGS...`` (the program sees the argv[0]
-the user typed); ``NAME rage ARGS...`` becomes
-``rage report --app NAME ARGS...``. The second line carries :data:`MARKER`: rage only
-overwrites or removes files that carry it.
+real program on PATH. Its second line carries :data:`MARKER`; that marker, not where the file
+lives, is what makes a file a shim: a shim runs the first ``NAME`` on PATH that is neither
+itself nor any file carrying the marker, so a moved or copied shim never runs itself or
+another shim. rage only overwrites or removes files that carry the marker.
+
+The shim never changes the meaning of the program's arguments: ``NAME rage`` opens
+``rage report --app NAME`` only in shims installed with ``--report-subcommand`` (for the
+user's own tools, where ``rage`` is known not to be a real argument).
 
 The interpreter and where rage is installed are written into the shim at install time, so a
 shim works without rage on PATH (and inside virtual environments rage is not installed in).
+When rage cannot start (uninstalled, its virtual environment removed, its Python upgraded
+away) the shim runs the real program as without rage, after one warning line.
+
 ``rage run`` starts with ``python -I -S``: no ``site`` (its .pth files and import hooks cost
 ~5-20 ms, paid by every recorded command), no current directory or PYTHON* variables on the
-import path; rage's own directory is appended instead (:func:`run_command`).
+import path; rage's own directory is appended instead (:func:`boot_code`).
 """
 
 from __future__ import annotations
@@ -29,28 +34,87 @@ from rage.fsutil import private_dir
 
 MARKER = "rage-shim:"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,99}$")
+# CPython (and PyPy) find their prefix from argv[0], searching PATH for a bare name: that
+# search would find the shim, not the interpreter, and lose the virtual environment. Such
+# programs get the real program's path as argv[0], which is what their search would find.
+_INTERPRETER_RE = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[dmt]?$")
+
+# Run by the shim's interpreter as `python -I -S -c CODE SHIM_PATH ARGS...`. Kept free of
+# rage imports until the real program is found, so that it still works when rage is gone.
+BOOT = """\
+import os, sys
+from stat import S_ISREG
+n, me, a = "{name}", sys.argv[1], sys.argv[2:]
+try:
+    s = os.stat(me)
+    me = (s.st_dev, s.st_ino)
+except OSError:
+    me = None
+def shim(p):
+    try:
+        with open(p, "rb") as f:
+            lines = f.read(512).split(b"\\n", 2)
+    except OSError:
+        return False
+    return len(lines) > 1 and lines[1].startswith(b"# {marker}")
+r = None
+for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+    c = os.path.join(d or ".", n)
+    try:
+        s = os.stat(c)
+    except OSError:
+        continue
+    if S_ISREG(s.st_mode) and (s.st_dev, s.st_ino) != me and os.access(c, os.X_OK) \\
+            and not shim(c):
+        r = c
+        break
+if r is None:
+    sys.stderr.write(n + ": command not found (the rage shim " + sys.argv[1]
+                     + " found no other " + n + " on PATH)\\n")
+    sys.exit(127)
+z = {argv0}
+sys.path.append({lib})
+try:
+    from rage.record.wrapper import main
+except Exception as e:
+    sys.stderr.write("rage: warning: not recording " + n + ": rage cannot start ("
+                     + type(e).__name__ + "); `rage shim remove " + n + "` removes the shim\\n")
+    try:
+        os.execv(r, [z, *a])
+    except OSError as e:
+        sys.stderr.write(n + ": " + str(e.strerror) + "\\n")
+        sys.exit(127 if e.errno == 2 else 126)
+if {probe}:
+    try:  # `NAME --version`, once per change of the executable (path, mtime, size)
+        from rage.record.versions import remember_tool_version
+        remember_tool_version(n, r, z)
+    except Exception:
+        pass
+sys.exit(main(["--app", n, "--exec", r, "--", z, *a]))
+"""
 
 TEMPLATE = """\
 #!/bin/sh
 # {marker} {name} -- written by `rage shim install`; `rage shim remove {name}` deletes it.
-# Runs the real {name} (the next one on PATH, never this file) under `rage run`;
-# `{name} rage ARGS` opens `rage report --app {name} ARGS`.
+# Runs the real {name} (the first on PATH that is not a rage shim) under `rage run`; if rage
+# cannot start (uninstalled, its Python gone), runs it without rage after one warning line.
 rage_name={q_name}
-rage_self={q_self}
-rage_self_dir={q_dir}
-if [ "${{1-}}" = rage ]; then
-  shift
-  exec {report} report --app "$rage_name" "$@"
+rage_py={q_py}
+rage_lib={q_lib}
+if [ -x "$rage_py" ] && [ -f "$rage_lib/rage/record/wrapper.py" ]; then
+{report}  exec "$rage_py" -I -S -c {q_boot} "$0" "$@"
 fi
+rage_why="$rage_py or $rage_lib/rage is gone"
+echo "rage: warning: not recording $rage_name: rage cannot start ($rage_why);" \\
+  "\\`rage shim remove $rage_name\\` removes the shim" >&2
 rage_real=
 rage_ifs=$IFS
 IFS=:
 set -f
 for rage_d in $PATH; do
-  [ -n "$rage_d" ] || rage_d=.
-  [ "$rage_d" = "$rage_self_dir" ] && continue
-  rage_c=$rage_d/$rage_name
-  if [ -f "$rage_c" ] && [ -x "$rage_c" ] && ! [ "$rage_c" -ef "$rage_self" ]; then
+  rage_c=${{rage_d:-.}}/$rage_name
+  if [ -f "$rage_c" ] && [ -x "$rage_c" ] && ! [ "$rage_c" -ef "$0" ] &&
+      ! sed -n '2{{p;q;}}' "$rage_c" 2>/dev/null | grep -q '^# {marker}'; then
     rage_real=$rage_c
     break
   fi
@@ -58,11 +122,26 @@ done
 set +f
 IFS=$rage_ifs
 if [ -z "$rage_real" ]; then
-  echo "$rage_name: command not found (rage shim $rage_self found no other $rage_name on PATH)" >&2
+  echo "$rage_name: command not found (the rage shim $0 found no other $rage_name on PATH)" >&2
   exit 127
 fi
-exec {run} run --app "$rage_name" --exec "$rage_real" -- "$rage_name" "$@"
+{fallback_exec}
 """
+
+# `NAME rage ARGS` -> `rage report --app NAME ARGS`, only in shims installed with it
+REPORT = """\
+  if [ "${{1-}}" = rage ]; then
+    shift
+    exec "$rage_py" -I -c {q_report} report --app "$rage_name" "$@"
+  fi
+"""
+
+# bash's `exec -a` keeps argv[0] as typed; plain sh can only pass the path
+FALLBACK_EXEC = """\
+if command -v bash >/dev/null 2>&1; then
+  exec bash -c 'exec -a "$0" "$@"' "$rage_name" "$rage_real" "$@"
+fi
+exec "$rage_real" "$@\""""
 
 
 @dataclass(frozen=True)
@@ -72,6 +151,8 @@ class Shim:
     name: str
     path: Path
     target: str | None
+    # written by a rage before shims could outlive it: `rage shim install NAME` updates it
+    outdated: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,58 +175,78 @@ def check_name(name: str) -> str:
     return name
 
 
-def rage_command() -> str:
-    """How the shim calls rage: this interpreter with ``-m rage``, shell-quoted."""
-    return f"{shlex.quote(sys.executable)} -m rage"
+def is_interpreter(name: str) -> bool:
+    """True for names of interpreters that locate themselves through argv[0] and PATH."""
+    return bool(_INTERPRETER_RE.match(name))
+
+
+def rage_lib() -> str:
+    """The directory rage is imported from (its parent holds the ``rage`` package)."""
+    import rage
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(rage.__file__)))
 
 
 def run_argv() -> list[str]:
-    """How the shim starts ``rage run``, as an argv prefix: this interpreter, isolated and
-    without ``site``, with the directory rage is installed in appended to ``sys.path``.
+    """How to start ``rage run`` as a shim does, as an argv prefix: this interpreter, isolated
+    and without ``site``, with the directory rage is installed in appended to ``sys.path``.
     Paths that rage needs ``site`` for (platformdirs off Linux) call ``site.main()`` then."""
-    import rage
-
-    where = os.path.dirname(os.path.dirname(os.path.abspath(rage.__file__)))
-    # double quotes read better inside the shim's single-quoted sh word
-    literal = f'"{where}"' if where.isprintable() and not set(where) & set('"\\') else repr(where)
-    code = f"import sys; sys.path.append({literal}); from rage.__main__ import main; main()"
-    return [sys.executable, "-I", "-S", "-c", code]
+    return [sys.executable, "-I", "-S", "-c", _main_code(rage_lib())]
 
 
-def run_command() -> str:
-    """:func:`run_argv`, shell-quoted for the shim."""
-    return " ".join(shlex.quote(a) for a in run_argv())
+def _literal(where: str) -> str:
+    """A Python string literal for ``where``; double quotes read better inside the shim's
+    single-quoted sh word."""
+    return f'"{where}"' if where.isprintable() and not set(where) & set('"\\') else repr(where)
 
 
-def is_shim(path: Path) -> bool:
+def _main_code(where: str) -> str:
+    return f"import sys; sys.path.append({_literal(where)}); from rage.__main__ import main; main()"
+
+
+def boot_code(name: str, lib: str | None = None, *, version_probe: bool = True) -> str:
+    """The Python the shim for ``name`` runs (see :data:`BOOT`)."""
+    check_name(name)
+    argv0 = "r" if is_interpreter(name) else "n"
+    return BOOT.format(name=name, marker=MARKER, argv0=argv0, lib=_literal(lib or rage_lib()),
+                       probe=version_probe)
+
+
+def render(name: str, *, python: str | None = None, lib: str | None = None,
+           report_subcommand: bool = False, version_probe: bool = True) -> str:
+    """The text of the shim for ``name``, run by ``python`` with rage found in ``lib``
+    (default: this interpreter and this rage)."""
+    lib = lib or rage_lib()
+    # interpreters get the path as argv[0]: they find themselves from it
+    fallback = 'exec "$rage_real" "$@"' if is_interpreter(name) else FALLBACK_EXEC
+    return TEMPLATE.format(
+        marker=MARKER, name=name, q_name=shlex.quote(name),
+        q_py=shlex.quote(python or sys.executable), q_lib=shlex.quote(lib),
+        q_boot=shlex.quote(boot_code(name, lib, version_probe=version_probe)),
+        report=REPORT.format(q_report=shlex.quote(_main_code(lib))) if report_subcommand else "",
+        fallback_exec=fallback,
+    )
+
+
+def is_shim(path: str | Path) -> bool:
     """True if ``path`` is a file rage wrote (its second line carries the marker)."""
     try:
         with open(path, "rb") as f:
             head = f.read(512)
     except OSError:
         return False
-    lines = head.split(b"\n")
+    lines = head.split(b"\n", 2)
     return len(lines) > 1 and lines[1].startswith(b"# " + MARKER.encode())
 
 
 def find_real(name: str, shim_dir: Path, path_env: str | None = None) -> str | None:
-    """What the shim would run: the first executable ``name`` on PATH outside ``shim_dir``
-    that is not a shim of rage's."""
+    """What a shim would run: the first executable ``name`` on PATH that is not a shim."""
     path_env = os.environ.get("PATH", os.defpath) if path_env is None else path_env
-    self_path = shim_dir / name
+    del shim_dir  # shims are recognised by their marker, wherever they are
     for entry in path_env.split(os.pathsep):
-        d = entry or "."
-        if d == str(shim_dir):
-            continue
-        c = os.path.join(d, name)
-        if not (os.path.isfile(c) and os.access(c, os.X_OK)):
-            continue
-        try:
-            if self_path.exists() and os.path.samefile(c, self_path):
-                continue
-        except OSError:
-            continue
-        return c
+        c = os.path.join(entry or ".", name)
+        if os.path.isfile(c) and os.access(c, os.X_OK) and not is_shim(c):
+            return c
     return None
 
 
@@ -166,8 +267,13 @@ def _path_warnings(name: str, shim_dir: Path, path_env: str) -> list[str]:
     return out
 
 
-def install(name: str, shim_dir: Path | None = None, path_env: str | None = None) -> Installed:
+def install(name: str, shim_dir: Path | None = None, path_env: str | None = None, *,
+            report_subcommand: bool = False, version_probe: bool = True) -> Installed:
     """Write the shim for ``name`` into ``shim_dir`` (default ``~/.local/bin``).
+
+    ``report_subcommand``: ``NAME rage ARGS`` opens ``rage report --app NAME ARGS`` instead
+    of running ``NAME`` (only for programs that never take ``rage`` as an argument).
+    ``version_probe``: record ``NAME --version`` once per change of the executable.
 
     Refuses (:class:`UsageError`) to overwrite a file that is not a rage shim. Problems with
     PATH (directory missing from it or behind the real program) come back as warnings.
@@ -182,12 +288,11 @@ def install(name: str, shim_dir: Path | None = None, path_env: str | None = None
                              hint="remove it yourself or choose another --dir")
         replaced = True
     private_dir(shim_dir)
-    text = TEMPLATE.format(
-        marker=MARKER, name=name, q_name=shlex.quote(name), q_self=shlex.quote(str(path)),
-        q_dir=shlex.quote(str(shim_dir)), report=rage_command(), run=run_command(),
-    )
-    tmp = path.with_name(f".{name}.{os.getpid()}.rage-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o700)
+    text = render(name, report_subcommand=report_subcommand, version_probe=version_probe)
+    tmp = path.with_name(f".{name}.{os.urandom(4).hex()}.rage-tmp")
+    # a fresh name, never through a planted symlink
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o700)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -208,8 +313,17 @@ def list_shims(shim_dir: Path | None = None, path_env: str | None = None) -> lis
         entries = sorted(os.scandir(shim_dir), key=lambda e: e.name)
     except OSError:
         return []
-    return [Shim(e.name, Path(e.path), find_real(e.name, shim_dir, path_env))
+    return [Shim(e.name, Path(e.path), find_real(e.name, shim_dir, path_env),
+                 outdated=_is_outdated(e.path))
             for e in entries if e.is_file(follow_symlinks=False) and is_shim(Path(e.path))]
+
+
+def _is_outdated(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return b"\nrage_lib=" not in f.read(2048)
+    except OSError:
+        return False
 
 
 def remove(name: str, shim_dir: Path | None = None) -> Path:

@@ -14,8 +14,15 @@ import os
 import time
 
 from rage._version import __version__
-from rage.fsutil import private_dir, write_atomic, write_json_atomic
+from rage.defaults import (
+    DEFAULT_MAX_AGE_DAYS,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_RUNS,
+    DEFAULT_OUTPUT_CAP,
+)
+from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic, write_json_atomic
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
+from rage.record.versions import tool_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,13 +46,6 @@ INTERRUPT_SIGNALS = frozenset(
     int(getattr(_signal, n)) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGPIPE")
     if hasattr(_signal, n)
 )
-
-MiB = 1024 * 1024
-# The built-in defaults of the settings a recorder reads (rage.config.Settings uses them).
-DEFAULT_OUTPUT_CAP = 8 * MiB
-DEFAULT_MAX_RUNS = 200
-DEFAULT_MAX_BYTES = 512 * MiB
-DEFAULT_MAX_AGE_DAYS = 30.0
 
 # RAGE_* variables that are not settings: they never send a recorder to the full config path
 _NOT_SETTINGS = frozenset({"RAGE_HOME", "RAGE_CONFIG", "RAGE_DEBUG", "RAGE_UPLOAD_TOKEN"})
@@ -127,14 +127,18 @@ def _read_cache(path: str, key: tuple[Any, ...]
                 ) -> tuple[RecordingSettings, str | None] | None:
     import marshal
 
+    # only a regular file this user owns and wrote (never through a symlink): marshal data
+    # is trusted as code is, so a planted cache must never be loaded
+    data = read_own(path, 1 << 20)
+    if data is None:
+        return None
     try:
-        with open(path, "rb") as f:
-            cached_key, values, warning = marshal.loads(f.read())
+        cached_key, values, warning = marshal.loads(data)
         if cached_key != key or not isinstance(values, dict):
             return None
         return RecordingSettings(**values), warning
-    except (OSError, ValueError, EOFError, TypeError):
-        return None  # absent, stale, from another version or damaged: recompute
+    except (ValueError, EOFError, TypeError):
+        return None  # stale, from another version or damaged: recompute
 
 
 def _write_cache(path: str, key: tuple[Any, ...], settings: RecordingSettings,
@@ -145,7 +149,8 @@ def _write_cache(path: str, key: tuple[Any, ...], settings: RecordingSettings,
     values = {name: getattr(settings, name) for name in RecordingSettings.__slots__}
     try:
         private_dir(os.path.dirname(path))
-        write_atomic(path, marshal.dumps((key, values, warning)))
+        if is_own_dir(os.path.dirname(path)):  # never into a planted symlink's target
+            write_atomic(path, marshal.dumps((key, values, warning)))
     except (OSError, ValueError):
         pass
 
@@ -253,7 +258,19 @@ def start_run(
     that started its process first date the run from then. Raises OSError when the history
     cannot be written; recorders catch it and carry on.
     """
-    runs = private_dir(os.path.join(os.fspath(root), check_app(app), "runs"))
+    app_dir = os.path.join(private_dir(os.fspath(root)), check_app(app))
+    runs = os.path.join(app_dir, "runs")
+    for d in (app_dir, runs):  # a symlink planted here is never followed
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+        if not is_own_dir(d):
+            import errno
+
+            raise OSError(errno.EPERM, "unsafe history directory (a symlink, or not yours)", d)
+    if app_version is None and extra and isinstance(extra.get("executable"), str):
+        app_version = tool_version(app_dir, extra["executable"])
     for _attempt in range(5):
         run_id = new_run_id(None if started_ns is None else started_ns / 1e9)
         tmp_dir = os.path.join(runs, f".new-{run_id}")
@@ -307,17 +324,10 @@ def start_run(
 
 
 def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
-    """Whether retention needs a full pass: more than ``max_runs`` runs, or the last full
-    pass (``<app_dir>/.last-prune``) is older than ``interval_s``. Raises OSError when the
-    app has no runs directory. Costs one scandir and one stat."""
-    base = os.fspath(app_dir)
-    with os.scandir(os.path.join(base, "runs")) as it:  # OSError: nothing to prune
-        n = sum(1 for e in it if is_run_id(e.name))
-    try:
-        fresh = time.time() - os.stat(os.path.join(base, ".last-prune")).st_mtime < interval_s
-    except OSError:
-        fresh = False
-    return not (n <= max_runs and fresh)
+    """Moved to :func:`rage.record.prune.prune_due` (kept here for existing callers)."""
+    from rage.record.prune import prune_due as due
+
+    return due(app_dir, max_runs, interval_s)
 
 
 def save_environ(rec: Recording, environ: dict[str, str]) -> None:

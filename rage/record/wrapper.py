@@ -340,12 +340,12 @@ class Wrapper:
     def _retention(self, run_id: str) -> None:
         """Prune old runs when the cheap check says so; best effort (the next run retries)."""
         from rage.paths import home_root_str
-        from rage.record.store import prune_due
+        from rage.record.prune import retain
 
         s = self.settings
         app_dir = os.path.join(home_root_str(), self.app)
-        try:
-            if not prune_due(app_dir, s.max_runs, PRUNE_INTERVAL_S):
+        try:  # the count limit is kept here, cheaply; bytes and age by an hourly full pass
+            if not retain(app_dir, s.max_runs, PRUNE_INTERVAL_S, keep=run_id):
                 return
             from rage.record.history import RunStore
 

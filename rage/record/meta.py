@@ -1,0 +1,89 @@
+"""Reading ``meta.json`` back: only what rage itself writes is accepted.
+
+A record can be damaged (a crash mid-write, a full disk, an editor, a hostile user of a shared
+home): :func:`read_meta` raises OSError or ValueError for anything rage would not have
+written, so one bad record is skipped with a warning instead of breaking every command
+that lists, shows, reports or prunes runs. :func:`fatal_signal` reads the Python
+recorder's faulthandler dump the same careful way.
+"""
+
+from __future__ import annotations
+
+import json
+import signal as _signal
+from pathlib import Path
+from typing import Any
+
+from rage.fsutil import read_own
+
+META_MAX_BYTES = 4 * 1024 * 1024  # rage writes a few KiB; argv can be long, not this long
+META_MAX_DEPTH = 32  # rage writes 3 levels
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number rage writes")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e400
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
+def _check_value(value: object, depth: int = 0) -> None:
+    """ValueError unless ``value`` is plain data every renderer can print: nested at most
+    :data:`META_MAX_DEPTH` deep, its strings valid Unicode (no lone surrogates)."""
+    if depth > META_MAX_DEPTH:
+        raise ValueError(f"nested deeper than {META_MAX_DEPTH}")
+    if isinstance(value, str):
+        if not value.isascii():
+            value.encode("utf-8")  # UnicodeEncodeError (a ValueError) on a lone surrogate
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_value(k, depth + 1)
+            _check_value(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_value(v, depth + 1)
+
+
+def read_meta(run_dir: Path) -> dict[str, Any]:
+    """``meta.json`` as rage wrote it; OSError/ValueError for anything else: missing, a
+    symlink, a FIFO or device, too large, NaN or out-of-range numbers, deep nesting, lone
+    surrogates, not an object."""
+    raw = read_own(run_dir / "meta.json", META_MAX_BYTES + 1)
+    if raw is None:
+        if not (run_dir / "meta.json").exists():
+            raise FileNotFoundError("meta.json is missing")
+        raise ValueError("not a regular file of yours")
+    if len(raw) > META_MAX_BYTES:
+        raise ValueError(f"larger than {META_MAX_BYTES} bytes")
+    try:
+        meta = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+    if not isinstance(meta, dict):
+        raise ValueError("not an object")
+    _check_value(meta)
+    return meta
+
+
+_FATAL_NAMES = {
+    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+    "Illegal instruction": "SIGILL", "Floating point exception": "SIGFPE",
+}
+
+
+def fatal_signal(run_dir: Path) -> int | None:
+    """The signal named in a non-empty ``fatal.log`` (0 if unnamed), None if there is none."""
+    data = read_own(run_dir / "fatal.log", 4096)
+    if data is None:
+        return None
+    head = data.decode("utf-8", "replace")
+    if not head.strip():
+        return None
+    for text, name in _FATAL_NAMES.items():
+        if text in head and hasattr(_signal, name):
+            return int(getattr(_signal, name))
+    return 0

@@ -1,0 +1,150 @@
+"""Retention on the recording path: cheap enough for every recorded command.
+
+Imports nothing the wrapper has not imported already (it pays for every import on each
+command). :func:`retain` keeps the count limit with two stats per run and, once over it,
+deletes the oldest runs down to 10% below the limit (32 runs below at most);
+:mod:`rage.record.retention` builds full passes (bytes, age) on the same deletion protocol:
+a run is claimed by renaming it to ``.trash-*`` (one winner under concurrency) and a run
+whose lock a live recorder holds is never touched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+
+from rage.record.store import is_run_id
+
+# At most this many runs are deleted below the limit in one go, so that the one command in
+# a cycle that deletes stays quick with large limits (max_runs = 2000: 32, not 200).
+MAX_BATCH = 32
+
+
+def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
+    """Whether retention needs a full pass: more than ``max_runs`` runs (0: no limit), or the
+    last full pass (``<app_dir>/.last-prune``) is older than ``interval_s``. Raises OSError
+    when the app has no runs directory.
+
+    Costs two stats whatever the history's size: a directory's link count is 2 plus its
+    subdirectories on Linux file systems that keep it (ext4, xfs, tmpfs), an upper bound of
+    the run count; only when that bound exceeds ``max_runs`` are the runs counted."""
+    base = os.fspath(app_dir)
+    runs = os.path.join(base, "runs")
+    links = os.stat(runs).st_nlink  # OSError: nothing to prune
+    if max_runs > 0 and (links < 2 or links - 2 > max_runs):
+        with os.scandir(runs) as it:
+            if sum(1 for e in it if is_run_id(e.name)) > max_runs:
+                return True
+    st = _lstat(os.path.join(base, ".last-prune"))
+    return st is None or not time.time() - st.st_mtime < interval_s
+
+
+def low_water(limit: int) -> int:
+    """Where a pass brings a count or byte total that went over ``limit``: 10% below it, so
+    the next pass is that many runs away (hysteresis) instead of one."""
+    return limit - limit // 10
+
+
+def retain(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float,
+           keep: str | None = None) -> bool:
+    """Retention on the recording path, whatever the history's size: when the app has more
+    than ``max_runs`` runs (0: no limit), delete the oldest down to :func:`low_water` of it,
+    :data:`MAX_BATCH` below the limit at most (never a live run or ``keep``). Returns
+    whether a full pass (byte and age limits, see :mod:`rage.record.retention`) is due,
+    i.e. the last one is older than ``interval_s``.
+
+    Imports nothing: two stats when under the limit (see :func:`prune_due`), a scandir and
+    a few deletions once every ``min(max_runs // 10, MAX_BATCH)`` runs at it. Raises
+    OSError when the app has no runs directory."""
+    base = os.fspath(app_dir)
+    runs = os.path.join(base, "runs")
+    links = os.stat(runs).st_nlink
+    if max_runs > 0 and (links < 2 or links - 2 > max_runs):
+        with os.scandir(runs) as it:
+            ids = sorted(e.name for e in it if is_run_id(e.name))
+        excess = 0
+        if len(ids) > max_runs:  # the limit itself is hard; the margin below it is bounded
+            excess = max(len(ids) - max_runs, min(len(ids) - low_water(max_runs), MAX_BATCH))
+        for rid in ids:
+            if excess <= 0:
+                break
+            if rid != keep and delete_run(os.path.join(runs, rid)) != "locked":
+                excess -= 1  # "gone": another pruner claimed it, just as gone
+    st = _lstat(os.path.join(base, ".last-prune"))
+    return st is None or not time.time() - st.st_mtime < interval_s
+
+
+def lock_is_held(run_dir: str | os.PathLike[str]) -> bool:
+    """True while a live recorder holds the run's lock."""
+    try:
+        # never through a planted symlink, never blocking on a FIFO
+        fd = os.open(os.path.join(run_dir, "lock"),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def delete_run(run_dir: str | os.PathLike[str]) -> str:
+    """Claim ``run_dir`` by renaming it to ``.trash-*``, then remove it.
+
+    Returns ``"deleted"``, ``"locked"`` (a live recorder holds it) or ``"gone"`` (another
+    process claimed it first: for retention it is just as gone).
+    """
+    if lock_is_held(run_dir):
+        return "locked"
+    head, name = os.path.split(os.fspath(run_dir))
+    trash = os.path.join(head, f".trash-{name}-{os.urandom(3).hex()}")
+    try:
+        os.rename(run_dir, trash)
+    except OSError:
+        return "gone"
+    remove_tree(trash)
+    return "deleted"
+
+
+def remove_tree(path: str, dir_fd: int | None = None) -> None:
+    """Remove ``path`` and what is under it, best effort, by descriptor (a symlink inside is
+    removed, never followed); cheaper to import than shutil on the recording path."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError:
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            os.unlink(path, dir_fd=dir_fd)
+        except OSError:
+            pass
+        return
+    try:
+        with os.scandir(fd) as it:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+        for name, is_dir in entries:
+            if is_dir:
+                remove_tree(name, fd)
+            else:
+                try:  # noqa: SIM105
+                    os.unlink(name, dir_fd=fd)
+                except OSError:
+                    pass
+    finally:
+        os.close(fd)
+    try:  # noqa: SIM105
+        os.rmdir(path, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
