@@ -1,11 +1,22 @@
 """``rage.install()``: record this Python process as a run, in the wrapper's history.
 
-One :class:`Recorder` per process. It creates the run (``RunStore.start(recorder="python")``),
-routes every log record into ``log.jsonl``, chains the crash hooks, and writes the end of
-the run from an ``atexit`` callback: exit code 0, ``sys.exit(n)``'s code, 1 and ``crashed``
-for an uncaught exception, ``interrupted`` for KeyboardInterrupt. A run killed by a fatal
-signal keeps ``running`` in meta.json but has a non-empty ``fatal.log``, which the store reads
-as ``crashed``.
+One :class:`Recorder` per process. It creates the run (``recorder: python``), dated from the
+process's start, tees ``sys.stdout``/``sys.stderr`` into ``stdout.log``/``stderr.log``,
+routes every log record into ``log.jsonl``, chains the crash hooks, and writes the end of the
+run from an ``atexit`` callback: exit code 0, ``sys.exit(n)``'s or ``raise SystemExit(n)``'s
+code, 1 and ``crashed`` for an uncaught exception, ``interrupted`` for KeyboardInterrupt and
+for a closed pipe (``tool | head``: SIGPIPE, as a shell sees a program stopped that way). A
+run killed by a fatal signal keeps ``running`` in meta.json but has a non-empty
+``fatal.log``, which the store reads as ``crashed``.
+
+A process that is not a user's invocation records into the run it belongs to instead (see
+:mod:`rage.integration.handoff`): a child of a recorded run of the same app (a reloader)
+into ``<run>/children/<pid>/``, a tool started by ``rage run`` into the wrapper's run.
+
+Start-up is the product here: every recorded tool pays it. The install path imports only
+:mod:`rage.record.store` and what it needs; ``logging`` is patched when the tool imports it
+(not before), and the configuration loader runs only when a config file or ``RAGE_*``
+variable exists (its answer is cached) or an app default changes how runs are recorded.
 
 Recording must never change the tool: if the history cannot be written the tool runs as if
 rage were absent, after one warning line on stderr.
@@ -13,33 +24,41 @@ rage were absent, after one warning line on stderr.
 
 from __future__ import annotations
 
+import _thread
 import atexit
-import contextlib
 import os
 import sys
-import threading
-from collections.abc import Mapping
-from pathlib import Path
-from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
 
+from rage.integration.options import RECORDING_NAMES, split_options
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable, Mapping
+    from importlib.machinery import ModuleSpec
+    from pathlib import Path
+    from types import TracebackType
+    from typing import IO, Any
+
     from rage.config import Settings
     from rage.integration.hooks import Hooks
     from rage.integration.loghandler import LogCapture, RunLogHandler
-    from rage.record.history import ActiveRun, Run
+    from rage.integration.output import StreamCapture
+    from rage.record.store import Recording, RecordingSettings
 
-# options that are not Settings fields
-_EXTRA_OPTIONS = frozenset({"collectors"})
+OWN, WRAPPER, CHILD = "own", "wrapper", "child"
+JOINED_FILE = "joined.json"  # read by rage.record.store when the wrapper finishes its run
 
 _current: Recorder | None = None
-_install_lock = threading.Lock()
+_install_lock = _thread.allocate_lock()  # threading itself costs start-up time
 
 
 def _warn(app: str, message: str) -> None:
-    with contextlib.suppress(Exception):
+    try:
         sys.stderr.write(f"{app}: rage: {message}\n")
         sys.stderr.flush()
+    except Exception:
+        pass
 
 
 def typed_argv() -> list[str]:
@@ -65,37 +84,11 @@ def typed_argv() -> list[str]:
     return argv
 
 
-def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[Any, ...]]:
-    """Split install options into Settings app defaults and extra collector objects.
-
-    Raises TypeError for an option that is neither a Settings field nor ``collectors``.
-    ``collectors`` holds Collector objects; strings there are entry-point names, which go to
-    the ``collectors`` setting.
-    """
-    import dataclasses
-
-    from rage.config import Settings
-
-    fields = {f.name for f in dataclasses.fields(Settings)}
-    defaults: dict[str, Any] = {}
-    collectors: tuple[Any, ...] = ()
-    for key, value in options.items():
-        if key == "collectors":
-            items = tuple(value or ())
-            names = tuple(c for c in items if isinstance(c, str))
-            collectors = tuple(c for c in items if not isinstance(c, str))
-            if names:
-                defaults["collectors"] = names
-        elif key in fields:
-            defaults[key] = value
-        else:
-            raise TypeError(f"rage.install() got an unexpected option {key!r}")
-    return defaults, collectors
-
-
 def load_app_settings(app: str, app_defaults: Mapping[str, Any]) -> tuple[Settings, str | None]:
     """Settings for ``app``; a broken user config or RAGE_* value gives a warning and the
     app defaults alone. Invalid app defaults are the caller's bug: ValueError."""
+    from pathlib import Path
+
     from rage.config import load_settings
     from rage.errors import ConfigError
 
@@ -110,6 +103,57 @@ def load_app_settings(app: str, app_defaults: Mapping[str, Any]) -> tuple[Settin
         raise ValueError(f"rage.install(): {e}") from None
 
 
+class AfterImport:
+    """A ``sys.meta_path`` entry that calls ``callback`` once module ``name`` has been
+    imported (by anyone), then steps aside. Patching ``logging`` this way costs a tool that
+    never logs nothing, instead of the ~5 ms of importing it."""
+
+    def __init__(self, name: str, callback: Callable[[], None]) -> None:
+        self.name = name
+        self.callback = callback
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        spec: ModuleSpec | None = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if find is not None:
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+        loader = getattr(spec, "loader", None)
+        exec_module = getattr(loader, "exec_module", None)
+        if spec is None or exec_module is None:
+            return spec
+        callback = self.callback
+
+        def exec_then_call(module: Any) -> None:
+            exec_module(module)
+            try:  # noqa: SIM105 - no contextlib on the start-up path
+                callback()
+            except Exception:
+                pass
+
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            loader.exec_module = exec_then_call  # type: ignore[union-attr]
+        except AttributeError:  # a loader that does not take attributes: no patching
+            pass
+        return spec
+
+
+def after_import(name: str, callback: Callable[[], None]) -> None:
+    """Call ``callback`` now if ``name`` is imported, else right after it is."""
+    if name in sys.modules:
+        callback()
+    else:
+        sys.meta_path.insert(0, AfterImport(name, callback))
+
+
 class Recorder:
     """The recording of this process. ``enabled`` is False when recording is off
     (``RAGE_DISABLE``, ``disable = true``) or the history could not be written."""
@@ -121,42 +165,60 @@ class Recorder:
         *,
         app_defaults: Mapping[str, Any] | None = None,
         extra_collectors: tuple[Any, ...] = (),
-        settings: Settings | None = None,
-        run: ActiveRun | None = None,
+        settings: Settings | RecordingSettings | None = None,
+        run: Recording | None = None,
     ) -> None:
         self.app = app
         self.version = version
         self.app_defaults: dict[str, Any] = dict(app_defaults or {})
         self.extra_collectors = extra_collectors
         self.settings = settings
-        self.run = run
+        self.run = run  # the run this process created (mode OWN), holding its lock
+        self.dir: str | None = run.run_dir if run is not None else None  # where files go
+        self.mode = OWN
+        self.root = ""
         self.report_command = f"rage report --app {app} --last"
-        self.result: Run | None = None
+        self.result: dict[str, Any] | None = None
+        self.started_s = 0.0
         self._pid = os.getpid()
+        self._live_entry: str | None = None
         self._handler: RunLogHandler | None = None
         self._capture: LogCapture | None = None
+        self._output: StreamCapture | None = None
         self._hooks: Hooks | None = None
         self._fatal: IO[bytes] | None = None
+        self._scrub: Callable[[str], str] | None = None
         self._exit_status: object = None
         self._exit_noted = False
         self._crashed = False
         self._interrupted = False
+        self._broken_pipe = False
+        self._broken_pipe_raised = False
+        self._report_command_run = False
         self._thread_exceptions = 0
-        self._finish_lock = threading.Lock()
+        self._finished = False
         self._write_warned = False
 
     # -- public ----------------------------------------------------------------------------
     @property
     def enabled(self) -> bool:
-        return self.run is not None
+        return self.dir is not None
 
     @property
     def run_dir(self) -> Path | None:
-        return self.run.dir if self.run is not None else None
+        """The directory this process records into (its run, or the run it joined)."""
+        if self.dir is None:
+            return None
+        from pathlib import Path
+
+        return Path(self.dir)
 
     @property
     def run_id(self) -> str | None:
-        return self.run.id if self.run is not None else None
+        if self.dir is None:
+            return None
+        host = self.dir if self.mode != CHILD else os.path.dirname(os.path.dirname(self.dir))
+        return os.path.basename(host)
 
     def set_report_command(self, command: str) -> None:
         """The command the crash hint tells users to run (``mytool rage`` with click/argparse)."""
@@ -164,38 +226,61 @@ class Recorder:
 
     def mark_report_command(self) -> None:
         """This invocation is the app's own ``rage`` command: keep it out of ``--last``."""
+        self._report_command_run = True
         if self.run is not None:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - no contextlib on the start-up path
                 self.run.update(report_command=True)
+            except OSError:
+                pass
 
     def flush(self) -> None:
         if self._handler is not None:
             self._handler.flush()
 
+    def file(self, name: str) -> str:
+        assert self.dir is not None
+        return os.path.join(self.dir, name)
+
     # -- start -----------------------------------------------------------------------------
     def _start(self) -> None:
-        """Open the log, patch logging, chain the hooks, register the end of the run."""
-        assert self.run is not None and self.settings is not None
+        """Tee the output, chain the hooks, patch logging, register the end of the run."""
+        assert self.dir is not None and self.settings is not None
         from rage.fsutil import open_private
         from rage.integration.hooks import Hooks
-        from rage.integration.loghandler import LogCapture, RunLogHandler, load_scrubber
 
-        run = self.run
-        self._scrub = load_scrubber()
-        self._handler = RunLogHandler(
-            run.path("log.jsonl"), self.settings.output_cap, scrub=self._scrub,
-            on_error=self._on_write_error,
-        )
-        self._capture = LogCapture(self._handler)
-        self._capture.start()
         try:
-            self._fatal = open_private(run.path("fatal.log"), "wb")
+            self._fatal = open_private(self.file("fatal.log"), "wb")
         except OSError:
             self._fatal = None
+        if self.mode != WRAPPER:  # the wrapper captures the output outside the process
+            from rage.integration.output import StreamCapture
+
+            self._output = StreamCapture()
+            self._output.start(self.file, self.settings.output_cap)
         self._hooks = Hooks(self)
         self._hooks.install(self._fatal)
         atexit.register(self.finish)
         os.register_at_fork(after_in_child=self._after_fork_child)
+        after_import("threading", self._hooks.install_thread_hook)
+        after_import("logging", self._start_logging)
+
+    def _start_logging(self) -> None:
+        if self.dir is None or self._finished or self._handler is not None:
+            return
+        assert self.settings is not None
+        from rage.integration.loghandler import LogCapture, RunLogHandler, load_scrubber
+
+        self._scrub = load_scrubber()
+        try:
+            self._handler = RunLogHandler(
+                self.file("log.jsonl"), self.settings.output_cap, scrub=self._scrub,
+                on_error=self._on_write_error,
+            )
+        except OSError as e:
+            self._on_write_error(e)
+            return
+        self._capture = LogCapture(self._handler)
+        self._capture.start()
 
     def _on_write_error(self, e: OSError) -> None:
         if not self._write_warned:
@@ -206,19 +291,24 @@ class Recorder:
         # a forked child is not this run: it must neither log into it nor finish it
         if self._capture is not None:
             self._capture.active = False
+        if self._output is not None:
+            self._output.detach_in_child()
         if self.run is not None:
             self.run.release()
 
     # -- CrashSink -------------------------------------------------------------------------
     def _append_traceback(self, text: str) -> None:
-        if self.run is None:
+        if self.dir is None:
             return
         from rage.fsutil import open_private
 
-        scrub = getattr(self, "_scrub", None)
-        data = scrub(text) if scrub else text
-        with open_private(self.run.path("traceback.txt"), "ab") as f:
-            f.write(data.encode("utf-8", "backslashreplace"))
+        scrub = self._scrub
+        if scrub is None:
+            from rage.integration.loghandler import load_scrubber
+
+            scrub = self._scrub = load_scrubber()
+        with open_private(self.file("traceback.txt"), "ab") as f:
+            f.write(scrub(text).encode("utf-8", "backslashreplace"))
 
     def on_crash(
         self, exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
@@ -231,6 +321,10 @@ class Recorder:
 
     def on_interrupt(self) -> None:
         self._interrupted = True
+        self.flush()
+
+    def on_broken_pipe(self) -> None:
+        self._broken_pipe = self._broken_pipe_raised = True
         self.flush()
 
     def on_thread_exception(self, args: threading.ExceptHookArgs) -> None:
@@ -249,86 +343,216 @@ class Recorder:
         self._exit_noted = True
 
     def crash_hint(self) -> str | None:
-        if self.run is None:
+        if self.dir is None:
             return None
         return f"{self.app}: this crash was recorded; to report it run: {self.report_command}"
 
     # -- the end ---------------------------------------------------------------------------
-    def finish(self) -> Run | None:
-        """Record the end of the run (atexit calls this); idempotent, never raises."""
-        with self._finish_lock:
-            if self.run is None or self.result is not None or os.getpid() != self._pid:
-                return self.result
-            try:
-                self.result = self._finish()
-            except Exception as e:  # never turn the tool's exit into a traceback
-                _warn(self.app, f"could not record the end of the run: {e}")
+    def finish(self) -> dict[str, Any] | None:
+        """Record the end of the run (atexit calls this); idempotent, never raises.
+        Returns the final meta.json of the run this process created (None otherwise)."""
+        if self.dir is None or self._finished or os.getpid() != self._pid:
             return self.result
+        self._finished = True
+        try:
+            self.result = self._finish()
+        except Exception as e:  # never turn the tool's exit into a traceback
+            _warn(self.app, f"could not record the end of the run: {e}")
+        return self.result
 
-    def _finish(self) -> Run:
+    def _outcome(self) -> tuple[int | None, int | None, str | None]:
+        """(exit_code, signal, status) of this process as a shell would see it."""
+        import _signal  # type: ignore[import-not-found]  # signal without its enums
+
         from rage.integration.hooks import exit_code_of
-        from rage.record.history import CRASHED, RunStore
+        from rage.record.store import CRASHED, INTERRUPTED
 
-        run = self.run
-        assert run is not None and self.settings is not None
-        extra: dict[str, Any] = {}
-        truncation = []
-        if not (self._crashed or self._interrupted):
+        if self._crashed:
+            return 1, None, CRASHED
+        if self._interrupted:  # an uncaught KeyboardInterrupt is re-raised as a real SIGINT
+            return None, int(_signal.SIGINT), None
+        if self._broken_pipe:
+            return None, int(_signal.SIGPIPE), INTERRUPTED
+        code = exit_code_of(self._exit_status) if self._exit_noted else 0
+        return code, None, None
+
+    def _finish(self) -> dict[str, Any] | None:
+        from rage.record.store import status_for
+
+        assert self.dir is not None and self.settings is not None
+        if not (self._crashed or self._interrupted or self._broken_pipe):
             # an excepthook installed after ours (rich, IPython...) may not chain to it, but
             # Python sets sys.last_value before calling any hook for an uncaught exception
             last = getattr(sys, "last_value", None)
             if isinstance(last, KeyboardInterrupt):
                 self._interrupted = True
+            elif isinstance(last, BrokenPipeError):
+                self.on_broken_pipe()
             elif isinstance(last, Exception):
                 self.on_crash(type(last), last, last.__traceback__)
+        if not self._crashed and not self._interrupted and not self._stdout_flushes():
+            self._broken_pipe = True  # the interpreter's last flush would fail the same way
+        extra: dict[str, Any] = {}
+        truncation = []
+        if self._capture is not None:
+            self._capture.stop()
         if self._handler is not None:
-            if self._capture is not None:
-                self._capture.stop()
             t = self._handler.finish()
             if t.dropped_bytes:
                 truncation.append(t.to_dict())
             if t.total_bytes == 0:
-                with contextlib.suppress(OSError):
-                    os.unlink(run.path("log.jsonl"))
+                _unlink(self.file("log.jsonl"))
+        if self._output is not None:
+            truncation += self._output.finish()
+            for name in ("stdout.log", "stderr.log"):
+                _unlink_if_empty(self.file(name))
         if self._hooks is not None:
             self._hooks.uninstall()
-        fatal = run.path("fatal.log")
-        with contextlib.suppress(OSError):
-            if fatal.stat().st_size == 0:
-                fatal.unlink()
-        extra.update(_usage())
+        _unlink_if_empty(self.file("fatal.log"))
         if truncation:
             extra["truncation"] = truncation
         if self._thread_exceptions:
             extra["thread_exceptions"] = self._thread_exceptions
-        if self._crashed:
-            result = run.finish(exit_code=1, status=CRASHED, **extra)
-        elif self._interrupted:
-            import signal
+        if self._broken_pipe:
+            extra["broken_pipe"] = True
+        code, sig, status = self._outcome()
+        from rage.integration.handoff import withdraw
 
-            # Python re-raises an uncaught KeyboardInterrupt as a real SIGINT death
-            result = run.finish(exit_code=None, signal=int(signal.SIGINT), **extra)
-        else:
-            code = exit_code_of(self._exit_status) if self._exit_noted else 0
-            result = run.finish(exit_code=code, **extra)
-            if code and self.settings.hint_on_failure:
-                with contextlib.suppress(Exception):
-                    sys.stderr.write(f"{self.app}: this run failed (exit {code}); to report it"
-                                     f" run: {self.report_command}\n")
-                    sys.stderr.flush()
-        with contextlib.suppress(Exception):
-            s = self.settings
-            RunStore(run.dir.parent.parent.parent).maybe_prune(
+        withdraw(self._live_entry)
+        if self.mode == CHILD:
+            self._finish_child(code, sig, status or status_for(code, sig), extra)
+            return None
+        if self.mode == OWN:
+            from rage.integration.handoff import find_wrapper_run
+
+            wrapper = find_wrapper_run(self.root, self.started_s)
+            if wrapper is None:
+                return self._finish_own(code, sig, status, extra)
+            self._move_to_wrapper(wrapper)
+        self._write_joined(code, sig, status, extra)
+        return None
+
+    def _stdout_flushes(self) -> bool:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return False
+        except Exception:
+            pass
+        return True
+
+    def _finish_own(self, code: int | None, sig: int | None, status: str | None,
+                    extra: dict[str, Any]) -> dict[str, Any]:
+        run = self.run
+        assert run is not None and self.settings is not None
+        extra.update(_usage())
+        meta = run.finish_meta(exit_code=code, signal=sig, status=status, **extra)
+        if code and status is None and self.settings.hint_on_failure:
+            try:
+                sys.stderr.write(f"{self.app}: this run failed (exit {code}); to report it"
+                                 f" run: {self.report_command}\n")
+                sys.stderr.flush()
+            except Exception:
+                pass
+        if not self._interrupted:
+            # retention may import dataclasses, whose exec() of generated code clears the
+            # interpreter's "uncaught KeyboardInterrupt" flag: the tool would exit 1
+            # instead of dying of SIGINT; the next run prunes instead
+            self._retention(run.id)
+        return meta
+
+    def _retention(self, run_id: str) -> None:
+        """Prune old runs when the cheap check says so (the wrapper's rule); best effort."""
+        from rage.record.store import prune_due
+
+        s = self.settings
+        assert s is not None
+        try:
+            if not prune_due(os.path.join(self.root, self.app), s.max_runs, 3600.0):
+                return
+            from pathlib import Path
+
+            from rage.record.history import RunStore
+
+            RunStore(Path(self.root)).maybe_prune(
                 self.app, max_runs=s.max_runs, max_bytes=s.max_bytes,
-                max_age_days=s.max_age_days, keep=[run.id],
-            )
-        return result
+                max_age_days=s.max_age_days, keep=[run_id], interval_s=3600.0)
+        except Exception:
+            pass
+
+    def _move_to_wrapper(self, wrapper: str) -> None:
+        """Found the wrapper's run at exit: move what this process recorded into it and
+        drop this process's own run (the wrapper's output capture is the complete one)."""
+        import shutil
+
+        from rage.integration.handoff import move_into
+
+        run = self.run
+        assert run is not None and self.dir is not None
+        move_into(self.dir, wrapper, ["log.jsonl", "traceback.txt", "fatal.log"])
+        shutil.rmtree(self.dir, ignore_errors=True)
+        run.release()
+        self.run, self.dir, self.mode = None, wrapper, WRAPPER
+
+    def _write_joined(self, code: int | None, sig: int | None, status: str | None,
+                      extra: dict[str, Any]) -> None:
+        """Leave what only this process knows for the wrapper to merge into its meta.json
+        when it finishes (it owns that file until then)."""
+        from rage.fsutil import write_json_atomic
+
+        if self._broken_pipe:  # the status the wrapper sees: 1 (uncaught), 120 (last flush)
+            code = 1 if self._broken_pipe_raised else 120
+        joined: dict[str, Any] = {"app_version": self.version, "python_app": self.app,
+                                  "python_pid": self._pid, "exit_code": code}
+        if status is not None and sig is None:  # crashed (uncaught exception), broken pipe
+            joined["status"] = status
+        if self._report_command_run:
+            joined["report_command"] = True
+        for key in ("thread_exceptions", "broken_pipe"):
+            if key in extra:
+                joined[key] = extra[key]
+        if "truncation" in extra:
+            joined["python_truncation"] = extra["truncation"]
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            write_json_atomic(self.file(JOINED_FILE), joined)
+        except OSError:
+            pass
+
+    def _finish_child(self, code: int | None, sig: int | None, status: str,
+                      extra: dict[str, Any]) -> None:
+        from rage.fsutil import write_json_atomic
+        from rage.record.store import now_iso
+
+        info = {"pid": self._pid, "ppid": os.getppid(), "argv": typed_argv(),
+                "status": status, "exit_code": code, "signal": sig, "ended_at": now_iso(),
+                **extra}
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            write_json_atomic(self.file("child.json"), info)
+        except OSError:
+            pass
 
     def close(self) -> None:
         """Finish now (tests and long-lived hosts); the atexit callback then does nothing."""
         self.finish()
-        with contextlib.suppress(ValueError):
+        try:  # noqa: SIM105 - no contextlib on the start-up path
             atexit.unregister(self.finish)
+        except ValueError:
+            pass
+
+
+def _unlink(path: str) -> None:
+    try:  # noqa: SIM105 - no contextlib on the start-up path
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _unlink_if_empty(path: str) -> None:
+    try:
+        if os.stat(path).st_size == 0:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def _usage() -> dict[str, Any]:
@@ -346,6 +570,56 @@ def _usage() -> dict[str, Any]:
     }
 
 
+def _settings_for(app: str, app_defaults: Mapping[str, Any]
+                  ) -> tuple[Settings | RecordingSettings, str | None]:
+    if RECORDING_NAMES.intersection(app_defaults):
+        return load_app_settings(app, app_defaults)
+    from rage.record.store import recording_settings
+
+    return recording_settings(app)
+
+
+def _begin(rec: Recorder) -> None:
+    """Find or create the run this process records into, then start recording."""
+    import time
+
+    from rage.integration.handoff import (
+        CHILDREN,
+        announce,
+        find_wrapper_run,
+        parent_run,
+        process_start,
+    )
+    from rage.paths import home_root_str
+    from rage.record.store import save_environ, start_run
+
+    app = rec.app
+    rec.root = root = home_root_str()
+    started = process_start()
+    started_ns, t0 = started if started is not None else (time.time_ns(), time.monotonic())
+    rec.started_s = started_ns / 1e9
+    parent = parent_run(root, app)
+    host: str
+    if parent is not None:
+        from rage.fsutil import private_dir
+
+        rec.mode = CHILD
+        rec.dir = private_dir(os.path.join(parent, CHILDREN, str(os.getpid())))
+        host = parent
+    else:
+        wrapper = find_wrapper_run(root, rec.started_s)
+        if wrapper is not None:
+            rec.mode, rec.dir = WRAPPER, wrapper
+            host = wrapper
+        else:
+            rec.run = start_run(root, app, typed_argv(), recorder="python",
+                                app_version=rec.version, started_ns=started_ns, t0=t0)
+            rec.dir = host = rec.run.run_dir
+            save_environ(rec.run, dict(os.environ))
+    rec._live_entry = announce(root, app, host)
+    rec._start()
+
+
 def install(app: str, version: str | None = None, **options: Any) -> Recorder:
     """Record this process as a run of ``app``; see the module docstring.
 
@@ -353,47 +627,44 @@ def install(app: str, version: str | None = None, **options: Any) -> Recorder:
     option and ValueError for an invalid app name or option value (programming errors);
     every problem of the user's environment only produces a warning line.
     """
-    global _current
     with _install_lock:
-        if _current is not None:
-            return _current
-        app_defaults, collectors = split_options(options)
-        from rage.errors import UsageError
-        from rage.paths import check_app
+        return _install(app, version, options)
 
+
+def _install(app: str, version: str | None, options: Mapping[str, Any]) -> Recorder:
+    global _current
+    if _current is not None:
+        return _current
+    app_defaults, collectors = split_options(options)
+    from rage.paths import is_app_name
+
+    if not is_app_name(app):
+        raise ValueError(f"rage.install(): invalid app name {app!r}: use letters, digits,"
+                         " '.', '_', '+', '-'")
+    settings, problem = _settings_for(app, app_defaults)
+    rec = Recorder(app, version, app_defaults=app_defaults, extra_collectors=collectors,
+                   settings=settings)
+    if problem:
+        _warn(app, problem)
+    if not settings.disable:
         try:
-            check_app(app)
-        except UsageError as e:
-            raise ValueError(f"rage.install(): {e}") from None
-        settings, problem = load_app_settings(app, app_defaults)
-        rec = Recorder(app, version, app_defaults=app_defaults, extra_collectors=collectors,
-                       settings=settings)
-        if problem:
-            _warn(app, problem)
-        if not settings.disable:
-            from rage.record.history import RunStore
-
-            try:
-                rec.run = RunStore().start(app, typed_argv(), recorder="python",
-                                           app_version=version)
-            except OSError as e:
-                where = f": {e.filename}" if e.filename else ""
-                _warn(app, f"not recording this run ({e.strerror or e}{where})")
-            else:
-                try:
-                    from rage.record.store import save_environ
-
-                    save_environ(rec.run, dict(os.environ))
-                    rec._start()
-                except OSError as e:
-                    _warn(app, f"not recording this run ({e.strerror or e})")
-                    with contextlib.suppress(Exception):
-                        rec.run.finish(exit_code=None, status="lost")
-                    rec.run = None
-        _current = rec
-        return rec
+            _begin(rec)
+        except OSError as e:
+            where = f": {e.filename}" if e.filename else ""
+            _warn(app, f"not recording this run ({e.strerror or e}{where})")
+            if rec.run is not None:
+                try:  # noqa: SIM105 - no contextlib on the start-up path
+                    rec.run.finish_meta(exit_code=None, status="lost")
+                except Exception:
+                    pass
+            rec.run = rec.dir = None
+    _current = rec
+    return rec
 
 
 def current() -> Recorder | None:
     """The Recorder installed in this process, if any."""
     return _current
+
+
+__all__ = ["Recorder", "current", "install", "split_options", "typed_argv"]
