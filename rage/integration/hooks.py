@@ -93,6 +93,12 @@ class Hooks:
                 self.sink.on_crash(exc_type, exc, tb)
         except Exception:
             pass
+        output = sys.modules.get("rage.integration.output")
+        if output is not None and tb is not None:
+            try:  # noqa: SIM105 - no contextlib on the start-up path
+                tb = exc.__traceback__ = output.without_tee_frames(tb)
+            except Exception:
+                pass
         prev = self._prev_excepthook or sys.__excepthook__
         prev(exc_type, exc, tb)
         if not interrupted:

@@ -21,6 +21,9 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Any
+
     from rage.record.capture import CappedFile
 
 
@@ -49,6 +52,10 @@ class TeeRaw(io.RawIOBase):
                 self.failed = True
         return n
 
+    @property
+    def mode(self) -> str:  # shows in the stream's repr ("Exception ignored in: <...>")
+        return str(getattr(self._target, "mode", "wb"))
+
     def fileno(self) -> int:
         return self._target.fileno()
 
@@ -61,11 +68,31 @@ class TeeRaw(io.RawIOBase):
             super().close()
 
 
+def without_tee_frames(tb: TracebackType | None) -> TracebackType | None:
+    """``tb`` without the frames of :meth:`TeeRaw.write`, so an error writing the stream
+    (a closed pipe) prints the same traceback as without rage."""
+    code = TeeRaw.write.__code__
+    head: TracebackType | None = None
+    prev: TracebackType | None = None
+    while tb is not None:
+        nxt = tb.tb_next
+        if tb.tb_frame.f_code is not code:
+            if prev is None:
+                head = tb
+            else:
+                prev.tb_next = tb
+            prev = tb
+        tb = nxt
+    if prev is not None:
+        prev.tb_next = None
+    return head
+
+
 class StreamCapture:
     """Tees ``sys.stdout`` and ``sys.stderr`` into capped files of a run directory."""
 
     def __init__(self) -> None:
-        self.tees: dict[str, tuple[TeeRaw, CappedFile, io.TextIOWrapper, io.TextIOWrapper]] = {}
+        self.tees: dict[str, tuple[TeeRaw, CappedFile, Any, Any]] = {}
 
     def start(self, file_for: object, cap: int) -> None:
         """Tee each standard stream that is a plain text file; ``file_for(name)`` gives the
@@ -77,15 +104,20 @@ class StreamCapture:
             if type(orig) is not io.TextIOWrapper:
                 continue
             buf = getattr(orig, "buffer", None)
-            raw = getattr(buf, "raw", None)
-            if type(buf) is not io.BufferedWriter or type(raw) is not io.FileIO:
+            unbuffered = type(buf) is io.FileIO  # python -u, PYTHONUNBUFFERED
+            raw = buf if unbuffered else getattr(buf, "raw", None)
+            if not (unbuffered or type(buf) is io.BufferedWriter) or type(raw) is not io.FileIO:
                 continue
             orig.flush()  # whatever was written before goes out first, in order
             sink = CappedFile(file_for(name), cap)  # type: ignore[operator]
             tee = TeeRaw(raw, sink, raw.name)
+            # the same layers as the interpreter's own stream: a raw file straight under the
+            # text layer when unbuffered, a BufferedWriter between them otherwise
+            layer: Any = tee
+            if not unbuffered:
+                layer = io.BufferedWriter(tee, buffer_size=max(io.DEFAULT_BUFFER_SIZE, 8192))
             new = io.TextIOWrapper(
-                io.BufferedWriter(tee, buffer_size=max(io.DEFAULT_BUFFER_SIZE, 8192)),
-                encoding=orig.encoding, errors=orig.errors, newline=None,
+                layer, encoding=orig.encoding, errors=orig.errors, newline=None,
                 line_buffering=orig.line_buffering, write_through=orig.write_through,
             )
             setattr(sys, attr, new)

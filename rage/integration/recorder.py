@@ -520,12 +520,16 @@ class Recorder:
 
     def _finish_child(self, code: int | None, sig: int | None, status: str,
                       extra: dict[str, Any]) -> None:
+        self._write_child_info(status, code, sig, extra)
+
+    def _write_child_info(self, status: str, code: int | None, sig: int | None,
+                          extra: dict[str, Any]) -> None:
         from rage.fsutil import write_json_atomic
         from rage.record.store import now_iso
 
         info = {"pid": self._pid, "ppid": os.getppid(), "argv": typed_argv(),
-                "status": status, "exit_code": code, "signal": sig, "ended_at": now_iso(),
-                **extra}
+                "status": status, "exit_code": code, "signal": sig,
+                "ended_at": None if status == "running" else now_iso(), **extra}
         try:  # noqa: SIM105 - no contextlib on the start-up path
             write_json_atomic(self.file("child.json"), info)
         except OSError:
@@ -606,6 +610,7 @@ def _begin(rec: Recorder) -> None:
         rec.mode = CHILD
         rec.dir = private_dir(os.path.join(parent, CHILDREN, str(os.getpid())))
         host = parent
+        rec._write_child_info("running", None, None, {})  # stays if the child is killed
     else:
         wrapper = find_wrapper_run(root, rec.started_s)
         if wrapper is not None:
