@@ -358,3 +358,22 @@ def test_hint_on_failure_setting(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == (b"tool: this run failed (exit 2); to report it run: "
                            b"rage report --app tool --last\n")
+
+
+def test_option_names_match_the_settings() -> None:
+    import dataclasses
+
+    from rage.config import Settings, load_settings
+    from rage.integration.options import RECORDING_NAMES, SETTING_NAMES
+    from rage.record.store import RecordingSettings
+
+    assert {f.name for f in dataclasses.fields(Settings)} == SETTING_NAMES
+    assert set(RecordingSettings.__slots__) == RECORDING_NAMES
+    assert load_settings  # the full loader still validates recording app defaults
+
+
+@pytest.mark.parametrize(("stmt", "code"), [("raise SystemExit(4)", 4), ("raise SystemExit", 0)])
+def test_bare_system_exit_is_recorded(tmp_path: Path, stmt: str, code: int) -> None:
+    proc = run_script(tmp_path, stmt + "\n")
+    assert proc.returncode == code
+    assert only_run().exit_code == code

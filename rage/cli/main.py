@@ -72,10 +72,11 @@ class LazyGroup(click.Group):
             sys.exit(int(ExitCode.INTERNAL))
 
 
-def report_error(e: RageError) -> None:
-    click.echo(f"rage: {e.message}", err=True)
+def report_error(e: RageError, prog: str = "rage") -> None:
+    """Print ``e`` as ``PROG: message`` (``mytool rage`` errors name ``mytool``)."""
+    click.echo(f"{prog}: {e.message}", err=True)
     if e.hint:
-        click.echo(f"rage: {e.hint}", err=True)
+        click.echo(f"{prog}: {e.hint}", err=True)
 
 
 def debug_enabled(ctx: click.Context | None = None) -> bool:
