@@ -377,3 +377,28 @@ def test_bare_system_exit_is_recorded(tmp_path: Path, stmt: str, code: int) -> N
     proc = run_script(tmp_path, stmt + "\n")
     assert proc.returncode == code
     assert only_run().exit_code == code
+
+
+def test_install_path_imports_almost_nothing(tmp_path: Path) -> None:
+    # start-up is measured in bench/bench_integration.py; this guards what makes it cheap
+    prelude = "import sys\nimport rage\nrage.install('tool')\n"
+    body = """
+    lazy = ("logging", "dataclasses", "json", "rage.config", "rage.record.history",
+            "rage.integration.loghandler", "traceback", "pathlib")
+    print(sorted(m for m in lazy if m in sys.modules and m not in before))
+    """
+    pre = "import sys\nbefore = set(sys.modules)\n"
+    proc = run_script(tmp_path, body, prelude=pre + prelude)
+    assert proc.stdout == b"[]\n", proc.stderr
+
+
+def test_logging_imported_after_install_is_recorded(tmp_path: Path) -> None:
+    prelude = "import rage\nrage.install('tool')\n"
+    body = """
+    import logging
+    logging.getLogger("late").debug("recorded although logging came after install")
+    """
+    proc = run_script(tmp_path, body, prelude=prelude)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert [r["msg"] for r in log_records(only_run())] == [
+        "recorded although logging came after install"]

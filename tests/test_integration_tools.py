@@ -310,3 +310,15 @@ def test_under_rage_run_the_tool_joins_the_wrappers_run(tmp_path: Path) -> None:
     assert "KeyError" in (run_.dir / "traceback.txt").read_text()
     assert "inside" in (run_.dir / "log.jsonl").read_text()
     assert b"KeyError" in (run_.dir / "stderr.log").read_bytes()
+
+
+def test_the_next_run_says_an_earlier_run_crashed_once(tmp_path: Path) -> None:
+    crash = "import ctypes, rage\nrage.install('tool')\nctypes.string_at(0)\n"
+    assert run(tmp_path, crash).returncode == -signal.SIGSEGV
+    crashed = only_run("tool")
+    fine = "import rage\nrage.install('tool')\nprint('ok')\n"
+    proc = run(tmp_path, fine)
+    assert proc.returncode == 0 and proc.stdout == b"ok\n"
+    assert proc.stderr == (b"tool: an earlier run crashed (Segmentation fault); to report it"
+                           b" run: rage report --app tool " + crashed.short_id.encode() + b"\n")
+    assert run(tmp_path, fine).stderr == b""  # said once

@@ -99,6 +99,52 @@ def parent_run(root: str, app: str) -> str | None:
     return target if lock_is_held(target) else None
 
 
+def earlier_crashes(root: str, app: str) -> list[tuple[str, str]]:
+    """Runs of ``app`` whose recorder died of a fatal signal since the last look, as
+    (run id, what faulthandler called it), oldest first; their ``live/`` entries are removed
+    so each is reported once. A dead process can print nothing: the next run says it.
+
+    An entry whose run is no longer locked belongs to a process that never reached its
+    ``atexit`` (which removes the entry): killed, or crashed with a dump in ``fatal.log``.
+    """
+    live = os.path.join(root, app, LIVE)
+    try:
+        names = os.listdir(live)
+    except OSError:
+        return []
+    me = str(os.getpid())
+    found: dict[str, str] = {}
+    for name in names:
+        if name == me:
+            continue
+        entry = os.path.join(live, name)
+        try:
+            target = os.readlink(entry)
+        except OSError:
+            continue
+        if lock_is_held(target):
+            continue
+        withdraw(entry)
+        what = _fatal_error(os.path.join(target, "fatal.log"))
+        if what is not None:
+            found[os.path.basename(target)] = what
+    return sorted(found.items())
+
+
+def _fatal_error(path: str) -> str | None:
+    """``Segmentation fault`` from faulthandler's ``Fatal Python error: ...`` line."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if not head.strip():
+        return None
+    marker = "Fatal Python error: "
+    i = head.find(marker)
+    return head[i + len(marker):].split("\n", 1)[0].strip() if i >= 0 else "fatal error"
+
+
 def _parent_is_wrapper() -> tuple[bool, str | None]:
     """Whether the parent looks like ``rage run`` (and its ``--app``). Without ``/proc``
     the answer is "maybe" so the caller looks anyway."""

@@ -180,6 +180,7 @@ class Recorder:
         self.report_command = f"rage report --app {app} --last"
         self.result: dict[str, Any] | None = None
         self.started_s = 0.0
+        self.earlier_crashes: list[tuple[str, str]] = []  # (run id, fatal error) to mention
         self._pid = os.getpid()
         self._live_entry: str | None = None
         self._handler: RunLogHandler | None = None
@@ -454,12 +455,27 @@ class Recorder:
                 sys.stderr.flush()
             except Exception:
                 pass
+        self._hint_earlier_crashes()
         if not self._interrupted:
             # retention may import dataclasses, whose exec() of generated code clears the
             # interpreter's "uncaught KeyboardInterrupt" flag: the tool would exit 1
             # instead of dying of SIGINT; the next run prunes instead
             self._retention(run.id)
         return meta
+
+    def _hint_earlier_crashes(self) -> None:
+        """A run killed by a fatal signal could print no hint: say it now, once."""
+        if not self.earlier_crashes:
+            return
+        base = self.report_command.removesuffix(" --last")
+        try:
+            for run_id, what in self.earlier_crashes:
+                short = run_id.rsplit("-", 1)[-1]
+                sys.stderr.write(f"{self.app}: an earlier run crashed ({what}); to report it"
+                                 f" run: {base} {short}\n")
+            sys.stderr.flush()
+        except Exception:
+            pass
 
     def _retention(self, run_id: str) -> None:
         """Prune old runs when the cheap check says so (the wrapper's rule); best effort."""
@@ -590,6 +606,7 @@ def _begin(rec: Recorder) -> None:
     from rage.integration.handoff import (
         CHILDREN,
         announce,
+        earlier_crashes,
         find_wrapper_run,
         parent_run,
         process_start,
@@ -621,6 +638,8 @@ def _begin(rec: Recorder) -> None:
                                 app_version=rec.version, started_ns=started_ns, t0=t0)
             rec.dir = host = rec.run.run_dir
             save_environ(rec.run, dict(os.environ))
+    if rec.mode == OWN:
+        rec.earlier_crashes = earlier_crashes(root, app)
     rec._live_entry = announce(root, app, host)
     rec._start()
 
