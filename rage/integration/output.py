@@ -115,7 +115,12 @@ class StreamCapture:
             # text layer when unbuffered, a BufferedWriter between them otherwise
             layer: Any = tee
             if not unbuffered:
-                layer = io.BufferedWriter(tee, buffer_size=max(io.DEFAULT_BUFFER_SIZE, 8192))
+                # the interpreter's size (open() uses the file's st_blksize): writes larger
+                # than the buffer bypass it, which decides what is still pending, and so
+                # printed again or lost, when the reader of a pipe goes away
+                size = getattr(raw, "_blksize", 0)
+                layer = io.BufferedWriter(tee, buffer_size=size if size > 1
+                                          else io.DEFAULT_BUFFER_SIZE)
             new = io.TextIOWrapper(
                 layer, encoding=orig.encoding, errors=orig.errors, newline=None,
                 line_buffering=orig.line_buffering, write_through=orig.write_through,
