@@ -322,3 +322,50 @@ def test_the_next_run_says_an_earlier_run_crashed_once(tmp_path: Path) -> None:
     assert proc.stderr == (b"tool: an earlier run crashed (Segmentation fault); to report it"
                            b" run: rage report --app tool " + crashed.short_id.encode() + b"\n")
     assert run(tmp_path, fine).stderr == b""  # said once
+
+
+FAKE_WRAPPER = """\
+# stands in for `rage run`, writing its record only after the tool has started, so the
+# tool must find it at exit (the name holds "rage" and argv "run", as the real one's does)
+import os, subprocess, sys
+from rage.paths import home_root_str
+from rage.record.store import start_run
+r, w = os.pipe()
+child = subprocess.Popen([sys.executable, sys.argv[2], str(w)], pass_fds=[w])
+os.close(w)
+os.read(r, 1)  # the tool has installed rage and found no wrapper record
+rec = start_run(home_root_str(), "tool", ["tool"], recorder="wrapper", pid=child.pid,
+                extra={"wrapper_pid": os.getpid()})
+os.write(1, b"recorded\\n")
+code = child.wait()
+rec.finish_meta(exit_code=code)
+sys.exit(code)
+"""
+
+LATE_TOOL = """\
+import logging, os, sys
+import rage
+rec = rage.install("tool", version="7.0")
+assert rec.mode == "own", rec.mode
+logging.getLogger("t").warning("before the wrapper wrote its record")
+os.write(int(sys.argv[1]), b"x")
+import time
+time.sleep(1.0)
+raise RuntimeError("late")
+"""
+
+
+def test_the_wrappers_record_written_after_start_is_joined_at_exit(tmp_path: Path) -> None:
+    wrapper = tmp_path / "fake_rage_wrapper.py"
+    wrapper.write_text(FAKE_WRAPPER)
+    (tmp_path / "late_tool.py").write_text(LATE_TOOL)
+    proc = subprocess.run([sys.executable, str(wrapper), "run", str(tmp_path / "late_tool.py")],
+                          capture_output=True, timeout=60, cwd=tmp_path, check=False,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1 and proc.stdout == b"recorded\n", proc.stderr
+    run_ = only_run("tool")  # the tool's own run was folded into the wrapper's
+    assert run_.recorder == "wrapper"
+    assert (run_.status, run_.exit_code, run_.app_version) == ("crashed", 1, "7.0")
+    assert "late" in (run_.dir / "traceback.txt").read_text()
+    assert "before the wrapper" in (run_.dir / "log.jsonl").read_text()
+    assert not (run_.dir / "joined.json").exists()
