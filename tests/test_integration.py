@@ -402,3 +402,26 @@ def test_logging_imported_after_install_is_recorded(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stderr == b""
     assert [r["msg"] for r in log_records(only_run())] == [
         "recorded although logging came after install"]
+
+
+def test_except_system_exit_still_catches_every_exit(tmp_path: Path) -> None:
+    prelude = "import sys\nfrom sys import exit\n" + PRELUDE  # taken before install
+    body = """
+    import pickle
+    caught = []
+    for how in (lambda: sys.exit(3), lambda: exit(4), lambda: sys.exit(),
+                lambda: sys.exit((5, 6))):
+        try:
+            how()
+        except SystemExit as e:
+            caught.append((e.code, e.args, type(e) is SystemExit, repr(e)))
+    try:
+        raise SystemExit(7)
+    except SystemExit as e:
+        caught.append((e.code, pickle.loads(pickle.dumps(e)).code))
+    print(caught)
+    """
+    bare = run_script(tmp_path, body, prelude=prelude, use_rage=False)
+    proc = run_script(tmp_path, body, prelude=prelude)
+    assert proc.returncode == bare.returncode == 0, proc.stderr
+    assert proc.stdout == bare.stdout

@@ -49,6 +49,11 @@ def exit_code_of(status: object) -> int:
     return 1
 
 
+_SYS_EXIT = sys.exit
+# module-level names that code uses for a `from sys import exit` taken before install
+_EXIT_NAMES = ("exit", "sys_exit")
+
+
 def _main_thread_ident() -> int | None:
     threading = sys.modules.get("threading")
     if threading is not None:
@@ -76,6 +81,7 @@ class Hooks:
         self._prev_system_exit: type[SystemExit] | None = None
         self._system_exit: type[SystemExit] | None = None
         self._main_ident: int | None = None
+        self._rebound: list[tuple[dict[str, Any], str]] = []
 
     # -- sys.excepthook --------------------------------------------------------------------
     def _excepthook(
@@ -129,6 +135,13 @@ class Hooks:
                 pass
         prev = self._prev_exit
         assert prev is not None
+        cls = self._system_exit
+        if prev is _SYS_EXIT and cls is not None:
+            # what the builtin raises, made of the class `except SystemExit` now names (the
+            # builtin's instance would slip past such a handler): no args for None, a tuple
+            # as the args
+            raise (cls() if status is None else cls(*status) if isinstance(status, tuple)
+                   else cls(status))
         prev(status)
 
     def _make_system_exit(self) -> type[SystemExit]:
@@ -136,9 +149,12 @@ class Hooks:
 
         ``raise SystemExit(main())`` bypasses ``sys.exit`` and its code is gone by the time
         ``atexit`` runs, so the name ``SystemExit`` in builtins is bound to this subclass
-        while the run is recorded. It is caught by ``except SystemExit`` and ends the
-        process exactly like its base (the interpreter matches subclasses); it carries the
-        same name so ``repr`` and pickling look the same.
+        while the run is recorded. It ends the process exactly like its base (the
+        interpreter matches subclasses) and carries the same name, so ``repr``, pickling and
+        ``type(e) is SystemExit`` look the same. ``except SystemExit`` now names the subclass,
+        so ``sys.exit`` raises it too (see :meth:`_exit`), as do names bound to the builtin
+        ``sys.exit`` before install (rebound); an instance of the base made elsewhere (C
+        code, ``_thread.exit``) would pass such a handler by.
         """
         hooks = self
         base = builtins.SystemExit
@@ -169,9 +185,24 @@ class Hooks:
         self._prev_system_exit = builtins.SystemExit
         self._system_exit = self._make_system_exit()
         builtins.SystemExit = self._system_exit  # type: ignore[misc]
+        self._rebind_captured_exits()
         if fatal_log is not None and not faulthandler.is_enabled():
             faulthandler.enable(file=fatal_log, all_threads=True)
             self._fatal_file = fatal_log
+
+    def _rebind_captured_exits(self) -> None:
+        """``from sys import exit`` in a module imported before install holds the builtin,
+        whose exception ``except SystemExit`` (now the subclass) would not catch: point
+        such names at the hook too (one dict lookup per module and name)."""
+        module_type = type(sys)
+        for module in list(sys.modules.values()):
+            if type(module) is not module_type:  # lazy modules would load on attribute access
+                continue
+            namespace = module.__dict__
+            for name in _EXIT_NAMES:
+                if namespace.get(name) is _SYS_EXIT:
+                    namespace[name] = self._exit
+                    self._rebound.append((namespace, name))
 
     def install_thread_hook(self) -> None:
         """Chain ``threading.excepthook`` once ``threading`` is imported (a tool that never
@@ -194,6 +225,10 @@ class Hooks:
             sys.exit = self._prev_exit
         if builtins.SystemExit is self._system_exit and self._prev_system_exit is not None:
             builtins.SystemExit = self._prev_system_exit  # type: ignore[misc]
+        for namespace, name in self._rebound:
+            if namespace.get(name) == self._exit:
+                namespace[name] = _SYS_EXIT
+        self._rebound = []
         self.release_fatal_log()
 
     def release_fatal_log(self) -> None:
