@@ -369,3 +369,15 @@ def test_the_wrappers_record_written_after_start_is_joined_at_exit(tmp_path: Pat
     assert "late" in (run_.dir / "traceback.txt").read_text()
     assert "before the wrapper" in (run_.dir / "log.jsonl").read_text()
     assert not (run_.dir / "joined.json").exists()
+
+
+def test_a_crash_under_rage_run_is_hinted_by_the_wrapper_only(tmp_path: Path) -> None:
+    crash = tmp_path / "crash.py"
+    crash.write_text("import ctypes, rage\nrage.install('tool')\nctypes.string_at(0)\n")
+    proc = subprocess.run(rage_cmd("run", "--app", "tool", "--", sys.executable, str(crash)),
+                          capture_output=True, timeout=60, check=False,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 128 + signal.SIGSEGV and b"crashed (SIGSEGV)" in proc.stderr
+    assert only_run("tool").status == "crashed"
+    fine = run(tmp_path, "import rage\nrage.install('tool')\n")
+    assert fine.stderr == b""  # the wrapper already said it

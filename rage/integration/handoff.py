@@ -126,7 +126,10 @@ def earlier_crashes(root: str, app: str) -> list[tuple[str, str]]:
             continue
         withdraw(entry)
         what = _fatal_error(os.path.join(target, "fatal.log"))
-        if what is not None:
+        meta = _read_meta(target) if what is not None else None
+        # a run someone finished (the rage run wrapper, which printed its own hint) is not
+        # one whose recorder died
+        if what is not None and meta is not None and meta.get("status") == "running":
             found[os.path.basename(target)] = what
     return sorted(found.items())
 
