@@ -148,14 +148,15 @@ def _fatal_error(path: str) -> str | None:
     return head[i + len(marker):].split("\n", 1)[0].strip() if i >= 0 else "fatal error"
 
 
-def _parent_is_wrapper() -> tuple[bool, str | None]:
+def _parent_is_wrapper(at_start: bool) -> tuple[bool, str | None]:
     """Whether the parent looks like ``rage run`` (and its ``--app``). Without ``/proc``
-    the answer is "maybe" so the caller looks anyway."""
+    the answer is "maybe" at exit, so the caller looks then, and "no" at start, which every
+    run pays for."""
     try:
         with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
             args = f.read().split(b"\0")
     except OSError:
-        return True, None
+        return not at_start, None
     if b"run" not in args or not any(b"rage" in a for a in args):
         return False, None
     app = None
@@ -167,13 +168,13 @@ def _parent_is_wrapper() -> tuple[bool, str | None]:
     return True, app
 
 
-def find_wrapper_run(root: str, started_s: float) -> str | None:
+def find_wrapper_run(root: str, started_s: float, *, at_start: bool = False) -> str | None:
     """The live ``rage run`` record whose child is this process, or None.
 
     Only records dated within a few seconds of this process's start are read (the wrapper
     dates its run from the spawn), so this costs a directory listing or two.
     """
-    maybe, app = _parent_is_wrapper()
+    maybe, app = _parent_is_wrapper(at_start)
     if not maybe:
         return None
     from rage.record.store import is_run_id

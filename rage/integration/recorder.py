@@ -629,7 +629,7 @@ def _begin(rec: Recorder) -> None:
         host = parent
         rec._write_child_info("running", None, None, {})  # stays if the child is killed
     else:
-        wrapper = find_wrapper_run(root, rec.started_s)
+        wrapper = find_wrapper_run(root, rec.started_s, at_start=True)
         if wrapper is not None:
             rec.mode, rec.dir = WRAPPER, wrapper
             host = wrapper
