@@ -425,3 +425,22 @@ def test_except_system_exit_still_catches_every_exit(tmp_path: Path) -> None:
     proc = run_script(tmp_path, body, prelude=prelude)
     assert proc.returncode == bare.returncode == 0, proc.stderr
     assert proc.stdout == bare.stdout
+
+
+def test_exits_in_threads_stay_silent(tmp_path: Path) -> None:
+    body = """
+    def work(how):
+        if how == "exit":
+            sys.exit(3)
+        raise SystemExit(4)
+    for how in ("exit", "raise"):
+        t = threading.Thread(target=work, args=(how,))
+        t.start()
+        t.join()
+    print("done")
+    """
+    bare = run_script(tmp_path, body, use_rage=False)
+    proc = run_script(tmp_path, body)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"done\n", b"") == (
+        bare.returncode, bare.stdout, bare.stderr)
+    assert only_run().exit_code == 0  # a thread's exit is not the process's

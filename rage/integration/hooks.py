@@ -117,11 +117,14 @@ class Hooks:
                 pass
 
     def _thread_hook(self, args: threading.ExceptHookArgs) -> None:
-        if not issubclass(args.exc_type, SystemExit):  # Python ignores it in threads too
-            try:  # noqa: SIM105 - no contextlib on the start-up path
-                self.sink.on_thread_exception(args)
-            except Exception:
-                pass
+        if issubclass(args.exc_type, SystemExit):
+            # Python's hook ignores exactly SystemExit, so the recording subclass (see
+            # _make_system_exit) is ignored here rather than printed by it
+            return
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            self.sink.on_thread_exception(args)
+        except Exception:
+            pass
         prev = self._prev_thread_hook or sys.modules["threading"].__excepthook__
         prev(args)
 
