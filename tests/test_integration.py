@@ -395,6 +395,8 @@ def test_install_path_imports_almost_nothing(tmp_path: Path) -> None:
 def test_logging_imported_after_install_is_recorded(tmp_path: Path) -> None:
     prelude = "import rage\nrage.install('tool')\n"
     body = """
+    import importlib.util
+    assert importlib.util.find_spec("logging") is not None  # looking is not importing
     import logging
     logging.getLogger("late").debug("recorded although logging came after install")
     """

@@ -115,12 +115,10 @@ class AfterImport:
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> ModuleSpec | None:
         if fullname != self.name:
             return None
-        try:  # noqa: SIM105 - no contextlib on the start-up path
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
         spec: ModuleSpec | None = None
         for finder in sys.meta_path:
+            if finder is self:
+                continue
             find = getattr(finder, "find_spec", None)
             if find is not None:
                 spec = find(fullname, path, target)
@@ -131,9 +129,16 @@ class AfterImport:
         if spec is None or exec_module is None:
             return spec
         callback = self.callback
+        finder = self
 
         def exec_then_call(module: Any) -> None:
             exec_module(module)
+            # stay in place until the module is really executed: find_spec() alone (an
+            # availability check) imports nothing
+            try:  # noqa: SIM105 - no contextlib on the start-up path
+                sys.meta_path.remove(finder)
+            except ValueError:
+                pass
             try:  # noqa: SIM105 - no contextlib on the start-up path
                 callback()
             except Exception:
