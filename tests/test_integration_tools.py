@@ -381,3 +381,25 @@ def test_a_crash_under_rage_run_is_hinted_by_the_wrapper_only(tmp_path: Path) ->
     assert only_run("tool").status == "crashed"
     fine = run(tmp_path, "import rage\nrage.install('tool')\n")
     assert fine.stderr == b""  # the wrapper already said it
+
+
+def test_through_a_real_shim_one_run(tmp_path: Path) -> None:
+    from tests.conftest import run_rage
+
+    real_dir, shim_dir = tmp_path / "bin", tmp_path / "shims"
+    real_dir.mkdir()
+    tool = real_dir / "mytool"
+    tool.write_text(f"#!{sys.executable}\nimport logging, sys, rage\n"
+                    "rage.install('mytool', version='4.2')\n"
+                    "logging.getLogger('m').info('via the shim')\nsys.exit(5)\n")
+    tool.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim_dir}{os.pathsep}{real_dir}{os.pathsep}"
+           + os.environ.get("PATH", "")}
+    assert run_rage("shim", "install", "mytool", "--dir", str(shim_dir), env=env).returncode == 0
+    proc = subprocess.run(["mytool"], env=env, capture_output=True, timeout=60, check=False,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 5, proc.stderr
+    run_ = only_run("mytool")
+    assert (run_.recorder, run_.status, run_.exit_code, run_.app_version) == (
+        "wrapper", "failed", 5, "4.2")
+    assert "via the shim" in (run_.dir / "log.jsonl").read_text()
