@@ -1,5 +1,5 @@
 """Real tools from PyPI through the integration: a click group (flask), a plain click command
-(black), an argparse tool (examples/argparse_tool.py), under the ``rage run`` wrapper too.
+(black), an argparse tool (yamllint; and examples/argparse_tool.py), under ``rage run`` too.
 
 Every tool is run twice, with and without rage, and the console must be byte-identical.
 """
@@ -24,6 +24,7 @@ from tests.conftest import rage_cmd
 
 pytest.importorskip("black")
 pytest.importorskip("flask")
+pytest.importorskip("yamllint")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -211,6 +212,39 @@ def test_flask_debug_reloader_children_are_not_runs(tmp_path: Path) -> None:
     infos = [json.loads((d / "child.json").read_text()) for d in child_dirs]
     assert any(i["exit_code"] == 3 for i in infos), infos  # the reload
     assert not any(r.status == "failed" and r.exit_code == 3 for r in runs("flask"))
+
+
+YAMLLINT = """\
+import os
+from yamllint import __version__
+from yamllint.cli import run
+if os.environ.get("USE_RAGE", "1") == "1":
+    import rage
+    rage.install("yamllint", version=__version__)
+run()
+"""
+
+
+@pytest.mark.parametrize(("text", "code", "status"), [
+    ("a: 1\n", 0, "ok"),
+    ("a: 1\na: 2\n", 1, "failed"),  # duplicated key: an error on stdout
+])
+def test_yamllint_argparse_tool(tmp_path: Path, text: str, code: int, status: str) -> None:
+    (tmp_path / "f.yaml").write_text("---\n" + text)
+    proc = both(tmp_path, YAMLLINT, "-f", "parsable", "f.yaml")
+    assert proc.returncode == code
+    run_ = only_run("yamllint")
+    assert (run_.status, run_.exit_code) == (status, code)
+    if code:
+        assert b"duplication of key" in (run_.dir / "stdout.log").read_bytes()
+
+
+def test_yamllint_usage_error(tmp_path: Path) -> None:
+    proc = both(tmp_path, YAMLLINT, "--no-such-option")
+    assert proc.returncode == 2 and b"yamllint: error:" in proc.stderr
+    run_ = only_run("yamllint")
+    assert (run_.status, run_.exit_code) == ("failed", 2)
+    assert b"yamllint: error:" in (run_.dir / "stderr.log").read_bytes()
 
 
 # -- an argparse tool: the example, which ends with `raise SystemExit(main())` ------------------
