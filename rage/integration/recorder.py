@@ -35,7 +35,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Mapping
-    from importlib.machinery import ModuleSpec
     from pathlib import Path
     from types import TracebackType
     from typing import IO, Any
@@ -101,62 +100,6 @@ def load_app_settings(app: str, app_defaults: Mapping[str, Any]) -> tuple[Settin
                              path=Path(os.devnull)), problem
     except ConfigError as e:
         raise ValueError(f"rage.install(): {e}") from None
-
-
-class AfterImport:
-    """A ``sys.meta_path`` entry that calls ``callback`` once module ``name`` has been
-    imported (by anyone), then steps aside. Patching ``logging`` this way costs a tool that
-    never logs nothing, instead of the ~5 ms of importing it."""
-
-    def __init__(self, name: str, callback: Callable[[], None]) -> None:
-        self.name = name
-        self.callback = callback
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> ModuleSpec | None:
-        if fullname != self.name:
-            return None
-        spec: ModuleSpec | None = None
-        for finder in sys.meta_path:
-            if finder is self:
-                continue
-            find = getattr(finder, "find_spec", None)
-            if find is not None:
-                spec = find(fullname, path, target)
-                if spec is not None:
-                    break
-        loader = getattr(spec, "loader", None)
-        exec_module = getattr(loader, "exec_module", None)
-        if spec is None or exec_module is None:
-            return spec
-        callback = self.callback
-        finder = self
-
-        def exec_then_call(module: Any) -> None:
-            exec_module(module)
-            # stay in place until the module is really executed: find_spec() alone (an
-            # availability check) imports nothing
-            try:  # noqa: SIM105 - no contextlib on the start-up path
-                sys.meta_path.remove(finder)
-            except ValueError:
-                pass
-            try:  # noqa: SIM105 - no contextlib on the start-up path
-                callback()
-            except Exception:
-                pass
-
-        try:  # noqa: SIM105 - no contextlib on the start-up path
-            loader.exec_module = exec_then_call  # type: ignore[union-attr]
-        except AttributeError:  # a loader that does not take attributes: no patching
-            pass
-        return spec
-
-
-def after_import(name: str, callback: Callable[[], None]) -> None:
-    """Call ``callback`` now if ``name`` is imported, else right after it is."""
-    if name in sys.modules:
-        callback()
-    else:
-        sys.meta_path.insert(0, AfterImport(name, callback))
 
 
 class Recorder:
@@ -267,6 +210,8 @@ class Recorder:
         self._hooks.install(self._fatal)
         atexit.register(self.finish)
         os.register_at_fork(after_in_child=self._after_fork_child)
+        from rage.integration.lazyimport import after_import
+
         after_import("threading", self._hooks.install_thread_hook)
         after_import("logging", self._start_logging)
 
@@ -361,200 +306,12 @@ class Recorder:
             return self.result
         self._finished = True
         try:
-            self.result = self._finish()
+            from rage.integration.ending import finish_run
+
+            self.result = finish_run(self)
         except Exception as e:  # never turn the tool's exit into a traceback
             _warn(self.app, f"could not record the end of the run: {e}")
         return self.result
-
-    def _outcome(self) -> tuple[int | None, int | None, str | None]:
-        """(exit_code, signal, status) of this process as a shell would see it."""
-        import _signal  # type: ignore[import-not-found]  # signal without its enums
-
-        from rage.integration.hooks import exit_code_of
-        from rage.record.store import CRASHED, INTERRUPTED
-
-        if self._crashed:
-            return 1, None, CRASHED
-        if self._interrupted:  # an uncaught KeyboardInterrupt is re-raised as a real SIGINT
-            return None, int(_signal.SIGINT), None
-        if self._broken_pipe:
-            return None, int(_signal.SIGPIPE), INTERRUPTED
-        code = exit_code_of(self._exit_status) if self._exit_noted else 0
-        return code, None, None
-
-    def _finish(self) -> dict[str, Any] | None:
-        from rage.record.store import status_for
-
-        assert self.dir is not None and self.settings is not None
-        if not (self._crashed or self._interrupted or self._broken_pipe):
-            # an excepthook installed after ours (rich, IPython...) may not chain to it, but
-            # Python sets sys.last_value before calling any hook for an uncaught exception
-            last = getattr(sys, "last_value", None)
-            if isinstance(last, KeyboardInterrupt):
-                self._interrupted = True
-            elif isinstance(last, BrokenPipeError):
-                self.on_broken_pipe()
-            elif isinstance(last, Exception):
-                self.on_crash(type(last), last, last.__traceback__)
-        if not self._crashed and not self._interrupted and not self._stdout_flushes():
-            self._broken_pipe = True  # the interpreter's last flush would fail the same way
-        extra: dict[str, Any] = {}
-        truncation = []
-        if self._capture is not None:
-            self._capture.stop()
-        if self._handler is not None:
-            t = self._handler.finish()
-            if t.dropped_bytes:
-                truncation.append(t.to_dict())
-            if t.total_bytes == 0:
-                _unlink(self.file("log.jsonl"))
-        if self._output is not None:
-            truncation += self._output.finish()
-            for name in ("stdout.log", "stderr.log"):
-                _unlink_if_empty(self.file(name))
-        if self._hooks is not None:
-            self._hooks.uninstall()
-        _unlink_if_empty(self.file("fatal.log"))
-        if truncation:
-            extra["truncation"] = truncation
-        if self._thread_exceptions:
-            extra["thread_exceptions"] = self._thread_exceptions
-        if self._broken_pipe:
-            extra["broken_pipe"] = True
-        code, sig, status = self._outcome()
-        from rage.integration.handoff import withdraw
-
-        withdraw(self._live_entry)
-        if self.mode == CHILD:
-            self._finish_child(code, sig, status or status_for(code, sig), extra)
-            return None
-        if self.mode == OWN:
-            from rage.integration.handoff import find_wrapper_run
-
-            wrapper = find_wrapper_run(self.root, self.started_s)
-            if wrapper is None:
-                return self._finish_own(code, sig, status, extra)
-            self._move_to_wrapper(wrapper)
-        self._write_joined(code, sig, status, extra)
-        return None
-
-    def _stdout_flushes(self) -> bool:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            return False
-        except Exception:
-            pass
-        return True
-
-    def _finish_own(self, code: int | None, sig: int | None, status: str | None,
-                    extra: dict[str, Any]) -> dict[str, Any]:
-        run = self.run
-        assert run is not None and self.settings is not None
-        extra.update(_usage())
-        meta = run.finish_meta(exit_code=code, signal=sig, status=status, **extra)
-        if code and status is None and self.settings.hint_on_failure:
-            try:
-                sys.stderr.write(f"{self.app}: this run failed (exit {code}); to report it"
-                                 f" run: {self.report_command}\n")
-                sys.stderr.flush()
-            except Exception:
-                pass
-        self._hint_earlier_crashes()
-        if not self._interrupted:
-            # retention may import dataclasses, whose exec() of generated code clears the
-            # interpreter's "uncaught KeyboardInterrupt" flag: the tool would exit 1
-            # instead of dying of SIGINT; the next run prunes instead
-            self._retention(run.id)
-        return meta
-
-    def _hint_earlier_crashes(self) -> None:
-        """A run killed by a fatal signal could print no hint: say it now, once."""
-        if not self.earlier_crashes:
-            return
-        base = self.report_command.removesuffix(" --last")
-        try:
-            for run_id, what in self.earlier_crashes:
-                short = run_id.rsplit("-", 1)[-1]
-                sys.stderr.write(f"{self.app}: an earlier run crashed ({what}); to report it"
-                                 f" run: {base} {short}\n")
-            sys.stderr.flush()
-        except Exception:
-            pass
-
-    def _retention(self, run_id: str) -> None:
-        """Prune old runs when the cheap check says so (the wrapper's rule); best effort."""
-        from rage.record.store import prune_due
-
-        s = self.settings
-        assert s is not None
-        try:
-            if not prune_due(os.path.join(self.root, self.app), s.max_runs, 3600.0):
-                return
-            from pathlib import Path
-
-            from rage.record.history import RunStore
-
-            RunStore(Path(self.root)).maybe_prune(
-                self.app, max_runs=s.max_runs, max_bytes=s.max_bytes,
-                max_age_days=s.max_age_days, keep=[run_id], interval_s=3600.0)
-        except Exception:
-            pass
-
-    def _move_to_wrapper(self, wrapper: str) -> None:
-        """Found the wrapper's run at exit: move what this process recorded into it and
-        drop this process's own run (the wrapper's output capture is the complete one)."""
-        import shutil
-
-        from rage.integration.handoff import move_into
-
-        run = self.run
-        assert run is not None and self.dir is not None
-        move_into(self.dir, wrapper, ["log.jsonl", "traceback.txt", "fatal.log"])
-        shutil.rmtree(self.dir, ignore_errors=True)
-        run.release()
-        self.run, self.dir, self.mode = None, wrapper, WRAPPER
-
-    def _write_joined(self, code: int | None, sig: int | None, status: str | None,
-                      extra: dict[str, Any]) -> None:
-        """Leave what only this process knows for the wrapper to merge into its meta.json
-        when it finishes (it owns that file until then)."""
-        from rage.fsutil import write_json_atomic
-
-        if self._broken_pipe:  # the status the wrapper sees: 1 (uncaught), 120 (last flush)
-            code = 1 if self._broken_pipe_raised else 120
-        joined: dict[str, Any] = {"app_version": self.version, "python_app": self.app,
-                                  "python_pid": self._pid, "exit_code": code}
-        if status is not None and sig is None:  # crashed (uncaught exception), broken pipe
-            joined["status"] = status
-        if self._report_command_run:
-            joined["report_command"] = True
-        for key in ("thread_exceptions", "broken_pipe"):
-            if key in extra:
-                joined[key] = extra[key]
-        if "truncation" in extra:
-            joined["python_truncation"] = extra["truncation"]
-        try:  # noqa: SIM105 - no contextlib on the start-up path
-            write_json_atomic(self.file(JOINED_FILE), joined)
-        except OSError:
-            pass
-
-    def _finish_child(self, code: int | None, sig: int | None, status: str,
-                      extra: dict[str, Any]) -> None:
-        self._write_child_info(status, code, sig, extra)
-
-    def _write_child_info(self, status: str, code: int | None, sig: int | None,
-                          extra: dict[str, Any]) -> None:
-        from rage.fsutil import write_json_atomic
-        from rage.record.store import now_iso
-
-        info = {"pid": self._pid, "ppid": os.getppid(), "argv": typed_argv(),
-                "status": status, "exit_code": code, "signal": sig,
-                "ended_at": None if status == "running" else now_iso(), **extra}
-        try:  # noqa: SIM105 - no contextlib on the start-up path
-            write_json_atomic(self.file("child.json"), info)
-        except OSError:
-            pass
 
     def close(self) -> None:
         """Finish now (tests and long-lived hosts); the atexit callback then does nothing."""
@@ -563,36 +320,6 @@ class Recorder:
             atexit.unregister(self.finish)
         except ValueError:
             pass
-
-
-def _unlink(path: str) -> None:
-    try:  # noqa: SIM105 - no contextlib on the start-up path
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _unlink_if_empty(path: str) -> None:
-    try:
-        if os.stat(path).st_size == 0:
-            os.unlink(path)
-    except OSError:
-        pass
-
-
-def _usage() -> dict[str, Any]:
-    try:
-        import resource
-
-        ru = resource.getrusage(resource.RUSAGE_SELF)
-    except (ImportError, OSError):
-        return {}
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
-    return {
-        "cpu_user_s": round(ru.ru_utime, 6),
-        "cpu_sys_s": round(ru.ru_stime, 6),
-        "peak_rss_bytes": int(ru.ru_maxrss) * scale,
-    }
 
 
 def _settings_for(app: str, app_defaults: Mapping[str, Any]
@@ -632,7 +359,9 @@ def _begin(rec: Recorder) -> None:
         rec.mode = CHILD
         rec.dir = private_dir(os.path.join(parent, CHILDREN, str(os.getpid())))
         host = parent
-        rec._write_child_info("running", None, None, {})  # stays if the child is killed
+        from rage.integration.ending import write_child_info
+
+        write_child_info(rec, "running", None, None, {})  # stays if the child is killed
     else:
         wrapper = find_wrapper_run(root, rec.started_s, at_start=True)
         if wrapper is not None:
