@@ -1,8 +1,10 @@
 """Cost of rage inside a Python tool, against peers measured in the same run.
 
-1. Start-up: a hello-world script, bare vs with ``rage.install`` (goal: at most 2x a bare
-   interpreter start), interleaved runs, medians.
-2. Logging: 100,000 DEBUG records through ``logging.FileHandler`` vs rage's ``RunLogHandler``
+1. Start-up: a hello-world script, bare vs with ``rage.install`` (goal: within 1.3x of a
+   bare interpreter start), interleaved runs, medians.
+2. Output: a script printing 100,000 lines into a pipe, bare vs with ``rage.install`` (which
+   tees stdout into the run), whole processes, interleaved runs, medians.
+3. Logging: 100,000 DEBUG records through ``logging.FileHandler`` vs rage's ``RunLogHandler``
    vs the full ``rage.install`` path (LogCapture, console level WARNING), interleaved rounds,
    medians (goal: no slower than FileHandler).
 
@@ -24,17 +26,25 @@ from pathlib import Path
 
 HELLO = 'print("hello")\n'
 HELLO_RAGE = 'import rage\nrage.install("bench", version="1")\nprint("hello")\n'
+PRINTS = 'for i in range(100_000):\n    print("line", i, "of the output benchmark")\n'
 
 
-def _time_process(argv: list[str], env: dict[str, str]) -> float:
+def _time_process(argv: list[str], env: dict[str, str], stdout: int = subprocess.DEVNULL
+                  ) -> float:
     t0 = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(argv, env=env, check=True, stdout=stdout)
     return time.perf_counter() - t0
 
 
-def bench_startup(tmp: Path, runs: int) -> list[tuple[str, float]]:
+def _env(tmp: Path) -> dict[str, str]:
     env = {**os.environ, "RAGE_HOME": str(tmp / "home"), "RAGE_CONFIG": str(tmp / "none.toml")}
-    env.pop("RAGE_DISABLE", None)
+    for var in ("RAGE_DISABLE", "PYTHONUNBUFFERED"):
+        env.pop(var, None)
+    return env
+
+
+def bench_startup(tmp: Path, runs: int) -> list[tuple[str, float]]:
+    env = _env(tmp)
     # Installed packages have .pyc files; measure that, with the bytecode cached under the
     # temp dir so the checkout stays clean (the warm-up runs below write it).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -54,6 +64,22 @@ def bench_startup(tmp: Path, runs: int) -> list[tuple[str, float]]:
     for _ in range(runs):
         for name, argv in cases.items():
             times[name].append(_time_process(argv, env))
+    return [(name, statistics.median(ts)) for name, ts in times.items()]
+
+
+def bench_output(tmp: Path, runs: int) -> list[tuple[str, float]]:
+    env = _env(tmp)
+    bare, with_rage = tmp / "prints.py", tmp / "prints_rage.py"
+    bare.write_text(PRINTS)
+    with_rage.write_text('import rage\nrage.install("bench", version="1")\n' + PRINTS)
+    cases = {"100,000 print() lines": [sys.executable, str(bare)],
+             "100,000 print() lines + rage.install": [sys.executable, str(with_rage)]}
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for argv in cases.values():
+        _time_process(argv, env, subprocess.PIPE)
+    for _ in range(runs):
+        for name, argv in cases.items():
+            times[name].append(_time_process(argv, env, subprocess.PIPE))
     return [(name, statistics.median(ts)) for name, ts in times.items()]
 
 
@@ -126,12 +152,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rage-bench-") as d:
         tmp = Path(d)
         startup = bench_startup(tmp, args.runs)
+        output = bench_output(tmp, max(3, args.runs // 3))
         logs = bench_logging(tmp, args.records, args.rounds)
     base = startup[0][1]
     print(f"start-up, median of {args.runs} interleaved runs")
     print(f"  {'case':<40} {'ms':>8} {'x bare interpreter':>20}")
     for name, t in startup:
         print(f"  {name:<40} {t * 1000:8.1f} {t / base:20.2f}")
+    print(f"\noutput into a pipe, median of {max(3, args.runs // 3)} interleaved runs")
+    print(f"  {'case':<40} {'ms':>8} {'x bare':>20}")
+    for name, t in output:
+        print(f"  {name:<40} {t * 1000:8.1f} {t / output[0][1]:20.2f}")
     fh = logs[0][1]
     print(f"\n{args.records:,} DEBUG records, median of {args.rounds} interleaved rounds")
     print(f"  {'case':<40} {'ms':>8} {'us/record':>10} {'x FileHandler':>14}")

@@ -358,3 +358,91 @@ def test_hint_on_failure_setting(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == (b"tool: this run failed (exit 2); to report it run: "
                            b"rage report --app tool --last\n")
+
+
+def test_option_names_match_the_settings() -> None:
+    import dataclasses
+
+    from rage.config import Settings, load_settings
+    from rage.integration.options import RECORDING_NAMES, SETTING_NAMES
+    from rage.record.store import RecordingSettings
+
+    assert {f.name for f in dataclasses.fields(Settings)} == SETTING_NAMES
+    assert set(RecordingSettings.__slots__) == RECORDING_NAMES
+    assert load_settings  # the full loader still validates recording app defaults
+
+
+@pytest.mark.parametrize(("stmt", "code"), [("raise SystemExit(4)", 4), ("raise SystemExit", 0)])
+def test_bare_system_exit_is_recorded(tmp_path: Path, stmt: str, code: int) -> None:
+    proc = run_script(tmp_path, stmt + "\n")
+    assert proc.returncode == code
+    assert only_run().exit_code == code
+
+
+def test_install_path_imports_almost_nothing(tmp_path: Path) -> None:
+    # start-up is measured in bench/bench_integration.py; this guards what makes it cheap
+    prelude = "import sys\nimport rage\nrage.install('tool')\n"
+    body = """
+    lazy = ("logging", "dataclasses", "json", "rage.config", "rage.record.history",
+            "rage.integration.loghandler", "traceback", "pathlib")
+    print(sorted(m for m in lazy if m in sys.modules and m not in before))
+    """
+    pre = "import sys\nbefore = set(sys.modules)\n"
+    proc = run_script(tmp_path, body, prelude=pre + prelude)
+    assert proc.stdout == b"[]\n", proc.stderr
+
+
+def test_logging_imported_after_install_is_recorded(tmp_path: Path) -> None:
+    prelude = "import rage\nrage.install('tool')\n"
+    body = """
+    import importlib.util
+    assert importlib.util.find_spec("logging") is not None  # looking is not importing
+    import logging
+    logging.getLogger("late").debug("recorded although logging came after install")
+    """
+    proc = run_script(tmp_path, body, prelude=prelude)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert [r["msg"] for r in log_records(only_run())] == [
+        "recorded although logging came after install"]
+
+
+def test_except_system_exit_still_catches_every_exit(tmp_path: Path) -> None:
+    prelude = "import sys\nfrom sys import exit\n" + PRELUDE  # taken before install
+    body = """
+    import pickle
+    caught = []
+    for how in (lambda: sys.exit(3), lambda: exit(4), lambda: sys.exit(),
+                lambda: sys.exit((5, 6))):
+        try:
+            how()
+        except SystemExit as e:
+            caught.append((e.code, e.args, type(e) is SystemExit, repr(e)))
+    try:
+        raise SystemExit(7)
+    except SystemExit as e:
+        caught.append((e.code, pickle.loads(pickle.dumps(e)).code))
+    print(caught)
+    """
+    bare = run_script(tmp_path, body, prelude=prelude, use_rage=False)
+    proc = run_script(tmp_path, body, prelude=prelude)
+    assert proc.returncode == bare.returncode == 0, proc.stderr
+    assert proc.stdout == bare.stdout
+
+
+def test_exits_in_threads_stay_silent(tmp_path: Path) -> None:
+    body = """
+    def work(how):
+        if how == "exit":
+            sys.exit(3)
+        raise SystemExit(4)
+    for how in ("exit", "raise"):
+        t = threading.Thread(target=work, args=(how,))
+        t.start()
+        t.join()
+    print("done")
+    """
+    bare = run_script(tmp_path, body, use_rage=False)
+    proc = run_script(tmp_path, body)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"done\n", b"") == (
+        bare.returncode, bare.stdout, bare.stderr)
+    assert only_run().exit_code == 0  # a thread's exit is not the process's

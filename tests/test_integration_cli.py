@@ -167,3 +167,11 @@ def test_attach_rejects_unknown_options() -> None:
 
     with pytest.raises(TypeError, match="colour"):
         attach(click.Group("g"), "g", colour="red")
+
+
+def test_rage_errors_name_the_tool_without_a_terminal(tmp_path: Path, source: str) -> None:
+    # no run recorded yet but this one, and no terminal to choose on: a clear one-line error
+    proc = tool(tmp_path, source, "rage")
+    assert proc.returncode != 0
+    assert proc.stderr.startswith("mytool: "), proc.stderr
+    assert "Traceback" not in proc.stderr

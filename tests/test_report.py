@@ -413,7 +413,7 @@ def test_factory_scopes_to_one_app(tmp_path: Path) -> None:
     none = subprocess.run([sys.executable, "-c", script.replace("'mytool'", "'empty'"),
                            "--last"], capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL, check=False)
-    assert none.returncode == 3 and none.stderr.startswith("rage: no runs recorded")
+    assert none.returncode == 3 and none.stderr.startswith("mytool: no runs recorded")
 
 
 @given(st.dictionaries(st.text(min_size=1, max_size=5), st.integers(0, 10_000), max_size=8),

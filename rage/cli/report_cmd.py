@@ -376,7 +376,9 @@ def _with_boundary(fn: Callable[..., None]) -> Callable[..., None]:
         except RageError as e:
             from rage.cli.main import report_error
 
-            report_error(e)
+            ctx = click.get_current_context(silent=True)
+            root = (ctx.find_root().info_name if ctx else None) or "rage"
+            report_error(e, prog=root.split()[0])  # `mytool rage`: errors name mytool
             sys.exit(int(e.exit_code))
 
     return wrapped

@@ -7,7 +7,8 @@
     @click.group()
     def cli(): ...
 
-    rage.click.attach(cli, "mytool", version=__version__)
+    rage.click.attach(cli, "mytool", version=__version__)   # a group: `mytool rage`
+    # a plain command (black, cookiecutter): `mytool --rage` (see attach())
 
 Recording starts when the group is invoked (``cli()`` / ``cli.main()``), not at attach time,
 so importing the app stays free. ``mytool rage`` is ``rage report`` scoped to the app; the
@@ -101,20 +102,61 @@ def _prog_name(kwargs: Mapping[str, Any], app: str) -> str:
     return app if not base or base in {"__main__.py", "-c", "-m"} else base
 
 
-def attach(cli: click.Group, app: str, version: str | None = None,
-           **options: Any) -> click.Group:
-    """Record every invocation of ``cli`` as a run of ``app`` and add ``cli rage``.
+def _args_of(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> list[str]:
+    """The arguments ``Command.main`` will parse (its ``args`` or ``sys.argv[1:]``)."""
+    given = args[0] if args else kwargs.get("args")
+    return list(given) if given is not None else sys.argv[1:]
+
+
+def _check_option_is_free(cli: click.Command, option: str) -> None:
+    """``option`` must be something the plain command rejects today, so that reading it
+    as the report command can never change the meaning of a valid invocation."""
+    if not option.startswith("--") or len(option) < 3 or any(c.isspace() for c in option):
+        raise ValueError(f"rage.click.attach(): option must look like --name, not {option!r}")
+    for p in cli.params:
+        if option in (*p.opts, *p.secondary_opts):
+            raise ValueError(f"rage.click.attach(): {cli.name or 'the command'} already has"
+                             f" an option {option}; pass option='--another-name'")
+    if cli.ignore_unknown_options or cli.context_settings.get("ignore_unknown_options"):
+        raise ValueError(f"rage.click.attach(): {cli.name or 'the command'} passes unknown"
+                         f" options on as arguments, so {option} could be one of them")
+
+
+def attach(cli: click.Command, app: str, version: str | None = None, *,
+           option: str = "--rage", **options: Any) -> click.Command:
+    """Record every invocation of ``cli`` as a run of ``app`` and give it a report command.
+
+    A group gets a ``rage`` subcommand (``mytool rage --last``). A plain command cannot grow
+    a subcommand without taking a word from its own arguments (``black rage`` formats the
+    file ``rage``), so it gets ``option`` instead, recognised only as the first argument:
+    ``black --rage --last``. ``option`` must be an option the command does not have and
+    would reject (checked now: ValueError), so no valid invocation changes meaning.
 
     ``options`` are those of :func:`rage.install` (checked now: unknown -> TypeError).
-    Returns ``cli``.
+    Returns ``cli``. Nothing is changed when a check fails.
     """
     app_defaults, collectors = split_options(options)
+    is_group = isinstance(cli, click.Group)
+    if not is_group:
+        _check_option_is_free(cli, option)
     orig_main = cli.main
+
+    def report(args: list[str], prog: str, kwargs: Mapping[str, Any]) -> Any:
+        mark_report_invocation()
+        cmd = build_report_command(app, app_defaults=app_defaults,
+                                   extra_collectors=collectors)
+        return cmd.main(args=args, prog_name=prog,
+                        standalone_mode=kwargs.get("standalone_mode", True))
 
     def main(*args: Any, **kwargs: Any) -> Any:
         rec = install(app, version=version, **options)
-        rec.set_report_command(f"{_prog_name(kwargs, app)} rage")
+        prog = _prog_name(kwargs, app)
+        rec.set_report_command(f"{prog} rage" if is_group else f"{prog} {option}")
         try:
+            if not is_group:
+                argv = _args_of(args, kwargs)
+                if argv and argv[0] == option:
+                    return report(argv[1:], f"{prog} {option}", kwargs)
             return orig_main(*args, **kwargs)
         except SystemExit as e:
             rec.on_exit_call(e.code)
@@ -122,8 +164,9 @@ def attach(cli: click.Group, app: str, version: str | None = None,
 
     # click.BaseCommand.__call__ looks main up on the instance, so this wraps every entry
     setattr(cli, "main", main)  # noqa: B010 - mypy forbids assigning to a method
-    cli.add_command(LazyReportCommand(app, app_defaults=app_defaults,
-                                      extra_collectors=collectors), "rage")
+    if isinstance(cli, click.Group):
+        cli.add_command(LazyReportCommand(app, app_defaults=app_defaults,
+                                          extra_collectors=collectors), "rage")
     return cli
 
 

@@ -7,16 +7,16 @@ never lets an error of its own escape into the tool.
 
 from __future__ import annotations
 
-import contextlib
+import builtins
 import faulthandler
 import sys
-import threading
-from collections.abc import Callable
-from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, NoReturn
 
+TYPE_CHECKING = False  # typing, threading and contextlib cost start-up time of every tool
 if TYPE_CHECKING:
-    from typing import Protocol
+    import threading
+    from collections.abc import Callable
+    from types import TracebackType
+    from typing import IO, Any, NoReturn, Protocol
 else:  # building a Protocol class costs start-up time and only the type checker needs it
     Protocol = object
 
@@ -29,6 +29,8 @@ class CrashSink(Protocol):
     ) -> None: ...
 
     def on_interrupt(self) -> None: ...
+
+    def on_broken_pipe(self) -> None: ...
 
     def on_thread_exception(self, args: threading.ExceptHookArgs) -> None: ...
 
@@ -47,6 +49,26 @@ def exit_code_of(status: object) -> int:
     return 1
 
 
+_SYS_EXIT = sys.exit
+# module-level names that code uses for a `from sys import exit` taken before install
+_EXIT_NAMES = ("exit", "sys_exit")
+
+
+def _main_thread_ident() -> int | None:
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        return threading.main_thread().ident  # type: ignore[no-any-return]
+    import _thread
+
+    return _thread.get_ident()  # no threading module yet: install runs in the main thread
+
+
+def _is_main_thread(main_ident: int | None) -> bool:
+    import _thread
+
+    return _thread.get_ident() == main_ident
+
+
 class Hooks:
     """Installs and removes the hooks for one sink."""
 
@@ -56,72 +78,168 @@ class Hooks:
         self._prev_thread_hook: Callable[[threading.ExceptHookArgs], Any] | None = None
         self._prev_exit: Callable[..., NoReturn] | None = None
         self._fatal_file: IO[bytes] | None = None
+        self._prev_system_exit: type[SystemExit] | None = None
+        self._system_exit: type[SystemExit] | None = None
+        self._main_ident: int | None = None
+        self._rebound: list[tuple[dict[str, Any], str]] = []
 
     # -- sys.excepthook --------------------------------------------------------------------
     def _excepthook(
         self, exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
     ) -> None:
-        interrupted = issubclass(exc_type, KeyboardInterrupt)
-        with contextlib.suppress(Exception):
-            if interrupted:
+        # ^C and a closed pipe (`tool | head`) are how a shell user stops a program, not
+        # crashes: recorded as interrupted, without the crash hint
+        interrupted = issubclass(exc_type, KeyboardInterrupt | BrokenPipeError)
+        try:
+            if issubclass(exc_type, KeyboardInterrupt):
                 self.sink.on_interrupt()
+            elif issubclass(exc_type, BrokenPipeError):
+                self.sink.on_broken_pipe()
             else:
                 self.sink.on_crash(exc_type, exc, tb)
+        except Exception:
+            pass
+        output = sys.modules.get("rage.integration.output")
+        if output is not None and tb is not None:
+            try:  # noqa: SIM105 - no contextlib on the start-up path
+                tb = exc.__traceback__ = output.without_tee_frames(tb)
+            except Exception:
+                pass
         prev = self._prev_excepthook or sys.__excepthook__
         prev(exc_type, exc, tb)
         if not interrupted:
-            with contextlib.suppress(Exception):
+            try:
                 hint = self.sink.crash_hint()
                 if hint:
                     sys.stderr.write(hint + "\n")
                     sys.stderr.flush()
+            except Exception:
+                pass
 
     def _thread_hook(self, args: threading.ExceptHookArgs) -> None:
-        if args.exc_type is not SystemExit:  # Python ignores SystemExit in threads too
-            with contextlib.suppress(Exception):
-                self.sink.on_thread_exception(args)
-        prev = self._prev_thread_hook or threading.__excepthook__
+        if issubclass(args.exc_type, SystemExit):
+            # Python's hook ignores exactly SystemExit, so the recording subclass (see
+            # _make_system_exit) is ignored here rather than printed by it
+            return
+        try:  # noqa: SIM105 - no contextlib on the start-up path
+            self.sink.on_thread_exception(args)
+        except Exception:
+            pass
+        prev = self._prev_thread_hook or sys.modules["threading"].__excepthook__
         prev(args)
 
     def _exit(self, status: object = None) -> NoReturn:
         # sys.exit raises SystemExit, which never reaches an excepthook and whose code is
         # gone by the time atexit runs: note it here (only the main thread exits the process)
-        if threading.current_thread() is threading.main_thread():
-            with contextlib.suppress(Exception):
+        if _is_main_thread(self._main_ident):
+            try:  # noqa: SIM105 - no contextlib on the start-up path
                 self.sink.on_exit_call(status)
+            except Exception:
+                pass
         prev = self._prev_exit
         assert prev is not None
+        cls = self._system_exit
+        if prev is _SYS_EXIT and cls is not None:
+            # what the builtin raises, made of the class `except SystemExit` now names (the
+            # builtin's instance would slip past such a handler): no args for None, a tuple
+            # as the args
+            raise (cls() if status is None else cls(*status) if isinstance(status, tuple)
+                   else cls(status))
         prev(status)
+
+    def _make_system_exit(self) -> type[SystemExit]:
+        """A SystemExit that notes its code when created in the main thread.
+
+        ``raise SystemExit(main())`` bypasses ``sys.exit`` and its code is gone by the time
+        ``atexit`` runs, so the name ``SystemExit`` in builtins is bound to this subclass
+        while the run is recorded. It ends the process exactly like its base (the
+        interpreter matches subclasses) and carries the same name, so ``repr``, pickling and
+        ``type(e) is SystemExit`` look the same. ``except SystemExit`` now names the subclass,
+        so ``sys.exit`` raises it too (see :meth:`_exit`), as do names bound to the builtin
+        ``sys.exit`` before install (rebound); an instance of the base made elsewhere (C
+        code, ``_thread.exit``) would pass such a handler by.
+        """
+        hooks = self
+        base = builtins.SystemExit
+
+        class SystemExit(base):  # type: ignore[valid-type,misc]
+            def __init__(self, *args: object) -> None:
+                super().__init__(*args)
+                if _is_main_thread(hooks._main_ident):
+                    try:  # noqa: SIM105 - no contextlib on the start-up path
+                        hooks.sink.on_exit_call(self.code)
+                    except Exception:
+                        pass
+
+        SystemExit.__module__ = "builtins"
+        SystemExit.__qualname__ = "SystemExit"
+        return SystemExit
 
     # -- install / uninstall ---------------------------------------------------------------
     def install(self, fatal_log: IO[bytes] | None) -> None:
         """Chain the hooks; enable faulthandler into ``fatal_log`` unless the user already
         enabled it (e.g. ``PYTHONFAULTHANDLER=1``), in which case the dump stays theirs."""
+        self._main_ident = _main_thread_ident()
         self._prev_excepthook = sys.excepthook
         sys.excepthook = self._excepthook
-        self._prev_thread_hook = threading.excepthook
-        threading.excepthook = self._thread_hook
+        self.install_thread_hook()
         self._prev_exit = sys.exit
         sys.exit = self._exit
+        self._prev_system_exit = builtins.SystemExit
+        self._system_exit = self._make_system_exit()
+        builtins.SystemExit = self._system_exit  # type: ignore[misc]
+        self._rebind_captured_exits()
         if fatal_log is not None and not faulthandler.is_enabled():
             faulthandler.enable(file=fatal_log, all_threads=True)
             self._fatal_file = fatal_log
+
+    def _rebind_captured_exits(self) -> None:
+        """``from sys import exit`` in a module imported before install holds the builtin,
+        whose exception ``except SystemExit`` (now the subclass) would not catch: point
+        such names at the hook too (one dict lookup per module and name)."""
+        module_type = type(sys)
+        for module in list(sys.modules.values()):
+            if type(module) is not module_type:  # lazy modules would load on attribute access
+                continue
+            namespace = module.__dict__
+            for name in _EXIT_NAMES:
+                if namespace.get(name) is _SYS_EXIT:
+                    namespace[name] = self._exit
+                    self._rebound.append((namespace, name))
+
+    def install_thread_hook(self) -> None:
+        """Chain ``threading.excepthook`` once ``threading`` is imported (a tool that never
+        imports it has no threads whose exceptions could be lost)."""
+        threading: Any = sys.modules.get("threading")
+        if threading is None or self._prev_thread_hook is not None:
+            return
+        self._prev_thread_hook = threading.excepthook
+        threading.excepthook = self._thread_hook
 
     def uninstall(self) -> None:
         """Restore what was there before, where nobody replaced our hooks since."""
         if sys.excepthook == self._excepthook and self._prev_excepthook is not None:
             sys.excepthook = self._prev_excepthook
-        if threading.excepthook == self._thread_hook and self._prev_thread_hook is not None:
+        threading: Any = sys.modules.get("threading")
+        if (threading is not None and threading.excepthook == self._thread_hook
+                and self._prev_thread_hook is not None):
             threading.excepthook = self._prev_thread_hook
         if sys.exit == self._exit and self._prev_exit is not None:
             sys.exit = self._prev_exit
+        if builtins.SystemExit is self._system_exit and self._prev_system_exit is not None:
+            builtins.SystemExit = self._prev_system_exit  # type: ignore[misc]
+        for namespace, name in self._rebound:
+            if namespace.get(name) == self._exit:
+                namespace[name] = _SYS_EXIT
+        self._rebound = []
         self.release_fatal_log()
 
     def release_fatal_log(self) -> None:
         """Stop faulthandler writing into the run (at the end of the recording)."""
         if self._fatal_file is not None:
-            with contextlib.suppress(Exception):
+            try:
                 faulthandler.disable()
-            with contextlib.suppress(OSError):
                 self._fatal_file.close()
+            except Exception:
+                pass
             self._fatal_file = None

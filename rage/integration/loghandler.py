@@ -24,7 +24,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from json.encoder import encode_basestring as _esc
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FLUSH_BYTES = 64 * 1024
 # a record arriving this long after the last write is written at once: a process that
@@ -78,7 +81,7 @@ class RunLogHandler(logging.Handler):
 
     def __init__(
         self,
-        path: Path,
+        path: str | Path,
         cap: int,
         *,
         scrub: Callable[[str], str] | None = None,
@@ -213,7 +216,8 @@ class RunLogHandler(logging.Handler):
                     with contextlib.suppress(OSError):
                         os.close(self._fd)
                     self._fd = None
-                self._truncation = LogTruncation(self.path.name, self._total, self._dropped_bytes)
+                self._truncation = LogTruncation(os.path.basename(self.path), self._total,
+                                                 self._dropped_bytes)
             return self._truncation
 
     def close(self) -> None:

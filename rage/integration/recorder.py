@@ -1,11 +1,22 @@
 """``rage.install()``: record this Python process as a run, in the wrapper's history.
 
-One :class:`Recorder` per process. It creates the run (``RunStore.start(recorder="python")``),
-routes every log record into ``log.jsonl``, chains the crash hooks, and writes the end of
-the run from an ``atexit`` callback: exit code 0, ``sys.exit(n)``'s code, 1 and ``crashed``
-for an uncaught exception, ``interrupted`` for KeyboardInterrupt. A run killed by a fatal
-signal keeps ``running`` in meta.json but has a non-empty ``fatal.log``, which the store reads
-as ``crashed``.
+One :class:`Recorder` per process. It creates the run (``recorder: python``), dated from the
+process's start, tees ``sys.stdout``/``sys.stderr`` into ``stdout.log``/``stderr.log``,
+routes every log record into ``log.jsonl``, chains the crash hooks, and writes the end of the
+run from an ``atexit`` callback: exit code 0, ``sys.exit(n)``'s or ``raise SystemExit(n)``'s
+code, 1 and ``crashed`` for an uncaught exception, ``interrupted`` for KeyboardInterrupt and
+for a closed pipe (``tool | head``: SIGPIPE, as a shell sees a program stopped that way). A
+run killed by a fatal signal keeps ``running`` in meta.json but has a non-empty
+``fatal.log``, which the store reads as ``crashed``.
+
+A process that is not a user's invocation records into the run it belongs to instead (see
+:mod:`rage.integration.handoff`): a child of a recorded run of the same app (a reloader)
+into ``<run>/children/<pid>/``, a tool started by ``rage run`` into the wrapper's run.
+
+Start-up is the product here: every recorded tool pays it. The install path imports only
+:mod:`rage.record.store` and what it needs; ``logging`` is patched when the tool imports it
+(not before), and the configuration loader runs only when a config file or ``RAGE_*``
+variable exists (its answer is cached) or an app default changes how runs are recorded.
 
 Recording must never change the tool: if the history cannot be written the tool runs as if
 rage were absent, after one warning line on stderr.
@@ -13,33 +24,40 @@ rage were absent, after one warning line on stderr.
 
 from __future__ import annotations
 
+import _thread
 import atexit
-import contextlib
 import os
 import sys
-import threading
-from collections.abc import Mapping
-from pathlib import Path
-from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
 
+from rage.integration.options import RECORDING_NAMES, split_options
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+    from types import TracebackType
+    from typing import IO, Any
+
     from rage.config import Settings
     from rage.integration.hooks import Hooks
     from rage.integration.loghandler import LogCapture, RunLogHandler
-    from rage.record.history import ActiveRun, Run
+    from rage.integration.output import StreamCapture
+    from rage.record.store import Recording, RecordingSettings
 
-# options that are not Settings fields
-_EXTRA_OPTIONS = frozenset({"collectors"})
+OWN, WRAPPER, CHILD = "own", "wrapper", "child"
+JOINED_FILE = "joined.json"  # read by rage.record.store when the wrapper finishes its run
 
 _current: Recorder | None = None
-_install_lock = threading.Lock()
+_install_lock = _thread.allocate_lock()  # threading itself costs start-up time
 
 
 def _warn(app: str, message: str) -> None:
-    with contextlib.suppress(Exception):
+    try:
         sys.stderr.write(f"{app}: rage: {message}\n")
         sys.stderr.flush()
+    except Exception:
+        pass
 
 
 def typed_argv() -> list[str]:
@@ -65,37 +83,11 @@ def typed_argv() -> list[str]:
     return argv
 
 
-def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[Any, ...]]:
-    """Split install options into Settings app defaults and extra collector objects.
-
-    Raises TypeError for an option that is neither a Settings field nor ``collectors``.
-    ``collectors`` holds Collector objects; strings there are entry-point names, which go to
-    the ``collectors`` setting.
-    """
-    import dataclasses
-
-    from rage.config import Settings
-
-    fields = {f.name for f in dataclasses.fields(Settings)}
-    defaults: dict[str, Any] = {}
-    collectors: tuple[Any, ...] = ()
-    for key, value in options.items():
-        if key == "collectors":
-            items = tuple(value or ())
-            names = tuple(c for c in items if isinstance(c, str))
-            collectors = tuple(c for c in items if not isinstance(c, str))
-            if names:
-                defaults["collectors"] = names
-        elif key in fields:
-            defaults[key] = value
-        else:
-            raise TypeError(f"rage.install() got an unexpected option {key!r}")
-    return defaults, collectors
-
-
 def load_app_settings(app: str, app_defaults: Mapping[str, Any]) -> tuple[Settings, str | None]:
     """Settings for ``app``; a broken user config or RAGE_* value gives a warning and the
     app defaults alone. Invalid app defaults are the caller's bug: ValueError."""
+    from pathlib import Path
+
     from rage.config import load_settings
     from rage.errors import ConfigError
 
@@ -121,42 +113,61 @@ class Recorder:
         *,
         app_defaults: Mapping[str, Any] | None = None,
         extra_collectors: tuple[Any, ...] = (),
-        settings: Settings | None = None,
-        run: ActiveRun | None = None,
+        settings: Settings | RecordingSettings | None = None,
+        run: Recording | None = None,
     ) -> None:
         self.app = app
         self.version = version
         self.app_defaults: dict[str, Any] = dict(app_defaults or {})
         self.extra_collectors = extra_collectors
         self.settings = settings
-        self.run = run
+        self.run = run  # the run this process created (mode OWN), holding its lock
+        self.dir: str | None = run.run_dir if run is not None else None  # where files go
+        self.mode = OWN
+        self.root = ""
         self.report_command = f"rage report --app {app} --last"
-        self.result: Run | None = None
+        self.result: dict[str, Any] | None = None
+        self.started_s = 0.0
+        self.earlier_crashes: list[tuple[str, str]] = []  # (run id, fatal error) to mention
         self._pid = os.getpid()
+        self._live_entry: str | None = None
         self._handler: RunLogHandler | None = None
         self._capture: LogCapture | None = None
+        self._output: StreamCapture | None = None
         self._hooks: Hooks | None = None
         self._fatal: IO[bytes] | None = None
+        self._scrub: Callable[[str], str] | None = None
         self._exit_status: object = None
         self._exit_noted = False
         self._crashed = False
         self._interrupted = False
+        self._broken_pipe = False
+        self._broken_pipe_raised = False
+        self._report_command_run = False
         self._thread_exceptions = 0
-        self._finish_lock = threading.Lock()
+        self._finished = False
         self._write_warned = False
 
     # -- public ----------------------------------------------------------------------------
     @property
     def enabled(self) -> bool:
-        return self.run is not None
+        return self.dir is not None
 
     @property
     def run_dir(self) -> Path | None:
-        return self.run.dir if self.run is not None else None
+        """The directory this process records into (its run, or the run it joined)."""
+        if self.dir is None:
+            return None
+        from pathlib import Path
+
+        return Path(self.dir)
 
     @property
     def run_id(self) -> str | None:
-        return self.run.id if self.run is not None else None
+        if self.dir is None:
+            return None
+        host = self.dir if self.mode != CHILD else os.path.dirname(os.path.dirname(self.dir))
+        return os.path.basename(host)
 
     def set_report_command(self, command: str) -> None:
         """The command the crash hint tells users to run (``mytool rage`` with click/argparse)."""
@@ -164,38 +175,63 @@ class Recorder:
 
     def mark_report_command(self) -> None:
         """This invocation is the app's own ``rage`` command: keep it out of ``--last``."""
+        self._report_command_run = True
         if self.run is not None:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - no contextlib on the start-up path
                 self.run.update(report_command=True)
+            except OSError:
+                pass
 
     def flush(self) -> None:
         if self._handler is not None:
             self._handler.flush()
 
+    def file(self, name: str) -> str:
+        assert self.dir is not None
+        return os.path.join(self.dir, name)
+
     # -- start -----------------------------------------------------------------------------
     def _start(self) -> None:
-        """Open the log, patch logging, chain the hooks, register the end of the run."""
-        assert self.run is not None and self.settings is not None
+        """Tee the output, chain the hooks, patch logging, register the end of the run."""
+        assert self.dir is not None and self.settings is not None
         from rage.fsutil import open_private
         from rage.integration.hooks import Hooks
-        from rage.integration.loghandler import LogCapture, RunLogHandler, load_scrubber
 
-        run = self.run
-        self._scrub = load_scrubber()
-        self._handler = RunLogHandler(
-            run.path("log.jsonl"), self.settings.output_cap, scrub=self._scrub,
-            on_error=self._on_write_error,
-        )
-        self._capture = LogCapture(self._handler)
-        self._capture.start()
         try:
-            self._fatal = open_private(run.path("fatal.log"), "wb")
+            self._fatal = open_private(self.file("fatal.log"), "wb")
         except OSError:
             self._fatal = None
+        if self.mode != WRAPPER:  # the wrapper captures the output outside the process
+            from rage.integration.output import StreamCapture
+
+            self._output = StreamCapture()
+            self._output.start(self.file, self.settings.output_cap)
         self._hooks = Hooks(self)
         self._hooks.install(self._fatal)
         atexit.register(self.finish)
         os.register_at_fork(after_in_child=self._after_fork_child)
+        from rage.integration.lazyimport import after_import
+
+        after_import("threading", self._hooks.install_thread_hook)
+        after_import("logging", self._start_logging)
+
+    def _start_logging(self) -> None:
+        if self.dir is None or self._finished or self._handler is not None:
+            return
+        assert self.settings is not None
+        from rage.integration.loghandler import LogCapture, RunLogHandler, load_scrubber
+
+        self._scrub = load_scrubber()
+        try:
+            self._handler = RunLogHandler(
+                self.file("log.jsonl"), self.settings.output_cap, scrub=self._scrub,
+                on_error=self._on_write_error,
+            )
+        except OSError as e:
+            self._on_write_error(e)
+            return
+        self._capture = LogCapture(self._handler)
+        self._capture.start()
 
     def _on_write_error(self, e: OSError) -> None:
         if not self._write_warned:
@@ -206,19 +242,24 @@ class Recorder:
         # a forked child is not this run: it must neither log into it nor finish it
         if self._capture is not None:
             self._capture.active = False
+        if self._output is not None:
+            self._output.detach_in_child()
         if self.run is not None:
             self.run.release()
 
     # -- CrashSink -------------------------------------------------------------------------
     def _append_traceback(self, text: str) -> None:
-        if self.run is None:
+        if self.dir is None:
             return
         from rage.fsutil import open_private
 
-        scrub = getattr(self, "_scrub", None)
-        data = scrub(text) if scrub else text
-        with open_private(self.run.path("traceback.txt"), "ab") as f:
-            f.write(data.encode("utf-8", "backslashreplace"))
+        scrub = self._scrub
+        if scrub is None:
+            from rage.integration.loghandler import load_scrubber
+
+            scrub = self._scrub = load_scrubber()
+        with open_private(self.file("traceback.txt"), "ab") as f:
+            f.write(scrub(text).encode("utf-8", "backslashreplace"))
 
     def on_crash(
         self, exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
@@ -231,6 +272,10 @@ class Recorder:
 
     def on_interrupt(self) -> None:
         self._interrupted = True
+        self.flush()
+
+    def on_broken_pipe(self) -> None:
+        self._broken_pipe = self._broken_pipe_raised = True
         self.flush()
 
     def on_thread_exception(self, args: threading.ExceptHookArgs) -> None:
@@ -249,101 +294,88 @@ class Recorder:
         self._exit_noted = True
 
     def crash_hint(self) -> str | None:
-        if self.run is None:
+        if self.dir is None:
             return None
         return f"{self.app}: this crash was recorded; to report it run: {self.report_command}"
 
     # -- the end ---------------------------------------------------------------------------
-    def finish(self) -> Run | None:
-        """Record the end of the run (atexit calls this); idempotent, never raises."""
-        with self._finish_lock:
-            if self.run is None or self.result is not None or os.getpid() != self._pid:
-                return self.result
-            try:
-                self.result = self._finish()
-            except Exception as e:  # never turn the tool's exit into a traceback
-                _warn(self.app, f"could not record the end of the run: {e}")
+    def finish(self) -> dict[str, Any] | None:
+        """Record the end of the run (atexit calls this); idempotent, never raises.
+        Returns the final meta.json of the run this process created (None otherwise)."""
+        if self.dir is None or self._finished or os.getpid() != self._pid:
             return self.result
+        self._finished = True
+        try:
+            from rage.integration.ending import finish_run
 
-    def _finish(self) -> Run:
-        from rage.integration.hooks import exit_code_of
-        from rage.record.history import CRASHED, RunStore
-
-        run = self.run
-        assert run is not None and self.settings is not None
-        extra: dict[str, Any] = {}
-        truncation = []
-        if not (self._crashed or self._interrupted):
-            # an excepthook installed after ours (rich, IPython...) may not chain to it, but
-            # Python sets sys.last_value before calling any hook for an uncaught exception
-            last = getattr(sys, "last_value", None)
-            if isinstance(last, KeyboardInterrupt):
-                self._interrupted = True
-            elif isinstance(last, Exception):
-                self.on_crash(type(last), last, last.__traceback__)
-        if self._handler is not None:
-            if self._capture is not None:
-                self._capture.stop()
-            t = self._handler.finish()
-            if t.dropped_bytes:
-                truncation.append(t.to_dict())
-            if t.total_bytes == 0:
-                with contextlib.suppress(OSError):
-                    os.unlink(run.path("log.jsonl"))
-        if self._hooks is not None:
-            self._hooks.uninstall()
-        fatal = run.path("fatal.log")
-        with contextlib.suppress(OSError):
-            if fatal.stat().st_size == 0:
-                fatal.unlink()
-        extra.update(_usage())
-        if truncation:
-            extra["truncation"] = truncation
-        if self._thread_exceptions:
-            extra["thread_exceptions"] = self._thread_exceptions
-        if self._crashed:
-            result = run.finish(exit_code=1, status=CRASHED, **extra)
-        elif self._interrupted:
-            import signal
-
-            # Python re-raises an uncaught KeyboardInterrupt as a real SIGINT death
-            result = run.finish(exit_code=None, signal=int(signal.SIGINT), **extra)
-        else:
-            code = exit_code_of(self._exit_status) if self._exit_noted else 0
-            result = run.finish(exit_code=code, **extra)
-            if code and self.settings.hint_on_failure:
-                with contextlib.suppress(Exception):
-                    sys.stderr.write(f"{self.app}: this run failed (exit {code}); to report it"
-                                     f" run: {self.report_command}\n")
-                    sys.stderr.flush()
-        with contextlib.suppress(Exception):
-            s = self.settings
-            RunStore(run.dir.parent.parent.parent).maybe_prune(
-                self.app, max_runs=s.max_runs, max_bytes=s.max_bytes,
-                max_age_days=s.max_age_days, keep=[run.id],
-            )
-        return result
+            self.result = finish_run(self)
+        except Exception as e:  # never turn the tool's exit into a traceback
+            _warn(self.app, f"could not record the end of the run: {e}")
+        return self.result
 
     def close(self) -> None:
         """Finish now (tests and long-lived hosts); the atexit callback then does nothing."""
         self.finish()
-        with contextlib.suppress(ValueError):
+        try:  # noqa: SIM105 - no contextlib on the start-up path
             atexit.unregister(self.finish)
+        except ValueError:
+            pass
 
 
-def _usage() -> dict[str, Any]:
-    try:
-        import resource
+def _settings_for(app: str, app_defaults: Mapping[str, Any]
+                  ) -> tuple[Settings | RecordingSettings, str | None]:
+    if RECORDING_NAMES.intersection(app_defaults):
+        return load_app_settings(app, app_defaults)
+    from rage.record.store import recording_settings
 
-        ru = resource.getrusage(resource.RUSAGE_SELF)
-    except (ImportError, OSError):
-        return {}
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
-    return {
-        "cpu_user_s": round(ru.ru_utime, 6),
-        "cpu_sys_s": round(ru.ru_stime, 6),
-        "peak_rss_bytes": int(ru.ru_maxrss) * scale,
-    }
+    return recording_settings(app)
+
+
+def _begin(rec: Recorder) -> None:
+    """Find or create the run this process records into, then start recording."""
+    import time
+
+    from rage.integration.handoff import (
+        CHILDREN,
+        announce,
+        earlier_crashes,
+        find_wrapper_run,
+        parent_run,
+        process_start,
+    )
+    from rage.paths import home_root_str
+    from rage.record.store import save_environ, start_run
+
+    app = rec.app
+    rec.root = root = home_root_str()
+    started = process_start()
+    started_ns, t0 = started if started is not None else (time.time_ns(), time.monotonic())
+    rec.started_s = started_ns / 1e9
+    parent = parent_run(root, app)
+    host: str
+    if parent is not None:
+        from rage.fsutil import private_dir
+
+        rec.mode = CHILD
+        rec.dir = private_dir(os.path.join(parent, CHILDREN, str(os.getpid())))
+        host = parent
+        from rage.integration.ending import write_child_info
+
+        write_child_info(rec, "running", None, None, {})  # stays if the child is killed
+    else:
+        wrapper = find_wrapper_run(root, rec.started_s, at_start=True)
+        if wrapper is not None:
+            rec.mode, rec.dir = WRAPPER, wrapper
+            host = wrapper
+        else:
+            rec.run = start_run(root, app, typed_argv(), recorder="python",
+                                app_version=rec.version, started_ns=started_ns, t0=t0)
+            rec.dir = host = rec.run.run_dir
+            save_environ(rec.run, dict(os.environ))
+    if rec.mode == OWN:
+        rec.earlier_crashes = earlier_crashes(root, app)
+    rec._live_entry = announce(root, app, host)
+    rec._start()
 
 
 def install(app: str, version: str | None = None, **options: Any) -> Recorder:
@@ -353,47 +385,44 @@ def install(app: str, version: str | None = None, **options: Any) -> Recorder:
     option and ValueError for an invalid app name or option value (programming errors);
     every problem of the user's environment only produces a warning line.
     """
-    global _current
     with _install_lock:
-        if _current is not None:
-            return _current
-        app_defaults, collectors = split_options(options)
-        from rage.errors import UsageError
-        from rage.paths import check_app
+        return _install(app, version, options)
 
+
+def _install(app: str, version: str | None, options: Mapping[str, Any]) -> Recorder:
+    global _current
+    if _current is not None:
+        return _current
+    app_defaults, collectors = split_options(options)
+    from rage.paths import is_app_name
+
+    if not is_app_name(app):
+        raise ValueError(f"rage.install(): invalid app name {app!r}: use letters, digits,"
+                         " '.', '_', '+', '-'")
+    settings, problem = _settings_for(app, app_defaults)
+    rec = Recorder(app, version, app_defaults=app_defaults, extra_collectors=collectors,
+                   settings=settings)
+    if problem:
+        _warn(app, problem)
+    if not settings.disable:
         try:
-            check_app(app)
-        except UsageError as e:
-            raise ValueError(f"rage.install(): {e}") from None
-        settings, problem = load_app_settings(app, app_defaults)
-        rec = Recorder(app, version, app_defaults=app_defaults, extra_collectors=collectors,
-                       settings=settings)
-        if problem:
-            _warn(app, problem)
-        if not settings.disable:
-            from rage.record.history import RunStore
-
-            try:
-                rec.run = RunStore().start(app, typed_argv(), recorder="python",
-                                           app_version=version)
-            except OSError as e:
-                where = f": {e.filename}" if e.filename else ""
-                _warn(app, f"not recording this run ({e.strerror or e}{where})")
-            else:
-                try:
-                    from rage.record.store import save_environ
-
-                    save_environ(rec.run, dict(os.environ))
-                    rec._start()
-                except OSError as e:
-                    _warn(app, f"not recording this run ({e.strerror or e})")
-                    with contextlib.suppress(Exception):
-                        rec.run.finish(exit_code=None, status="lost")
-                    rec.run = None
-        _current = rec
-        return rec
+            _begin(rec)
+        except OSError as e:
+            where = f": {e.filename}" if e.filename else ""
+            _warn(app, f"not recording this run ({e.strerror or e}{where})")
+            if rec.run is not None:
+                try:  # noqa: SIM105 - no contextlib on the start-up path
+                    rec.run.finish_meta(exit_code=None, status="lost")
+                except Exception:
+                    pass
+            rec.run = rec.dir = None
+    _current = rec
+    return rec
 
 
 def current() -> Recorder | None:
     """The Recorder installed in this process, if any."""
     return _current
+
+
+__all__ = ["Recorder", "current", "install", "split_options", "typed_argv"]

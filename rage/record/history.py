@@ -168,9 +168,10 @@ def load_run(app: str, run_dir: Path) -> Run:
         fatal = fatal_signal(run_dir)
         if fatal is not None:
             # the recorder died of a fatal signal after faulthandler wrote its dump
-            meta = {**meta, "signal": fatal or None, "exit_code": None}
+            meta = {**meta, "status": CRASHED, "signal": fatal or None, "exit_code": None}
             return _run_from_meta(app, run_dir, meta, CRASHED)
         status = LOST
+        meta = {**meta, "status": LOST}  # readers of run.meta (summary, bundle) agree
     return _run_from_meta(app, run_dir, meta, status)
 
 

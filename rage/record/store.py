@@ -217,6 +217,10 @@ class Recording:
     def finish_meta(self, *, exit_code: int | None, signal: int | None = None,
                     status: str | None = None, **extra: Any) -> dict[str, Any]:
         """Record the end of the run, release the lock, return the final meta."""
+        joined = read_joined(self.run_dir, exit_code, signal)
+        if joined:
+            status = status or joined.pop("status", None)
+            extra = {**joined, **extra}
         self.update(
             status=status or status_for(exit_code, signal),
             exit_code=exit_code,
@@ -237,6 +241,29 @@ class Recording:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def read_joined(run_dir: str, exit_code: int | None, signal: int | None) -> dict[str, Any]:
+    """What a Python tool with ``rage.install`` that ran under this wrapper run left in
+    ``joined.json`` (app_version, ...; see rage.integration.recorder). Its ``status`` (an
+    uncaught exception: crashed; a closed pipe: interrupted) is kept only when it explains
+    the exit code the wrapper saw."""
+    path = os.path.join(run_dir, "joined.json")
+    if not os.path.exists(path):
+        return {}
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            joined = json.loads(f.read())
+        os.unlink(path)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(joined, dict):
+        return {}
+    if signal is not None or joined.pop("exit_code", None) != exit_code:
+        joined.pop("status", None)
+    return joined
 
 
 def start_run(
