@@ -34,6 +34,8 @@ def open_triage(url: str, storage: Storage, config: ServerConfig, *,
         index = Index(url)
     except SchemaTooNew as e:
         raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"cannot open the index at {_safe(url)}: {e.strerror}") from None
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as e:
         raise UsageError(f"bad --database URL: {e}") from None
     except sa.exc.SQLAlchemyError as e:
