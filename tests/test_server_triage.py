@@ -220,6 +220,10 @@ def test_mark_fixed_then_a_later_version_is_a_regression(server: Server,
     r = requests.post(sig["url"], data=form, headers={**AUTH, "Origin": "https://evil.example"},
                       timeout=10, allow_redirects=False)
     assert r.status_code == 403
+    r = requests.post(sig["url"], data=form, headers={**AUTH, "Sec-Fetch-Site": "cross-site",
+                                                      "Origin": "null"},
+                      timeout=10, allow_redirects=False)
+    assert r.status_code == 403
     r = requests.post(sig["url"], data=form, headers=AUTH, timeout=10, allow_redirects=False)
     assert r.status_code == 303 and r.headers["Location"] == f"/triage/{sig['hash']}"
     assert signatures(server, status="open")["total"] == 1
