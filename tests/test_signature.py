@@ -114,7 +114,11 @@ def test_fatal_signal_with_faulthandler_frames(tmp_path: Path) -> None:
     ("ERROR fetch https://api.example.org/v1/items?page=3 -> 503",
      "ERROR fetch https://mirror.example.net/v1/items -> 503"),
     ("mytool[4242]: bad checksum 0xdeadbeef in block 17",
-     "mytool[1]: bad checksum 0x0badf00d in block 3"),
+     "mytool: bad checksum 0x0badf00d in block 3"),
+    ("error: certificate for api.example.org expired on Tue, 3 Feb 2026",
+     "error: certificate for db1.corp.internal expired on Dec 24, 2025"),
+    ("error: object 3f786850e387550fdab836ed7e6dc881de23001b is corrupt (12 MB)",
+     "error: object 89e6c98d92887913cadf06b2adb97f26cde4849b is corrupt (3.5 KiB)"),
 ])
 def test_plain_exit_values_become_placeholders(one: str, two: str) -> None:
     a = compute(manifest(["mytool", "sync", "--all"]), {"run/stderr.log": f"working\n{one}\n"})

@@ -2,7 +2,8 @@
 
 ``Connection to 10.0.0.7:5432 timed out after 30s (pid 4242)`` and ``... 10.0.0.9:5432 ...
 after 31s (pid 977)`` are one failure. The rules are a data table, applied in order (the
-more specific first: a URL holds a path, a path may hold numbers, a UUID holds hex), each
+more specific first: a URL holds a path, a path may hold numbers, a UUID holds hex, an
+address with its port looks like a time of day), each
 with where the idea comes from. The patterns are written for rage; none is copied.
 
 Sources:
@@ -44,14 +45,21 @@ RULES: tuple[Rule, ...] = (
     _r("email", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", "sentry: email"),
     _r("uuid", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
        r"[0-9a-fA-F]{12}\b", "<uuid>", "sentry: uuid"),
+    _r("hostname", r"\b(?:[A-Za-z0-9-]+\.)+(?:com|org|net|io|dev|app|cloud|local|internal|"
+       r"lan|localdomain|edu|gov|eu|de|uk|fr|nl|jp|cn)\b", "<host>", "sentry: hostname"),
+    _r("ip", r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b(?:[0-9a-fA-F]{1,4}:){2,7}"
+       r"[0-9a-fA-F]{1,4}\b", "<ip>", "sentry: ip"),
     _r("datetime", rf"\b{_ISO_DATE}(?:[T ]{_TIME}(?:Z|[+-]\d{{2}}:?\d{{2}})?)?\b", "<time>",
        "sentry: date (ISO 8601, RFC 3339)"),
+    _r("calendar", r"\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(?:\d{1,2}\s+)?"
+       r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}\b(?:,?\s+\d{4})?"
+       r"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),?\s+\d{1,2}\s+"
+       r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*(?:\s+\d{4})?\b",
+       "<time>", "sentry: date (RFC 2822 and syslog day/month forms)"),
     _r("clock", rf"\b{_TIME}\b(?:\s?[AP]M\b)?", "<time>", "sentry: date (times of day)"),
     _r("path", rf"(?:~|\.{{1,2}}|\b[A-Za-z]:)?(?:[/\\]{_PATH_CHARS}+)+|~(?=\s|$)", "<path>",
        "socorro: file names normalised out of frames; rage: home redacted as ~"),
     _r("relpath", r"\b[\w.-]+(?:/[\w.-]+)+/?", "<path>", "socorro: file names"),
-    _r("ip", r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b(?:[0-9a-fA-F]{1,4}:){2,7}"
-       r"[0-9a-fA-F]{1,4}\b", "<ip>", "sentry: ip"),
     _r("pid", r"\b(pid|process|thread|tid)([\s=:#]*)\d+\b", r"\1\2<pid>", "rage: PIDs",
        re.IGNORECASE),
     _r("syslog_pid", r"\[\d+\](?=:)", "[<pid>]", "rage: prog[PID]: (syslog)"),

@@ -213,6 +213,9 @@ def _exit(app: str, run: Mapping[str, Any], output: str) -> Signature:
     code = run.get("exit_code")
     status = _clean(run.get("status")) or "unknown"
     line = _error_line(output)
+    if line:
+        # "prog: error" and "prog[123]: error" are the same error as "error"
+        line = re.sub(rf"^(?:{re.escape(program)}(?:\[\d+\])?:\s*)+", "", line) or line
     shown = parameterise(line)[:160] if line else None
     words = [program] + ([sub] if sub else [])
     code_text = f"exit {code}" if isinstance(code, int) else status
