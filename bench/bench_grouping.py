@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rage.server.signature import compute  # noqa: E402
+from rage.server.signature import compute
 
 Case = tuple[dict[str, Any], dict[str, str]]
 Maker = Callable[[random.Random], Case]
@@ -64,7 +64,8 @@ def _lib_file(rng: random.Random, module: str) -> str:
 
 
 def _noise(rng: random.Random) -> str:
-    t = f"2026-0{rng.randint(1, 9)}-{rng.randint(10, 28)}T{rng.randint(10, 23)}:0{rng.randint(0, 9)}"
+    t = (f"2026-0{rng.randint(1, 9)}-{rng.randint(10, 28)}T{rng.randint(10, 23)}:"
+         f"0{rng.randint(0, 9)}")
     return "".join(f"{t}:{rng.randint(10, 59)}Z INFO step {rng.randint(1, 999)} done in "
                    f"{rng.random() * 9:.2f}s\n" for _ in range(rng.randint(0, 4)))
 
@@ -136,7 +137,8 @@ def _values(rng: random.Random) -> dict[str, str]:
         "dur": f"{rng.randint(1, 120)}{rng.choice(['s', 'ms'])}",
         "name": rng.choice(["'report.csv'", "'users'", "\"main\"", "'eu-west-1'"]),
         "size": f"{rng.randint(1, 999)} {rng.choice(['MB', 'KiB', 'bytes'])}",
-        "host": f"{rng.choice(['api', 'db1', 'cache-3'])}.{rng.choice(['example.org', 'corp.internal', 'acme.io'])}",
+        "host": rng.choice(["api", "db1", "cache-3"]) + "."
+                + rng.choice(["example.org", "corp.internal", "acme.io"]),
         "mdate": rng.choice(["Mar 5 2026", "Dec 24, 2025", "Tue, 3 Feb 2026", "Jul 14"]),
         # a bare word: nothing marks it as a value (no quotes, no digits): expected to split
         "word": rng.choice(["origin", "upstream", "backup"]),
