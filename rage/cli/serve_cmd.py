@@ -55,9 +55,16 @@ def _display_host(host: str) -> str:
               help="Enable /admin (recent bundles) for this token.")
 @click.option("--threads", type=click.IntRange(1, 256), default=8, show_default=True,
               help="Worker threads.")
+@click.option("--database", envvar="RAGE_SERVER_DATABASE", metavar="URL",
+              help="Triage index (SQLAlchemy URL) [default: sqlite file in the storage dir].")
+@click.option("--notify-webhook", multiple=True, metavar="URL",
+              help="POST JSON here on a new signature or a regression (repeatable).")
+@click.option("--notify-slack", multiple=True, metavar="URL",
+              help="Slack-compatible incoming webhook for the same events (repeatable).")
 def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
           max_decompressed_size: int, public_url: str | None, upload_token: str | None,
-          admin_token: str | None, threads: int) -> None:
+          admin_token: str | None, threads: int, database: str | None,
+          notify_webhook: tuple[str, ...], notify_slack: tuple[str, ...]) -> None:
     """Receive rage bundles: `curl -F file=@b.tar.zst URL/` prints a link to a page."""
     try:
         from waitress.server import create_server
@@ -79,9 +86,13 @@ def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
                           upload_token=upload_token or None, admin_token=admin_token or None)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
+    from rage.server.setup import open_triage
+
+    triage = open_triage(database or f"sqlite:///{root / 'index.sqlite3'}", store, config,
+                         webhooks=notify_webhook, slack=notify_slack)
     try:
         server = create_server(
-            ReceiverApp(store, config), host=host, port=port, threads=threads,
+            ReceiverApp(store, config, triage), host=host, port=port, threads=threads,
             # waitress refuses bodies far over the limit from the headers alone; the app
             # answers the rest with a JSON error
             max_request_body_size=2 * max_bundle_size + MULTIPART_SLACK,

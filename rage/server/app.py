@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from rage.bundle import BundleTooLarge, read_members, validate_bundle
@@ -35,6 +35,9 @@ from rage.errors import BadInputError, NotFoundError
 from rage.server import pages
 from rage.server.multipart import PartTooLarge, Sink, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
+
+if TYPE_CHECKING:
+    from rage.server.triage import Triage
 
 MiB = 1024 * 1024
 MULTIPART_SLACK = 64 * 1024  # headers and boundaries around the file part
@@ -66,7 +69,8 @@ class HTTPError(Exception):
 
 _REASONS = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
             403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-            411: "Length Required", 413: "Content Too Large", 500: "Internal Server Error"}
+            411: "Length Required", 413: "Content Too Large", 500: "Internal Server Error",
+            303: "See Other"}
 _ID = r"(?P<id>[A-Za-z0-9_-]{22,64})"
 _ROUTES = [
     (re.compile(r"^/api/v1/bundles/?$"), "api_bundles"),
@@ -84,15 +88,21 @@ _ROUTES = [
 class ReceiverApp:
     """WSGI callable; thread-safe (all state is in ``storage``)."""
 
-    def __init__(self, storage: Storage, config: ServerConfig) -> None:
+    def __init__(self, storage: Storage, config: ServerConfig,
+                 triage: Triage | None = None) -> None:
         self.storage = storage
         self.config = config
+        self.triage = triage  # the signature index and its pages (rage.server.triage)
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
         method = environ.get("REQUEST_METHOD", "GET").upper()
         nonce = secrets.token_urlsafe(16)
         try:
+            if self.triage is not None and (r := self.triage.route(
+                    environ, method, path, nonce, self.base_url(environ))) is not None:
+                return self._respond(start_response, r.status, r.body, r.ctype,
+                                     headers=r.headers, nonce=nonce if r.html else None)
             for rx, name in _ROUTES:
                 m = rx.match(path)
                 if m:
@@ -180,6 +190,8 @@ class ReceiverApp:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
         log.info("stored bundle %s (%d bytes)", meta.id, size)
+        if self.triage is not None:  # after the bundle is stored: the index row comes last
+            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ))
         return meta, token
 
     def _links(self, environ: Environ, bundle_id: str) -> dict[str, str]:
@@ -247,6 +259,8 @@ class ReceiverApp:
         if not hmac.compare_digest(token_hash(token), meta.delete_token_hash):
             raise HTTPError(403, "wrong deletion token")
         self.storage.delete(bundle_id)
+        if self.triage is not None:
+            self.triage.on_deleted(bundle_id)
         log.info("deleted bundle %s", bundle_id)
 
     def do_delete_page(self, environ: Environ, sr: StartResponse, method: str, nonce: str,
