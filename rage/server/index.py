@@ -190,9 +190,11 @@ class Index:
         conn.execute(d.on_conflict_do_update(
             index_elements=[S.signature_days.c.signature_id, S.signature_days.c.day],
             set_={"count": S.signature_days.c.count + 1}))
+        # RETURNING, not rowcount: psycopg reports no rowcount for this statement
         r = conn.execute(self._insert(S.signature_reporters).values(
-            signature_id=sig_id, reporter=facts.reporter).on_conflict_do_nothing())
-        if r.rowcount == 1:
+            signature_id=sig_id, reporter=facts.reporter).on_conflict_do_nothing().returning(
+            S.signature_reporters.c.signature_id))
+        if r.first() is not None:
             conn.execute(S.signatures.update().where(S.signatures.c.id == sig_id).values(
                 reporters=S.signatures.c.reporters + 1))
 
