@@ -156,3 +156,12 @@ def test_agrees_with_rage_bundle_reader(tmp_path: Path, kind: str) -> None:
     reader = open_bundle(good, max_decompressed=10**8)
     assert reader.verify() == []
     assert validate_bundle(good, 10**8) == reader.manifest
+
+
+def test_templates_escape_by_default_and_carry_the_nonce() -> None:
+    from rage.server.templating import render
+
+    page = render("message.html", nonce="n0nce", title="<script>x</script>", text='"&')
+    assert "<script>x</script>" not in page
+    assert "&lt;script&gt;x&lt;/script&gt;" in page and "&#34;&amp;" in page
+    assert '<style nonce="n0nce">' in page and "http" not in page.split("<body>")[0]

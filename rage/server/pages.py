@@ -16,98 +16,38 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from markupsafe import Markup
+
 from rage.bundle import CappedMember
 from rage.server.storage import StoredBundle
+from rage.server.templating import csp, render
+
+__all__ = ["csp"]
 
 MAX_TABLE_ROWS = 2000
-
-CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 1.5rem;
-color:#1d2126;background:#fff}
-h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem;
-border-bottom:1px solid #dde;padding-bottom:.2rem}
-table{border-collapse:collapse;width:100%}td,th{text-align:left;vertical-align:top;
-padding:.15rem .5rem;border-bottom:1px solid #eef}th{width:12rem;color:#556;font-weight:600}
-pre,code,.log{font:12.5px/1.4 ui-monospace,Menlo,Consolas,monospace}
-pre{white-space:pre-wrap;word-break:break-all;margin:0}
-.log{border:1px solid #dde;border-radius:4px;max-height:40rem;overflow:auto;background:#fafbfc}
-.line{display:flex;white-space:pre-wrap;word-break:break-all}
-.line:hover{background:#eef3ff}.n{flex:0 0 4.5rem;text-align:right;padding-right:.8rem;
-color:#99a;user-select:none}
-.tb{background:#fff5f5;border:1px solid #f3c1c1;border-radius:4px;padding:.5rem}
-.tb .frame{color:#335}.tb .exc{color:#b00;font-weight:700}.tb .src{color:#555}
-.status-ok{color:#0a7a2f}.status-failed,.status-crashed{color:#b00;font-weight:700}
-.status-interrupted,.status-lost{color:#a66b00;font-weight:700}
-.lvl-ERROR,.lvl-CRITICAL{color:#b00;font-weight:700}.lvl-WARNING{color:#a66b00}
-.lvl-DEBUG{color:#889}.note{background:#fffbe6;border-left:4px solid #e6c200;padding:.4rem .7rem}
-.filter{margin:.3rem 0;padding:.25rem .4rem;width:20rem;font:inherit}
-.muted{color:#778}.cut{color:#a66b00}a{color:#1a56c4}[hidden]{display:none!important}
-"""
-
-# Shows the filter boxes (hidden without JS) and hides lines/rows that do not match.
-JS = """
-document.querySelectorAll('input.filter').forEach(function (box) {
-  var target = document.getElementById(box.dataset.target);
-  var count = document.getElementById(box.dataset.target + '-count');
-  var items = target.querySelectorAll('.line, tbody tr');
-  box.hidden = false;
-  box.addEventListener('input', function () {
-    var q = box.value.toLowerCase(), shown = 0;
-    items.forEach(function (el) {
-      var hit = !q || el.textContent.toLowerCase().indexOf(q) !== -1;
-      el.hidden = !hit;
-      if (hit) { shown++; }
-    });
-    if (count) { count.textContent = q ? shown + ' of ' + items.length + ' lines' : ''; }
-  });
-});
-"""
 
 
 def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def csp(nonce: str) -> str:
-    """The Content-Security-Policy for a page built with ``nonce``."""
-    return (f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; "
-            "img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-
-
 def layout(title: str, body: str, nonce: str, *, script: bool = False) -> str:
-    js = f'<script nonce="{esc(nonce)}">{JS}</script>' if script else ""
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f'<meta name="referrer" content="no-referrer"><title>{esc(title)}</title>'
-        f'<style nonce="{esc(nonce)}">{CSS}</style></head><body>{body}{js}</body></html>'
-    )
+    """``body`` (already-escaped HTML) inside ``base.html``."""
+    return render("raw.html", nonce=nonce, title=title, content=Markup(body), script=script)
 
 
 def landing_page(base_url: str, nonce: str, *, token_required: bool) -> str:
-    auth = ' -H "Authorization: Bearer $TOKEN"' if token_required else ""
-    body = f"""<h1>rage bundle receiver</h1>
-<p>This server receives <code>rage</code> bug-report bundles (<code>.tar.zst</code>) and
-gives each one a private page. Create a bundle with <code>rage report</code>, then upload:</p>
-<pre>curl{auth} -F file=@bundle.tar.zst {esc(base_url)}/
-curl{auth} -T bundle.tar.zst {esc(base_url)}/</pre>
-<p>Both print the bundle's link. Programs use the JSON API:
-<code>POST {esc(base_url)}/api/v1/bundles</code> with the bundle as the body
-(<code>Content-Type: application/zstd</code>); the answer holds the link and a deletion
-token.</p>{'<p>Uploads need the upload token.</p>' if token_required else ''}"""
-    return layout("rage receiver", body, nonce)
+    return render("landing.html", nonce=nonce, base_url=base_url, token_required=token_required)
 
 
-def message_page(title: str, text: str, nonce: str, *, form: str = "") -> str:
-    return layout(title, f"<h1>{esc(title)}</h1><p>{esc(text)}</p>{form}", nonce)
+def message_page(title: str, text: str, nonce: str) -> str:
+    return render("message.html", nonce=nonce, title=title, text=text)
 
 
 def delete_form(action: str, token: str, nonce: str) -> str:
-    form = (f'<form method="post" action="{esc(action)}">'
-            f'<input type="hidden" name="token" value="{esc(token)}">'
-            '<button type="submit">Delete this bundle</button></form>')
-    return message_page("Delete bundle?", "This removes the bundle and its page for good.",
-                        nonce, form=form)
+    return render("delete.html", nonce=nonce, title="Delete bundle?",
+                  text="This removes the bundle and its page for good.",
+                  action=action, token=token)
 
 
 def _rows(pairs: Iterable[tuple[str, str]], *, raw: bool = False) -> str:
@@ -302,11 +242,7 @@ def admin_page(bundles: list[StoredBundle], base_url: str, nonce: str) -> str:
     for b in bundles:
         run = b.manifest.get("run") if isinstance(b.manifest.get("run"), dict) else {}
         assert isinstance(run, dict)
-        rows.append(
-            f'<tr><td>{esc(b.created_at)}</td><td><a href="{esc(base_url)}/b/{esc(b.id)}">'
-            f'{esc(b.manifest.get("app", "?"))}</a></td><td>{esc(run.get("status", "?"))}</td>'
-            f'<td><code>{esc(_command(run.get("argv", [])))}</code></td><td>{b.size}</td></tr>')
-    body = ("<h1>Recent bundles</h1><table><thead><tr><th>received</th><th>app</th>"
-            "<th>status</th><th>command</th><th>bytes</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table>")
-    return layout("rage receiver: recent bundles", body, nonce)
+        rows.append({"received": b.created_at, "id": b.id, "app": b.manifest.get("app", "?"),
+                     "status": run.get("status", "?"), "command": _command(run.get("argv", [])),
+                     "size": b.size})
+    return render("admin.html", nonce=nonce, rows=rows, base_url=base_url)
