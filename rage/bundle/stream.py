@@ -29,7 +29,7 @@ import tarfile
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, Self, cast
 
 from rage.bundle.names import MANIFEST, normalize_member_name
 from rage.errors import BadInputError
@@ -182,15 +182,20 @@ def _check_kind(name: str, info: tarfile.TarInfo) -> None:
         raise BadInputError(f"bundle member {name!r} is a special file: refused")
 
 
+# not in typeshed, stable since Python 3.2: a zero block / no bytes at all
+_END_OF_ARCHIVE: tuple[type[Exception], ...] = (
+    tarfile.EOFHeaderError, tarfile.EmptyHeaderError)  # type: ignore[attr-defined]
+
+
 class _StrictTarInfo(tarfile.TarInfo):
     """Header parsing that refuses what tarfile would read as "end of archive" but GNU tar
     would skip: a damaged header (bad checksum, bad number field) or a truncated one."""
 
     @classmethod
-    def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:
+    def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
         try:
             return super().frombuf(buf, encoding, errors)
-        except (tarfile.EOFHeaderError, tarfile.EmptyHeaderError):
+        except _END_OF_ARCHIVE:
             raise  # a zero block or the end of the stream: the archive really ends here
         except tarfile.HeaderError as e:
             raise BadInputError(f"corrupt bundle: bad tar header ({e}): refused") from None
