@@ -33,6 +33,7 @@ from urllib.parse import parse_qs
 from rage.bundle import BundleTooLarge, read_members, validate_bundle
 from rage.errors import BadInputError, NotFoundError
 from rage.server import pages
+from rage.server.limits import MAX_MANIFEST_BYTES, tame_manifest
 from rage.server.multipart import PartTooLarge, Sink, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
 
@@ -54,6 +55,7 @@ class ServerConfig:
     upload_token: str | None = None
     admin_token: str | None = None
     display_cap: int = 2 * MiB  # bytes of each member shown on a page (the end is kept)
+    max_manifest: int = MAX_MANIFEST_BYTES
 
 
 class HTTPError(Exception):
@@ -122,7 +124,8 @@ class ReceiverApp:
 
     def _html(self, start_response: StartResponse, status: int, text: str, nonce: str,
               headers: Iterable[tuple[str, str]] = ()) -> list[bytes]:
-        return self._respond(start_response, status, text.encode("utf-8"),
+        # "replace": a lone surrogate that slipped through must cost a "?", not a 500
+        return self._respond(start_response, status, text.encode("utf-8", "replace"),
                              "text/html; charset=utf-8", headers=headers, nonce=nonce)
 
     def base_url(self, environ: Environ) -> str:
@@ -163,7 +166,8 @@ class ReceiverApp:
                     raise HTTPError(400, "empty upload: send a .tar.zst bundle")
                 f.flush()
                 f.seek(0)
-                manifest = validate_bundle(f, self.config.max_decompressed)
+                manifest = tame_manifest(validate_bundle(
+                    f, self.config.max_decompressed, max_manifest=self.config.max_manifest))
             token = secrets.token_urlsafe(24)
             meta = StoredBundle(
                 id=new_id(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -171,10 +175,10 @@ class ReceiverApp:
                 manifest=manifest)
             self.storage.put(tmp, meta)
         except (PartTooLarge, BundleTooLarge) as e:
-            log.info("refused upload: %s", e.message)
+            log.info("refused upload: %s", loggable(e.message))
             raise HTTPError(413, e.message) from None
         except BadInputError as e:
-            log.info("refused upload: %s", e.message)
+            log.info("refused upload: %s", loggable(e.message))
             raise HTTPError(400, e.message) from None
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -305,6 +309,16 @@ class ReceiverApp:
             raise HTTPError(403, "wrong admin token")
         page = pages.admin_page(self.storage.list_recent(200), self.base_url(environ), nonce)
         return self._html(sr, 200, page, nonce, [("Cache-Control", "no-store")])
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def loggable(text: str, limit: int = 500) -> str:
+    """``text`` for one log line: control characters escaped (an upload cannot forge a line or
+    drive the operator's terminal) and long texts cut."""
+    text = _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _security_headers(nonce: str | None) -> list[tuple[str, str]]:
