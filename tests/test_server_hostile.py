@@ -131,7 +131,6 @@ def test_what_is_stored_per_bundle_is_bounded(server: Server, tmp_path: Path) ->
     assert meta.stat().st_size < 1024 * 1024
 
 
-@pytest.mark.xfail(strict=True, reason="the bounded bundle page comes in the next commit")
 def test_page_amplification_is_bounded(server: Server, tmp_path: Path) -> None:
     files = default_files()
     files["run/output.log"] = b"\n" * (2 * 1024 * 1024)  # 2 MiB of empty lines

@@ -21,6 +21,14 @@ MAX_DEPTH = 32
 MAX_VALUES = 20_000
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def loggable(text: str, limit: int = 500) -> str:
+    """``text`` for one log line: control characters escaped (an upload cannot forge a line
+    or drive the operator's terminal) and long texts cut."""
+    text = _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def clean_text(value: str) -> str:
