@@ -274,11 +274,12 @@ def context(meta: StoredBundle, members: Mapping[str, CappedMember],
             crash = {"title": title, "source": name,
                      "blocks": tracebacks.parse(strip(members[name].text))}
             break
-    if crash is None and "run/stderr.log" in members:
-        found = tracebacks.last_in(strip(members["run/stderr.log"].text).splitlines())
-        if found:
-            crash = {"title": "Traceback", "source": "run/stderr.log",
-                     "blocks": tracebacks.parse(found)}
+    for name in ("run/stderr.log", "run/output.log"):  # a wrapped run's own traceback
+        if crash is None and name in members:
+            found = tracebacks.last_in(strip(members[name].text).splitlines())
+            if found:
+                crash = {"title": "Traceback", "source": name,
+                         "blocks": tracebacks.parse(found)}
     logs = [_log(members[n], n.removeprefix("run/"), "out-" + n[4:].split(".")[0], links,
                  budget) for n in LOGS if n in members]
     attachments = sorted(n for n in members if n.startswith("run/attachments/"))
