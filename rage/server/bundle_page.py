@@ -101,7 +101,9 @@ def _log(member: CappedMember, title: str, ident: str, links: Links,
         line = full if len(full) <= MAX_LINE_CHARS else (
             full[:MAX_LINE_CHARS] + f" … ({len(full) - MAX_LINE_CHARS} more characters)")
         rows.append((first + i, styler.line(line), i in marked))
-    return {"title": title, "ident": ident, "rows": rows, "notes": notes,
+    summary = [f"lines {first:,}\u2013{first + len(lines) - 1:,} shown, the end of the file "
+               f"({'; '.join(notes)})"] if notes and lines else notes
+    return {"title": title, "ident": ident, "rows": rows, "notes": summary,
             "download": links.member(member.name), "size": human.size(member.size)}
 
 
