@@ -43,6 +43,8 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+MAX_LISTED_META = 4 * 1024 * 1024  # a bounded manifest's meta file is well under 1 MiB
+
 # waitress has the whole body before the app starts writing a part file, so a live one is
 # written continuously for seconds; one idle this long was left by a crash
 STALE_UPLOAD_S = 15 * 60
@@ -179,7 +181,11 @@ class LocalStorage:
             for e in it:
                 if e.name.endswith(".json") and not e.name.startswith("."):
                     with contextlib.suppress(FileNotFoundError):
-                        entries.append((e.stat().st_mtime, e.name[:-5]))
+                        st = e.stat()
+                        # stored before manifests were bounded: listing it could cost
+                        # hundreds of MB; its own page still opens it
+                        if st.st_size <= MAX_LISTED_META:
+                            entries.append((st.st_mtime, e.name[:-5]))
         entries.sort(reverse=True)
         out = []
         for _, bundle_id in entries[:limit]:
