@@ -199,3 +199,22 @@ def test_member_names_cannot_forge_log_lines_and_stale_parts_are_swept(tmp_path:
     assert not any(line.startswith("2026-01-01 00:00:00,000") for line in text.splitlines())
     assert "\x1b" not in text
     assert "swept 1 unfinished upload" in text
+
+
+def test_hostile_uploads_alongside_good_ones_lose_nothing(server: Server, tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    good = build_bundle(tmp_path / "good.tar.zst")
+    deep = _raw_manifest_bundle(tmp_path / "deep.tar.zst", b'{"schema": 1, "files": [], "x": '
+                                + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    huge = _raw_manifest_bundle(tmp_path / "huge.tar.zst", b'{"schema": 1, "x": ['
+                                + b"[]," * 2_000_000 + b"[]]}")
+    jobs = [good, deep, huge] * 8
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(lambda p: api_upload(server, p), jobs))
+    ok = [r.json()["id"] for r, p in zip(codes, jobs, strict=True) if p == good]
+    assert [r.status_code for r in codes] == [201, 400, 413] * 8
+    for bundle_id in ok:
+        assert (server.storage / "meta" / f"{bundle_id}.json").exists()
+        assert requests.get(f"{server.url}/b/{bundle_id}", timeout=30).status_code == 200
+    assert not list((server.storage / "tmp").iterdir())
