@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -32,7 +32,7 @@ LOGS = ("run/output.log", "run/stdout.log", "run/stderr.log")
 TRACEBACKS = (("run/traceback.txt", "Traceback"), ("run/fatal.log", "Fatal error"))
 
 
-def wanted() -> Any:
+def wanted() -> Callable[[str, int], bool]:
     """The member filter for the page's one read of the bundle (bounded in count)."""
     counts = {"att": 0, "col": 0}
 
@@ -69,10 +69,11 @@ class _Budget:
         return n
 
 
-def _command(argv: Any) -> str:
+def command(argv: Any, limit: int = 2000) -> str:
+    """A recorded argv as one shell-quoted line (escape sequences dropped), capped."""
     if isinstance(argv, list) and all(isinstance(a, str) for a in argv):
-        return human.value(strip(shlex.join(argv)), 2000)
-    return human.value(argv)
+        return human.value(strip(shlex.join(argv)), limit)
+    return human.value(argv, limit)
 
 
 def _log(member: CappedMember, title: str, ident: str, links: Links,
@@ -94,7 +95,7 @@ def _log(member: CappedMember, title: str, ident: str, links: Links,
         notes.append(f"only the last {MAX_LOG_LINES} lines are shown")
         lines = lines[-MAX_LOG_LINES:]
     budget.text -= sum(len(x) for x in lines)
-    marked = tracebacks.line_spans(lines)
+    marked = tracebacks.line_spans([strip(x) for x in lines])
     styler = Styler()
     rows = []
     for i, full in enumerate(lines):
@@ -263,7 +264,7 @@ def context(meta: StoredBundle, members: Mapping[str, CappedMember],
                 json.loads(member.text) if not member.cut else None)
         except (ValueError, RecursionError):
             continue
-    facts = [("Command", _command(run.get("argv"))), ("Result", human.exit_text(run)),
+    facts = [("Command", command(run.get("argv"))), ("Result", human.exit_text(run)),
              ("Started", human.when(run.get("started_at"))),
              ("Duration", human.duration(run.get("duration_s"))),
              *_environment_facts(parsed),

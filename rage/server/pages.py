@@ -8,9 +8,7 @@ adds filter boxes: without JavaScript every line is visible.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
-from typing import Any
 
 from rage.bundle import CappedMember
 from rage.server import bundle_page, human
@@ -53,12 +51,6 @@ def bundle_page_html(meta: StoredBundle, members: Mapping[str, CappedMember], li
                   **bundle_page.context(meta, members, links))
 
 
-def _command(argv: Any) -> str:
-    if isinstance(argv, list) and all(isinstance(a, str) for a in argv):
-        return human.value(shlex.join(argv), 300)
-    return human.value(argv, 300)
-
-
 def admin_page(bundles: list[StoredBundle], base_url: str, nonce: str) -> str:
     rows = []
     for b in bundles:
@@ -67,5 +59,6 @@ def admin_page(bundles: list[StoredBundle], base_url: str, nonce: str) -> str:
         rows.append({"received": human.when(b.created_at), "id": b.id,
                      "app": human.value(b.manifest.get("app") or "?", 80),
                      "status": human.value(run.get("status") or "?", 40),
-                     "command": _command(run.get("argv", [])), "size": human.size(b.size)})
+                     "command": bundle_page.command(run.get("argv"), 300),
+                     "size": human.size(b.size)})
     return render("admin.html", nonce=nonce, rows=rows, base_url=base_url)
