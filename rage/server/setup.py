@@ -31,7 +31,7 @@ def open_triage(url: str, storage: Storage, config: ServerConfig, *,
         if not hook.startswith(("http://", "https://")):
             raise UsageError(f"a notification URL must start with http:// or https://: {hook!r}")
     try:
-        index = Index(url)
+        index = Index(database_url(url))
     except SchemaTooNew as e:
         raise UsageError(str(e)) from None
     except OSError as e:
@@ -49,6 +49,39 @@ def open_triage(url: str, storage: Storage, config: ServerConfig, *,
     # algorithm signed. Both in the background: the receiver answers meanwhile.
     triage.start_background(storage, backfill=index.migrated_from == 0)
     return triage
+
+
+def database_url(url: str) -> str:
+    """``postgresql://`` and ``postgres://`` mean psycopg 3 (the ``postgres`` extra), not
+    SQLAlchemy's default psycopg2 driver; any other SQLAlchemy URL is used as given."""
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url[len(scheme):]
+    return url
+
+
+def migrate_index(url: str) -> str:
+    """Create or upgrade the index schema (``rage serve --migrate``); says what it did."""
+    try:
+        import sqlalchemy as sa
+
+        from rage.server.index import Index
+        from rage.server.schema import LATEST, SchemaTooNew
+    except ImportError:
+        raise UsageError("rage serve needs SQLAlchemy for its triage index",
+                         hint="pip install 'rage-report[server]'") from None
+    try:
+        index = Index(database_url(url))
+    except SchemaTooNew as e:
+        raise UsageError(str(e)) from None
+    except sa.exc.SQLAlchemyError as e:
+        raise UsageError(f"cannot open the index at {_safe(url)}: "
+                         f"{str(e.orig if hasattr(e, 'orig') else e).splitlines()[0]}") from None
+    was = index.migrated_from
+    index.close()
+    if was == LATEST:
+        return f"the index at {_safe(url)} is at schema version {LATEST}: nothing to do"
+    return f"migrated the index at {_safe(url)} from schema version {was} to {LATEST}"
 
 
 def _safe(url: str) -> str:
