@@ -37,7 +37,7 @@ from urllib.parse import quote
 from rage.bundle import BundleTooLarge, read_members, validate_bundle
 from rage.bundle.stream import iter_members
 from rage.errors import BadInputError, NotFoundError
-from rage.server import auth, bundle_page, pages
+from rage.server import auth, bundle_page, idempotency, pages
 from rage.server.limits import MAX_MANIFEST_BYTES, loggable, tame_manifest
 from rage.server.multipart import PartTooLarge, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
@@ -95,6 +95,8 @@ _ROUTES = [
     (re.compile(r"^/admin/?$"), "admin"),
     (re.compile(r"^/$"), "root"),
     (re.compile(r"^/favicon\.ico$"), "favicon"),
+    (re.compile(r"^/healthz$"), "healthz"),
+    (re.compile(r"^/readyz$"), "readyz"),
     (re.compile(r"^/[^/]+$"), "put_name"),
 ]
 
@@ -175,6 +177,10 @@ class ReceiverApp:
                 bearer(environ), self.config.upload_token):
             raise HTTPError(401, "upload token required (Authorization: Bearer <token>)",
                             headers=[("WWW-Authenticate", "Bearer")])
+        try:
+            key = idempotency.key_of(environ)
+        except idempotency.BadKey as e:
+            raise HTTPError(400, str(e)) from None
         ctype = environ.get("CONTENT_TYPE", "")
         multipart = ctype.lower().startswith("multipart/form-data")
         limit = self.config.max_bundle_size
@@ -200,12 +206,17 @@ class ReceiverApp:
                 f.seek(0)
                 manifest = tame_manifest(validate_bundle(
                     f, self.config.max_decompressed, max_manifest=self.config.max_manifest))
-            token = secrets.token_urlsafe(24)
+            bundle_id, token = new_id(), secrets.token_urlsafe(24)
+            if key is not None:  # a retry names the same bundle (rage.server.idempotency)
+                bundle_id, token = idempotency.bundle_id(key), idempotency.delete_token(key)
             meta = StoredBundle(
-                id=new_id(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                id=bundle_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 size=size, sha256=out.hexdigest(), delete_token_hash=token_hash(token),
                 manifest=manifest)
-            self.storage.put(tmp, meta)
+            try:
+                meta = self.storage.get_meta(bundle_id)  # stored by an earlier attempt
+            except NotFoundError:
+                self.storage.put(tmp, meta)
         except (PartTooLarge, BundleTooLarge) as e:
             log.info("refused upload: %s", loggable(e.message))
             raise HTTPError(413, e.message) from None
@@ -232,6 +243,31 @@ class ReceiverApp:
         if method in ("POST", "PUT"):
             return self._text_upload(environ, sr)
         raise not_allowed("GET, POST, PUT")
+
+    def do_healthz(self, environ: Environ, sr: StartResponse, method: str,
+                   nonce: str) -> list[bytes]:
+        """Liveness for a load balancer: the process answers."""
+        return self._json(sr, 200, {"status": "ok"}, [("Cache-Control", "no-store")])
+
+    def do_readyz(self, environ: Environ, sr: StartResponse, method: str,
+                  nonce: str) -> list[bytes]:
+        """Readiness: the storage and the index answer now (503 with the reason if not)."""
+        problems = []
+        try:
+            check = getattr(self.storage, "check_ready", None)
+            if check is not None:
+                check()
+            elif not os.access(self.storage.tmp_dir(), os.W_OK):
+                problems.append("storage: not writable")
+        except Exception as e:
+            problems.append(f"storage: {type(e).__name__}")
+        if self.triage is not None:
+            try:
+                self.triage.index.ping()
+            except Exception as e:
+                problems.append(f"index: {type(e).__name__}")
+        body = {"status": "not ready", "problems": problems} if problems else {"status": "ok"}
+        return self._json(sr, 503 if problems else 200, body, [("Cache-Control", "no-store")])
 
     def do_favicon(self, environ: Environ, sr: StartResponse, method: str,
                    nonce: str) -> list[bytes]:

@@ -104,6 +104,11 @@ class Index:
     def close(self) -> None:
         self.engine.dispose()
 
+    def ping(self) -> None:
+        """For /readyz: raises if the database does not answer."""
+        with self.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
     @contextmanager
     def _write(self) -> Iterator[sa.Connection]:
         with self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, \

@@ -9,7 +9,8 @@ Both writes are conditional (``If-None-Match: *``): an id is never overwritten, 
 request cannot replace a stored bundle, and two receivers can never clobber each other. A
 receiver keeps nothing but uploads in progress (a private temporary directory), so any number
 of them can serve one bucket. A bundle whose metadata never arrived (the receiver died between
-the two writes) stays invisible; :meth:`S3Storage.orphans` finds such blobs for a sweep.
+the two writes) stays invisible; :meth:`S3Storage.orphans` finds such blobs for a sweep, and
+a retry of that upload with the same ``Idempotency-Key`` completes it.
 
 Credentials, region and endpoint come from the usual AWS variables and config files (boto3's
 chain); ``endpoint_url`` overrides the endpoint (``rage serve --s3-endpoint``).
@@ -22,6 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
@@ -48,7 +50,7 @@ class S3Storage:
     """The :class:`rage.server.storage.Storage` contract on an S3 bucket (thread-safe)."""
 
     def __init__(self, url: str, *, endpoint_url: str | None = None,
-                 region: str | None = None) -> None:
+                 region: str | None = None, cache_bytes: int = 256 << 20) -> None:
         import boto3
         from botocore.config import Config
 
@@ -61,7 +63,13 @@ class S3Storage:
             "s3", endpoint_url=endpoint_url, region_name=region, config=cfg)
         self._tmp = Path(tempfile.mkdtemp(prefix="rage-serve-"))
         os.chmod(self._tmp, 0o700)
+        (self._tmp / "cache").mkdir(mode=0o700)
         self._lock = threading.Lock()
+        # bundles this receiver stored lately: the signature and the first page views read
+        # them right after the upload, and they never change
+        self.cache_bytes = cache_bytes
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cached = 0
 
     # -- keys ------------------------------------------------------------------------------
     def _bundle_key(self, bundle_id: str) -> str:
@@ -91,34 +99,82 @@ class S3Storage:
         except BotoCoreError as e:
             raise ConfigError(f"cannot reach the object store for {self.url}: {e}") from None
 
+    def check_ready(self) -> None:
+        """For /readyz: raises if the bucket cannot be reached right now."""
+        self._client.head_bucket(Bucket=self.bucket)
+
     # -- Storage ---------------------------------------------------------------------------
     def tmp_dir(self) -> Path:
         return self._tmp
 
     def put(self, tmp_path: Path, meta: StoredBundle) -> None:
+        """Blob first, meta last, both ``If-None-Match: *``. Putting an id that exists is a
+        no-op for the part that exists (a retried upload finishing what an earlier attempt
+        started, see rage.server.idempotency): nothing stored is ever overwritten."""
+        try:
+            with open(tmp_path, "rb") as f:
+                self._put_new(self._bundle_key(meta.id), f, "application/zstd")
+            text = json.dumps({f.name: getattr(meta, f.name) for f in fields(meta)})
+            self._put_new(self._meta_key(meta.id), text.encode(), "application/json")
+            self._cache_add(meta.id, tmp_path)
+        finally:
+            tmp_path.unlink(missing_ok=True)
+
+    def _put_new(self, key: str, body: Any, ctype: str) -> bool:
+        """False when ``key`` exists already (left as it is)."""
         from botocore.exceptions import ClientError
 
         try:
-            with open(tmp_path, "rb") as f:
-                self._client.put_object(Bucket=self.bucket, Key=self._bundle_key(meta.id),
-                                        Body=f, ContentType="application/zstd",
-                                        IfNoneMatch="*")
-            text = json.dumps({f.name: getattr(meta, f.name) for f in fields(meta)})
-            self._client.put_object(Bucket=self.bucket, Key=self._meta_key(meta.id),
-                                    Body=text.encode(), ContentType="application/json",
+            self._client.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType=ctype,
                                     IfNoneMatch="*")
         except ClientError as e:
-            if e.response.get("Error", {}).get("Code") == "PreconditionFailed":
-                raise FileExistsError(f"bundle {meta.id} exists already") from None
+            if e.response.get("Error", {}).get("Code") in ("PreconditionFailed", "412"):
+                return False
             raise
-        finally:
-            tmp_path.unlink(missing_ok=True)
+        return True
+
+    # -- a bounded local cache of blobs (bundles never change once stored) ------------------
+    def _cache_add(self, bundle_id: str, path: Path) -> None:
+        if self.cache_bytes <= 0:
+            return
+        size = path.stat().st_size
+        if size > self.cache_bytes // 4:
+            return
+        dest = self._tmp / "cache" / bundle_id
+        os.replace(path, dest)
+        with self._lock:
+            self._cache[bundle_id] = size
+            self._cached += size
+            while self._cached > self.cache_bytes and self._cache:
+                old, n = self._cache.popitem(last=False)
+                self._cached -= n
+                (self._tmp / "cache" / old).unlink(missing_ok=True)
+
+    def _cache_open(self, bundle_id: str) -> IO[bytes] | None:
+        with self._lock:
+            if bundle_id not in self._cache:
+                return None
+            self._cache.move_to_end(bundle_id)
+            try:  # opened under the lock: an eviction can only unlink an open file
+                return open(self._tmp / "cache" / bundle_id, "rb")
+            except FileNotFoundError:
+                return None
+
+    def _cache_drop(self, bundle_id: str) -> None:
+        with self._lock:
+            n = self._cache.pop(bundle_id, None)
+            if n is not None:
+                self._cached -= n
+                (self._tmp / "cache" / bundle_id).unlink(missing_ok=True)
 
     def open(self, bundle_id: str) -> IO[bytes]:
         """The raw bundle, streamed from the store (never read whole into memory)."""
         from botocore.exceptions import ClientError
 
-        self.get_meta(bundle_id)
+        self.get_meta(bundle_id)  # deleted (by any receiver) means gone, cached or not
+        cached = self._cache_open(bundle_id)
+        if cached is not None:
+            return cached
         try:
             obj = self._client.get_object(Bucket=self.bucket, Key=self._bundle_key(bundle_id))
         except ClientError as e:
@@ -146,6 +202,7 @@ class S3Storage:
 
     def delete(self, bundle_id: str) -> None:
         self.get_meta(bundle_id)
+        self._cache_drop(bundle_id)
         # invisible first, then the data
         self._client.delete_object(Bucket=self.bucket, Key=self._meta_key(bundle_id))
         self._client.delete_object(Bucket=self.bucket, Key=self._bundle_key(bundle_id))

@@ -32,7 +32,8 @@ class HTTPError(Exception):
 REASONS = {200: "OK", 201: "Created", 204: "No Content", 303: "See Other",
             400: "Bad Request", 401: "Unauthorized",
             403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-            411: "Length Required", 413: "Content Too Large", 500: "Internal Server Error"}
+            411: "Length Required", 413: "Content Too Large", 500: "Internal Server Error",
+            503: "Service Unavailable"}
 def download_type(name: str) -> str:
     if name.endswith((".log", ".txt", ".md", ".json", ".jsonl")):
         return "text/plain; charset=utf-8"  # shown as text, never run as a page (nosniff)
