@@ -5,6 +5,10 @@
 The receiver runs in its own process (so it does not share a GIL with rage) and drains
 each body in 1 MiB reads. Runs are interleaved (curl, rage, curl, rage, ...) and the
 median of each is reported; the goal is rage within 1.2x of curl.
+
+Then the failure path: how long `rage send` (the console script, a whole process) takes to
+report a refused connection, next to `curl -F` to the same closed port. Before rage failed
+fast this took about a minute of silent retries; the goal is well under a second.
 """
 
 from __future__ import annotations
@@ -100,6 +104,38 @@ def main() -> None:
     for name, ts in times.items():
         med = statistics.median(ts)
         print(f"{name:<10} {med:>9.3f} {size / 1e6 / med:>8.0f} {med / base:>7.2f}x")
+    refused(curl, args.rounds)
+
+
+def refused(curl: str, rounds: int) -> None:
+    """Time to a clear failure when nothing listens: rage send vs curl, interleaved."""
+    import socket
+
+    rage = shutil.which("rage") or sys.exit("the rage console script is not on PATH")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = Path(tmp) / "b.tar.zst"
+        bundle.write_bytes(os.urandom(1024))
+        env = {**os.environ, "RAGE_HOME": tmp, "RAGE_UPLOAD_TIMEOUT": "60"}
+        times: dict[str, list[float]] = {"curl -F": [], "rage send": []}
+        for _ in range(rounds):
+            for name, argv, rc in (
+                ("curl -F", [curl, "-sS", "--noproxy", "*", "-F", f"file=@{bundle}", url], 7),
+                ("rage send", [rage, "send", str(bundle), "--to", url, "--yes",
+                               "--any-file"], 4),
+            ):
+                t0 = time.perf_counter()
+                p = subprocess.run(argv, capture_output=True, env=env, check=False)
+                times[name].append(time.perf_counter() - t0)
+                assert p.returncode == rc, (name, p.returncode, p.stderr)
+    base = statistics.median(times["curl -F"])
+    print(f"connection refused (upload_timeout 60 s), whole process, median of {rounds}")
+    print(f"{'tool':<10} {'median s':>9} {'vs curl':>8}")
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        print(f"{name:<10} {med:>9.3f} {med / base:>7.1f}x")
 
 
 if __name__ == "__main__":

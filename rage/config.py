@@ -137,15 +137,33 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
-def _apply(layer: Mapping[str, Any], into: dict[str, Any], source: str) -> None:
+def _apply(layer: Mapping[str, Any], into: dict[str, Any], source: str,
+           warnings: list[str] | None = None) -> None:
+    """Apply ``layer``; with ``warnings``, a bad key is reported there and skipped (the
+    rest of the layer still applies) instead of raising."""
     for key, value in layer.items():
         name = key.replace("-", "_")
-        if name not in _FIELDS:
-            raise ConfigError(f"{source}: unknown setting {key!r}")
         try:
-            into[name] = _coerce(name, value)
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"{source}: {key}: {e}") from None
+            if name not in _FIELDS:
+                raise ConfigError(f"{source}: unknown setting {key!r}")
+            try:
+                into[name] = _coerce(name, value)
+            except (TypeError, ValueError) as e:
+                raise ConfigError(f"{source}: {key}: {_plain(e, value)}") from None
+        except ConfigError as e:
+            if warnings is None:
+                raise
+            warnings.append(f"{e.message}; ignored, the other settings apply")
+
+
+def _plain(e: Exception, value: Any) -> str:
+    """Python's conversion errors (``invalid literal for int()``) in plain words."""
+    text = str(e)
+    if text.startswith("invalid literal for int()"):
+        return f"expected a whole number, not {value!r}"
+    if text.startswith("could not convert string to float"):
+        return f"expected a number, not {value!r}"
+    return text
 
 
 def read_config_file(path: Path | None = None) -> dict[str, Any]:
@@ -187,11 +205,13 @@ def load_settings(
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     path: Path | None = None,
+    warnings: list[str] | None = None,
 ) -> Settings:
     """Resolve the settings for ``app``; raises :class:`ConfigError` on invalid input.
 
     ``overrides`` holds command-line values; ``None`` values there are ignored so a CLI can
-    pass every option through unconditionally.
+    pass every option through unconditionally. With ``warnings``, a bad key in the file or
+    the environment is reported there and skipped; the valid settings still apply.
     """
     values: dict[str, Any] = {}
     if app_defaults:
@@ -201,11 +221,11 @@ def load_settings(
     default = parsed.get("default", {})
     if not isinstance(default, dict):
         raise ConfigError(f"{src}: [default] must be a table")
-    _apply(default, values, src + " [default]")
+    _apply(default, values, src + " [default]", warnings)
     apps = parsed.get("app", {})
     if app and isinstance(apps, dict) and isinstance(apps.get(app), dict):
-        _apply(apps[app], values, f"{src} [app.{app}]")
-    _apply(env_layer(environ), values, "environment")
+        _apply(apps[app], values, f"{src} [app.{app}]", warnings)
+    _apply(env_layer(environ), values, "environment", warnings)
     if overrides:
         _apply({k: v for k, v in overrides.items() if v is not None}, values, "command line")
     return Settings(**values)
@@ -216,8 +236,9 @@ def load_settings_lenient(app: str | None, **kwargs: Any) -> tuple[Settings, str
 
     Recording paths use this: a broken config file must never stop the user's tool.
     """
+    problems: list[str] = []  # bad keys: skipped, the valid settings still apply
     try:
-        return load_settings(app, **kwargs), None
+        return load_settings(app, warnings=problems, **kwargs), "; ".join(problems) or None
     except ConfigError as e:
         return Settings(), str(e)
 

@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     UPLOAD_FAILED = 4
     DECLINED = 5
     BAD_INPUT = 6
+    INTERRUPTED = 130  # ^C, as a shell reports a command killed by SIGINT
     # `rage run` only, shell conventions
     NOT_EXECUTABLE = 126
     COMMAND_NOT_FOUND = 127
@@ -75,3 +76,9 @@ class BadInputError(RageError):
 
 class ConfigError(BadInputError):
     """The configuration file or a RAGE_* variable is invalid."""
+
+
+class InterruptedByUser(RageError):
+    """The user pressed ^C (at a prompt, or during an upload: the bundle is kept)."""
+
+    exit_code = ExitCode.INTERRUPTED

@@ -13,9 +13,9 @@ exactly what would be sent. :func:`write` then streams the members into a
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,11 +25,11 @@ from rage import bundle as _bundle
 from rage import summary as _summary
 from rage._version import __version__
 from rage.config import Settings
-from rage.errors import UsageError
 from rage.fsutil import private_dir
-from rage.paths import home_root, reports_dir
+from rage.paths import home_root
 from rage.record.history import Run, now_iso
 from rage.redact.capped import redact_capped
+from rage.report_write import STDOUT, BuiltBundle, default_bundle_path, output_path, write
 
 if TYPE_CHECKING:
     from collectors.base import Section
@@ -95,20 +95,6 @@ class Prepared:
         self.discard()
 
 
-@dataclass(frozen=True)
-class BuiltBundle:
-    """A bundle on disk."""
-
-    path: Path
-    size: int
-    sha256: str
-    manifest: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path), "size": self.size, "sha256": self.sha256,
-                "members": len(self.manifest.get("files", [])) + 1}
-
-
 def fair_shares(sizes: Mapping[str, int], budget: int) -> dict[str, int]:
     """Split ``budget`` bytes over files: small files keep everything, big ones share the rest.
 
@@ -162,7 +148,7 @@ def _recorded_environ(run: Run) -> dict[str, str] | None:
         return None
     if not isinstance(data, dict):
         return None
-    return {str(k): str(v) for k, v in data.items()}
+    return {escape_undecodable(str(k)): escape_undecodable(str(v)) for k, v in data.items()}
 
 
 def prepare(request: ReportRequest) -> Prepared:
@@ -186,10 +172,11 @@ def prepare(request: ReportRequest) -> Prepared:
                                                    file_warnings)
             sections, warnings = future.result() if future else ([], [])
         warnings = file_warnings + warnings
-        meta = redactor.data(dict(run.meta))
+        meta = redactor.data(escape_undecodable(dict(run.meta)))
         run_members.insert(0, _bytes_member("run/meta.json", _json(meta)))
         coll_members, coll_data = _collector_members(sections, redactor, warnings)
-        note = redactor.text(request.note).strip() if request.note else None
+        note = (redactor.text(escape_undecodable(request.note)).strip() if request.note
+                else None)
         others = run_members + coll_members
         summary_md = _summary.render(_summary.SummaryInput(
             app=run.app, meta=meta, rage_version=__version__, note=note,
@@ -200,6 +187,7 @@ def prepare(request: ReportRequest) -> Prepared:
             truncated=[f"{n['name']}: {n['dropped_bytes']} bytes dropped from the middle "
                        f"({n['stage']})" for n in notes],
         ))
+        summary_md = escape_undecodable(summary_md)
         summary_member = _bytes_member(_bundle.SUMMARY, summary_md.encode())
         counts = dict(redactor.counts)
         manifest: dict[str, Any] = {
@@ -230,7 +218,33 @@ def prepare(request: ReportRequest) -> Prepared:
 
 
 def _json(obj: Any) -> bytes:
-    return (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode()
+    text = json.dumps(escape_undecodable(obj), indent=2, ensure_ascii=False, default=str)
+    return (text + "\n").encode()
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    # surrogateescape keeps an undecodable byte B as U+DC00+B: show it as the byte it was
+    return f"\\x{c - 0xDC00:02x}" if 0xDC80 <= c <= 0xDCFF else f"\\u{c:04x}"
+
+
+def escape_undecodable(obj: Any) -> Any:
+    """``obj`` with every undecodable byte in its strings written as ``\\xNN``.
+
+    Recorded argv, cwd and environment values are OS strings: a byte that is not UTF-8
+    (a Latin-1 directory name, ``LANG=C``) arrives as a lone surrogate, which no UTF-8
+    file can hold. Escaping keeps every recorded byte visible in the bundle.
+    """
+    if isinstance(obj, str):
+        return _SURROGATES.sub(_escape_char, obj) if _SURROGATES.search(obj) else obj
+    if isinstance(obj, dict):
+        return {escape_undecodable(k): escape_undecodable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [escape_undecodable(v) for v in obj]
+    return obj
 
 
 def _bytes_member(name: str, data: bytes) -> Member:
@@ -301,7 +315,7 @@ def _collector_members(
         except Exception:
             warnings.append(f"collector name {s.name!r} is not usable as a file name: skipped")
             continue
-        d = s.to_dict()
+        d = escape_undecodable(s.to_dict())
         files = dict(d.pop("files") or {})
         d["files"] = sorted(files)
         clean = redactor.data(d)
@@ -341,33 +355,6 @@ def _output_tails(workdir: Path) -> list[tuple[str, str]]:
     return out
 
 
-def default_bundle_path(run: Run, created: float | None = None) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(created))
-    return reports_dir(run.app) / f"{run.app}-{run.short_id}-{stamp}.tar.zst"
-
-
-def write(prepared: Prepared, output: Path | None = None) -> BuiltBundle:
-    """Write the bundle: to ``output`` (a file, or a directory to put it in) or the reports dir.
-
-    The file is 0600 and appears atomically.
-    """
-    created = time.time()
-    run = prepared.request.run
-    if output is None:
-        path = default_bundle_path(run, created)
-    elif output.is_dir():
-        path = output / default_bundle_path(run, created).name
-    else:
-        path = output
-    try:
-        size, digest = _bundle.write_bundle(
-            path, [(m.name, m.data) for m in prepared.members], mtime=created)
-    except OSError as e:
-        raise UsageError(f"cannot write the bundle to {path}: {e.strerror or e}",
-                         hint="choose another place with --output") from None
-    return BuiltBundle(path=path, size=size, sha256=digest, manifest=prepared.manifest)
-
-
 PREVIEW_BYTES = 32 * 1024  # per member: more than this shows the head and the tail
 
 
@@ -400,3 +387,19 @@ def preview(prepared: Prepared, *, max_bytes: int = PREVIEW_BYTES) -> dict[str, 
     return {"run": prepared.request.run.id, "app": prepared.request.run.app,
             "total_bytes": prepared.total_bytes, "redaction_counts": prepared.redaction_counts,
             "warnings": prepared.warnings, "members": items}
+
+
+__all__ = [
+    "STDOUT",
+    "BuiltBundle",
+    "Member",
+    "Prepared",
+    "ReportRequest",
+    "default_bundle_path",
+    "escape_undecodable",
+    "fair_shares",
+    "output_path",
+    "prepare",
+    "preview",
+    "write",
+]

@@ -21,11 +21,11 @@ def is_own_live_run(run: Run) -> bool:
     return run.status == RUNNING and run.pid == os.getpid()
 
 
-def candidates(store: RunStore, app: str | None, *, limit: int = CHOOSER_LIMIT) -> list[Run]:
+def candidates(store: RunStore, app: str | None, *, limit: int | None = None) -> list[Run]:
     """Runs worth offering, newest first: no report commands, not this process's own run."""
     listing = store.list(app, include_report_commands=False)
     runs = [r for r in listing.runs if not is_own_live_run(r)]
-    return runs[:limit]
+    return runs if limit is None else runs[:limit]
 
 
 def nothing_recorded(app: str | None) -> NotFoundError:
@@ -67,29 +67,58 @@ def prompt_for_run(
     rows: list[str],
     ask: Callable[[str], str | None],
     say: Callable[[str], None],
+    *,
+    page_size: int = CHOOSER_LIMIT,
+    header: str | None = None,
 ) -> Run:
-    """Show ``rows`` (one per run) and ask until the answer is a valid number.
+    """Show ``rows`` (one per run) a page at a time and ask until the answer names a run.
 
-    ``ask`` returns the user's line, or None at end of input. ``q`` or end of input raises
-    DeclinedError.
+    An answer is a row number, a run id (or a unique prefix of it or of its short form),
+    ``m`` (or Enter) for the next page, or ``q``. ``ask`` returns the user's line, or None at
+    end of input; ``q`` or end of input raises DeclinedError.
     """
     if not runs:
         raise NotFoundError("no runs to choose from", hint=NOTHING_RECORDED_HINT)
-    say("Recent runs (newest first, ! marks the ones that went wrong):")
-    for row in rows:
-        say(row)
     n = len(runs)
-    question = f"Which run do you want to report? [1-{n}, q to quit]"
+    shown = 0
+
+    def show_page() -> None:
+        nonlocal shown
+        if shown == 0:
+            say("Recent runs (newest first, ! marks the ones that went wrong):")
+            if header:
+                say(header)
+        end = min(shown + page_size, n)
+        for row in rows[shown:end]:
+            say(row)
+        shown = end
+
+    show_page()
     while True:
-        answer = ask(question)
+        more = shown < n
+        extra = f", m for {min(page_size, n - shown)} more" if more else ""
+        answer = ask(f"Which run do you want to report? [1-{shown}, or a run id{extra}, "
+                     "q to quit]")
         if answer is None:
             raise DeclinedError("no run chosen")
         answer = answer.strip().lower()
         if answer in {"q", "quit", "exit"}:
             raise DeclinedError("no run chosen")
-        if answer.isdigit() and 1 <= int(answer) <= n:
+        if answer in {"", "m", "more"} and more:
+            show_page()
+            continue
+        if answer.isdigit() and 1 <= int(answer) <= shown:
             return runs[int(answer) - 1]
-        say(f"pick a number 1-{n}, or q to quit")
+        if len(answer) >= 4:  # shorter ones are typos of numbers, not ids
+            matches = [r for r in runs if r.id.lower().startswith(answer)
+                       or r.short_id.lower().startswith(answer)]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                say(f"{answer!r} matches {len(matches)} runs: type more of the id")
+                continue
+        say(f"pick a number 1-{shown}, a run id" + (", m for more" if more else "")
+            + ", or q to quit")
 
 
 def no_terminal_error() -> UsageError:

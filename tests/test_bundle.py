@@ -335,7 +335,7 @@ def test_inspect_json_and_missing_file(tmp_path: Path) -> None:
     assert data["problems"] == [] and [m["name"] for m in data["members"]] == ["summary.md",
                                                                               "run/a"]
     missing = run_rage("inspect", str(tmp_path / "nope.tar.zst"))
-    assert missing.returncode == 6 and missing.stderr.startswith("rage: ")
+    assert missing.returncode == 3 and missing.stderr.startswith("rage: ")  # 3: no such bundle
 
 
 def test_reader_read_unknown_member(tmp_path: Path) -> None:

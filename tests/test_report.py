@@ -291,6 +291,7 @@ def test_upload_needs_yes_without_a_terminal(tmp_path: Path) -> None:
 def test_upload_with_yes_prints_link_and_issue_url(tmp_path: Path, config_file: Path) -> None:
     record("demo", ["demo", "sync"], 1, output=b"x\n")
     inbox = tmp_path / "inbox"
+    inbox.mkdir()
     config_file.write_text(
         f'[app.demo]\nupload_url = "{inbox.as_uri()}"\n'
         'issues_url = "https://github.com/me/demo/issues"\n')
@@ -315,7 +316,7 @@ def test_interactive_report_on_a_pty(tmp_path: Path) -> None:
     record("demo", ["demo", "older"], 2, output=b"older output\n")
     record("demo", ["demo", "newer"], 0, output=b"newer output\n")
     with pty_rage("report", "--app", "demo", "--no-collect") as p:
-        p.expect("[1-2, q to quit]")
+        p.expect("q to quit]")
         p.send("2\n")
         p.expect("What went wrong?")
         p.send("the older one failed\n")
@@ -342,20 +343,34 @@ def test_interactive_decline_writes_nothing() -> None:
     assert not list(Path(os.environ["RAGE_HOME"]).rglob("*.tar.zst"))
 
 
-def test_interactive_upload_is_asked_and_defaults_to_no(tmp_path: Path) -> None:
+def test_interactive_upload_is_asked_and_defaults_to_yes(tmp_path: Path) -> None:
+    """Both questions default to yes: Enter does what the user asked for with --to."""
     record("demo", ["demo"], 2, output=b"out\n")
     inbox = tmp_path / "inbox"
+    inbox.mkdir()
     with pty_rage("report", "--last", "--app", "demo", "--no-collect", "--to",
                   inbox.as_uri()) as p:
         p.expect("What went wrong?")
         p.send("\n")
         p.expect("Create the bundle? [Y/n, p to preview]")
-        p.send("y\n")
-        p.expect(f"Upload to {inbox}? [y/N]")
         p.send("\n")
-        p.expect("not uploaded")
+        asked = p.expect(f"Upload it to {inbox}? [Y/n]")
+        p.send("n\n")
+        p.expect("not uploaded; send it later with: rage send ")
         assert p.wait() == 0
-    assert not inbox.exists()
+    assert "bundle written: " in asked  # written before the question, and said so after
+    assert list(inbox.iterdir()) == []
+    with pty_rage("report", "--last", "--app", "demo", "--no-collect", "--to",
+                  inbox.as_uri()) as p:
+        p.expect("What went wrong?")
+        p.send("\n")
+        p.expect("Create the bundle? [Y/n, p to preview]")
+        p.send("\n")
+        p.expect(f"Upload it to {inbox}? [Y/n]")
+        p.send("\n")
+        p.expect("uploaded: file://")
+        assert p.wait() == 0
+    assert len(list(inbox.iterdir())) == 1
 
 
 def test_factory_scopes_to_one_app(tmp_path: Path) -> None:
@@ -387,6 +402,7 @@ def test_factory_scopes_to_one_app(tmp_path: Path) -> None:
                          check=False)
     assert bad.returncode == 2 and "--app" in bad.stderr
     inbox = tmp_path / "inbox"
+    inbox.mkdir()
     with_defaults = script.replace(
         "app='mytool'", f"app='mytool', app_defaults={{'upload_url': {inbox.as_uri()!r}}}")
     sent = subprocess.run([sys.executable, "-c", with_defaults, "--last", "--yes",
@@ -460,7 +476,7 @@ def test_unwritable_output_is_a_clear_error(tmp_path: Path) -> None:
     proc = run_rage("report", "--last", "--yes", "--no-collect",
                     "--output", str(blocker / "sub" / "b.tar.zst"))
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.startswith("rage: cannot write the bundle to ")
+    assert proc.stderr.startswith(f"rage: no such directory: {blocker / 'sub'}")
     assert "Traceback" not in proc.stderr
 
 

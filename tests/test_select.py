@@ -154,7 +154,7 @@ def test_prompt_reasks_until_valid() -> None:
     said: list[str] = []
     chosen = prompt_for_run(runs, ["r1", "r2", "r3"], lambda q: next(answers), said.append)
     assert chosen == runs[1]
-    assert said.count("pick a number 1-3, or q to quit") == 4
+    assert said.count("pick a number 1-3, a run id, or q to quit") == 4
     with pytest.raises(DeclinedError):
         prompt_for_run(runs, ["a", "b", "c"], lambda q: None, said.append)
     with pytest.raises(DeclinedError):
@@ -183,15 +183,15 @@ def test_chooser_on_a_pty_reasks_and_quits() -> None:
     record("demo", ["demo", "second-run"], 3)
     record("demo", ["demo", "rage"], 0, extra={"report_command": True})
     with pty_rage("report", "--app", "demo", "--no-collect") as p:
-        listing = p.expect("[1-2, q to quit]")
+        listing = p.expect("q to quit]")
         assert "second-run" in listing and "first-run" in listing
         assert "demo rage" not in listing
         # newest first, the failed one marked with "!"
         assert listing.index("second-run") < listing.index("first-run")
         assert "  1) ! " in listing
         p.send("seven\n")
-        p.expect("pick a number 1-2, or q to quit")
+        p.expect("pick a number 1-2, a run id, or q to quit")
         p.send("3\n")
-        p.expect("pick a number 1-2, or q to quit")
+        p.expect("pick a number 1-2, a run id, or q to quit")
         p.send("q\n")
         assert p.wait() == 5

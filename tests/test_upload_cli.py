@@ -86,8 +86,12 @@ def test_send_500_until_budget_keeps_bundle_exit_4(rage_home: Path) -> None:
         elapsed = time.monotonic() - t0
     assert p.returncode == 4
     lines = p.stderr.strip().splitlines()
-    assert 1 <= len(lines) <= 2, p.stderr
-    assert "HTTP 500" in lines[0]
+    retries = [ln for ln in lines if "retrying in" in ln]
+    assert retries and all("HTTP 500" in ln and "giving up in" in ln for ln in retries)
+    final = lines[len(retries):]
+    assert len(final) == 2, p.stderr
+    assert "HTTP 500" in final[0]
+    assert final[1].endswith(f"retry with: rage send {b} --to {s.url}")
     assert str(b) in p.stderr and "Traceback" not in p.stderr
     assert p.stdout == ""
     assert b.exists() and not Path(str(b) + ".sent.json").exists()
@@ -130,7 +134,7 @@ def _pty_send(args: list[str], answer: bytes) -> tuple[int, str]:
                 if not data:
                     break
                 out += data
-            if not answered and b"[y/N]" in out:
+            if not answered and b"[Y/n]" in out:
                 os.write(main, answer + b"\n")
                 answered = True
             if proc.poll() is not None and not r:

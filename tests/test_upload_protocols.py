@@ -115,6 +115,7 @@ def test_gist_without_token_fails_before_any_request(
 
 def test_directory_target(bundle: Path, tmp_path: Path) -> None:
     dest = tmp_path / "drop box"
+    dest.mkdir(mode=0o700)
     r1 = upload_bundle(bundle, target=dest.as_uri(), settings=fast())
     r2 = upload_bundle(bundle, target=dest.as_uri(), settings=fast())
     copies = sorted(dest.iterdir())
@@ -133,8 +134,17 @@ def test_directory_target_that_cannot_be_a_directory(bundle: Path, tmp_path: Pat
     blocker.write_text("not a directory")
     with pytest.raises(UploadError) as ei:
         upload_bundle(bundle, target=(blocker / "x").as_uri(), settings=fast())
-    assert "cannot copy the bundle" in ei.value.message
+    assert "no such directory" in ei.value.message
     assert ei.value.bundle == str(bundle)
+
+
+def test_directory_target_missing_is_an_error_not_created(bundle: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "share" / "bugs"
+    with pytest.raises(UploadError) as ei:
+        upload_bundle(bundle, target=missing.as_uri(), settings=fast())
+    assert f"no such directory: {missing}" in ei.value.message
+    assert not (tmp_path / "share").exists()
+    assert sent_info(bundle) is None
 
 
 @pytest.mark.parametrize(("target", "protocol", "expected"), [
@@ -160,8 +170,8 @@ def test_parse_target_rejects(target: str, protocol: str | None) -> None:
         parse_target(target, protocol)
 
 
-def test_bad_target_is_an_upload_error_naming_the_bundle(bundle: Path) -> None:
-    with pytest.raises(UploadError) as ei:
+def test_bad_target_is_a_usage_error(bundle: Path) -> None:
+    with pytest.raises(UsageError) as ei:
         upload_bundle(bundle, target="ftp://example.org/", settings=fast())
-    assert ei.value.bundle == str(bundle)
+    assert "ftp://example.org/" in ei.value.message
     assert sent_info(bundle) is None

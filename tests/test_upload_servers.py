@@ -33,6 +33,7 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False  # read the request, then never answer
+    trickle: float = 0.0  # seconds between bytes of the answer (a server that stalls)
 
 
 @dataclass
@@ -95,7 +96,15 @@ class FakeServer:
                         self.send_header(k, v.replace("{base}", server.url))
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
-                    self.wfile.write(body)
+                    if reply.trickle:
+                        self.wfile.flush()
+                        for i in range(len(body)):
+                            if server.release.wait(reply.trickle):
+                                break
+                            self.wfile.write(body[i:i + 1])
+                            self.wfile.flush()
+                    else:
+                        self.wfile.write(body)
                 except OSError:
                     self.close_connection = True
 
@@ -121,22 +130,29 @@ class FakeServer:
 
 
 def make_bundle(path: Path, *, app: str = "mytool", status: str = "failed", exit_code: int = 1,
-                extra: Sequence[tuple[str, bytes]] = (), filler: int = 0) -> Path:
+                extra: Sequence[tuple[str, bytes]] = (), filler: int = 0,
+                summary: bytes | None = None) -> Path:
     """A real .tar.zst bundle: manifest.json, summary.md, run/output.log, extras, filler."""
+    import hashlib
     import os
 
     import zstandard
 
-    manifest = {"schema": 1, "app": app, "run": {"app": app, "status": status,
-                "exit_code": exit_code, "signal": None, "argv": [app, "sync", "--all"]}}
     members: list[tuple[str, bytes]] = [
-        ("manifest.json", json.dumps(manifest).encode()),
-        ("summary.md", f"# {app} {status}\n\nexit code {exit_code}\n".encode()),
+        ("summary.md", summary if summary is not None
+         else f"# {app} {status}\n\nexit code {exit_code}\n".encode()),
         ("run/output.log", b"starting\nerror: disk on fire\n"),
         *extra,
     ]
     if filler:
         members.append(("run/blob.bin", os.urandom(filler)))
+    # a manifest that lists every member with its checksum: a bundle `rage send` accepts
+    files = [{"name": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+             for n, d in members]
+    manifest = {"schema": 1, "app": app, "run": {"app": app, "status": status,
+                "exit_code": exit_code, "signal": None, "argv": [app, "sync", "--all"]},
+                "files": files}
+    members.insert(0, ("manifest.json", json.dumps(manifest).encode()))
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as raw, \
             zstandard.ZstdCompressor(level=1).stream_writer(raw, closefd=False) as zw, \

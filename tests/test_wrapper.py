@@ -120,9 +120,9 @@ def test_child_sees_no_tty_and_a_pipe_when_piped() -> None:
 def test_child_signal_death_gives_128_plus_n_and_crash_hint() -> None:
     proc = wrap("--app", "boom", "--", "sh", "-c", "kill -SEGV $$")
     assert proc.returncode == 128 + signal.SIGSEGV
-    assert proc.stderr == (b"rage: boom crashed (SIGSEGV); to report it: "
-                           b"rage report --app boom --last\n")
     run = only_run("boom")
+    assert proc.stderr == (b"rage: boom crashed (SIGSEGV); to report it: "
+                           b"rage report " + run["id"].rsplit("-", 1)[-1].encode() + b"\n")
     assert run["status"] == "crashed" and run["signal"] == signal.SIGSEGV
     # a non-crash signal: no hint, and the wrapper dies of the same signal
     proc = wrap("--app", "term", "--", "sh", "-c", "kill -TERM $$")
@@ -136,8 +136,9 @@ def test_hint_on_failure_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAGE_HINT_ON_FAILURE", "1")
     proc = wrap("--app", "fails", "--", "sh", "-c", "exit 4")
     assert proc.returncode == 4
+    short = only_run("fails")["id"].rsplit("-", 1)[-1].encode()
     assert proc.stderr == (b"rage: fails failed (exit 4); to report it: "
-                           b"rage report --app fails --last\n")
+                           b"rage report " + short + b"\n")
 
 
 def _handler_child(tmp_path: Path) -> str:

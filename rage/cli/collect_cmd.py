@@ -16,12 +16,12 @@ app_option = click.option("--app", "-a", metavar="NAME",
 
 def _discover(app: str | None) -> Any:
     from collectors.base import discover
-    from rage.config import load_settings
+    from rage.cli.render import checked_settings
     from rage.paths import check_app
 
     if app:
         check_app(app)
-    settings = load_settings(app)
+    settings = checked_settings(app)
     return settings, discover(disable=settings.disable_collectors, enable=settings.collectors)
 
 

@@ -7,18 +7,20 @@ import sys
 import click
 
 from rage.cli.render import (
+    checked_settings,
     command_line,
     emit_json,
     format_duration,
     format_exit,
+    format_started,
     format_status,
-    format_when,
+    run_header,
     run_rows,
     warn,
 )
-from rage.config import load_settings
-from rage.errors import NotFoundError, UsageError
-from rage.record.history import RunStore
+from rage.cli.termtext import clean, clean_line
+from rage.errors import DeclinedError, NotFoundError, UsageError
+from rage.record.history import Run, RunStore
 
 app_option = click.option("--app", "-a", metavar="NAME", help="Only runs of this app.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -27,22 +29,36 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 @click.command("list")
 @app_option
 @click.option("--failed", is_flag=True, help="Only failed, crashed, interrupted or lost runs.")
-@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
+              metavar="N", help="Show at most N runs.")
 @json_option
 def list_cmd(app: str | None, failed: bool, limit: int, as_json: bool) -> None:
     """List recorded runs, newest first (`!` marks the ones that went wrong)."""
-    listing = RunStore().list(app, problems_only=failed, limit=limit)
+    from rage.errors import ConfigError
+
+    try:  # listing needs no settings, but a broken config must not go unnoticed
+        checked_settings(app)
+    except ConfigError as e:
+        warn(e.message)
+    listing = RunStore().list(app, problems_only=failed, limit=limit + 1)
     for w in listing.warnings:
         warn(w)
+    runs, more = listing.runs[:limit], len(listing.runs) > limit
     if as_json:
-        emit_json({"runs": [r.to_dict() for r in listing.runs], "warnings": listing.warnings})
+        emit_json({"runs": [r.to_dict() for r in runs], "more": more,
+                   "warnings": listing.warnings})
         return
-    if not listing.runs:
-        click.echo("no runs recorded yet: try `rage run -- CMD`", err=True)
+    if not runs:
+        what = "failed runs" if failed else "runs"
+        scope = f" of {app}" if app else ""
+        click.echo(f"no {what}{scope} recorded yet: try `rage run -- CMD`", err=True)
         return
-    show_app = app is None and len({r.app for r in listing.runs}) > 1
-    for line in run_rows(listing.runs, show_app=show_app):
+    show_app = app is None and len({r.app for r in runs}) > 1
+    click.echo(run_header(show_app=show_app))
+    for line in run_rows(runs, show_app=show_app):
         click.echo(line)
+    if more:
+        click.echo(f"(showing the newest {limit}; more with --limit {limit * 5})", err=True)
 
 
 @click.command()
@@ -56,7 +72,7 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
     if run.status == "corrupt":
         warn(f"run {run.app}/{run.id} is broken: {run.problem}")
     if output_log:
-        names = ["output.log", "stdout.log", "stderr.log"]
+        names = ["output.log", "stdout.log", "stderr.log", "traceback.txt", "fatal.log"]
         parts = []
         for n in names:
             p = run.dir / n
@@ -65,7 +81,7 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
                 parts.append(data if n == "output.log" else f"==> {n} <==\n{data}")
         if not parts:
             raise NotFoundError(f"run {run.short_id} has no captured output")
-        text = "\n".join(parts)
+        text = clean("\n".join(parts))
         if sys.stdout.isatty():
             click.echo_via_pager(text)
         else:
@@ -77,25 +93,57 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         emit_json(d)
         return
     rows = [
-        ("run", f"{run.id}  ({run.app})"),
+        ("run", f"{run.id}  ({clean_line(run.app)})"),
         ("command", command_line(run.argv)),
-        ("cwd", run.cwd or "-"),
-        ("status", format_status(run.status).rstrip()),
+        ("cwd", clean_line(run.cwd or "-")),
+        ("status", format_status(run.status, pad=False)),
         ("exit", format_exit(run)),
-        ("started", format_when(run.started_at)),
+        ("started", format_started(run.started_at)),
         ("duration", format_duration(run.duration_s)),
-        ("recorder", run.recorder or "-"),
+        ("recorder", clean_line(run.recorder or "-")),
     ]
-    for key in ("peak_rss_bytes", "cpu_user_s", "cpu_sys_s", "app_version"):
-        if run.meta.get(key) is not None:
-            rows.append((key, str(run.meta[key])))
+    exception = _exception_line(run)
+    if exception:
+        rows.append(("exception", exception))
+    if run.meta.get("peak_rss_bytes") is not None:
+        rows.append(("peak memory", _size(run.meta["peak_rss_bytes"])))
+    for key, label in (("cpu_user_s", "cpu user"), ("cpu_sys_s", "cpu system")):
+        if isinstance(run.meta.get(key), int | float):
+            rows.append((label, format_duration(float(run.meta[key]))))
+    if run.meta.get("app_version") is not None:
+        rows.append(("app version", clean_line(run.meta["app_version"])))
+    for note in run.meta.get("truncation") or []:
+        if isinstance(note, dict) and note.get("dropped_bytes"):
+            rows.append(("truncated", f"{clean_line(note.get('name'))}: "
+                         f"{_size(note['dropped_bytes'])} dropped from the middle "
+                         f"(of {_size(note.get('total_bytes'))}; output_cap)"))
     for k, v in rows:
         click.echo(f"{k:>15}: {v}")
     files = run.files()
     if files:
         click.echo(f"{'files':>15}:")
         for p in files:
-            click.echo(f"{'':>17}{p.relative_to(run.dir)}  ({p.stat().st_size} bytes)")
+            size = _size(p.stat().st_size)
+            click.echo(f"{'':>17}{clean_line(p.relative_to(run.dir))}  ({size})")
+
+
+def _size(n: object) -> str:
+    from rage.config import format_size
+
+    return format_size(n) if isinstance(n, int) else "?"
+
+
+def _exception_line(run: Run) -> str | None:
+    """The last line of the run's traceback (``ValueError: ...``), if it has one."""
+    try:
+        with open(run.dir / "traceback.txt", "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(f.tell() - 8192, 0))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    lines = [ln for ln in tail.splitlines() if ln.strip()]
+    return clean_line(lines[-1].strip())[:300] if lines else None
 
 
 @click.command()
@@ -109,8 +157,16 @@ def forget(run_ref: str | None, app: str | None, all_runs: bool, yes: bool) -> N
     if all_runs:
         if run_ref or not app:
             raise UsageError("use either RUN or --all --app NAME")
-        if not yes and sys.stdin.isatty():
-            click.confirm(f"forget every run of {app}?", abort=True)
+        count = len(store.run_dirs(app))
+        if not count:
+            raise NotFoundError(f"no runs of {app} recorded",
+                                hint="`rage list` shows the apps that have runs")
+        if not yes:
+            if not (sys.stdin.isatty() and sys.stderr.isatty()):
+                raise UsageError(f"not a terminal: pass --yes to forget all {count} run(s) "
+                                 f"of {app} without confirmation")
+            if not click.confirm(f"forget all {count} run(s) of {app}?", err=True):
+                raise DeclinedError("nothing forgotten")
         n = store.forget_all(app)
         click.echo(f"forgot {n} run(s) of {app}")
         return
@@ -129,7 +185,7 @@ def gc(app: str | None, as_json: bool) -> None:
     store = RunStore()
     results = {}
     for a in [app] if app else store.apps():
-        s = load_settings(a)
+        s = checked_settings(a)
         results[a] = store.prune(a, max_runs=s.max_runs, max_bytes=s.max_bytes,
                                  max_age_days=s.max_age_days)
     if as_json:

@@ -35,8 +35,38 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# What `rage --help` says about each command: short enough never to be cut.
+SUMMARIES: dict[str, str] = {
+    "run": "Run a command and record the run.",
+    "list": "List recorded runs, newest first.",
+    "show": "Show one run (or its captured output).",
+    "forget": "Delete one run, or every run of an app.",
+    "gc": "Apply the retention limits now.",
+    "shim": "Record every run of a program by name.",
+    "collect": "Show what the collectors gather here.",
+    "collectors": "List the installed collectors.",
+    "report": "Make a redacted bug-report bundle of a run.",
+    "inspect": "Show, verify or extract a bundle.",
+    "send": "Upload a bundle.",
+    "pending": "List bundles not uploaded yet.",
+    "serve": "Run a receiver for bundles.",
+}
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on demand and whose errors become exit codes."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # One whole line per command from SUMMARIES: click would cut each docstring's first
+        # sentence at the terminal width, and listing them this way imports no subcommand.
+        rows = [(n, SUMMARIES.get(n) or self._short_help(ctx, n)) for n in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def _short_help(self, ctx: click.Context, name: str) -> str:
+        cmd = self.get_command(ctx, name)  # a command without a summary above: import it
+        return cmd.get_short_help_str(limit=200) if cmd else ""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(n for n in COMMANDS if self._available(n))
@@ -61,8 +91,16 @@ class LazyGroup(click.Group):
         except RageError as e:
             report_error(e)
             sys.exit(int(e.exit_code))
-        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt,
-                BrokenPipeError):
+        except BrokenPipeError:
+            # the reader went away (`rage list | head -1`): what it wanted was printed
+            quiet_stdout()
+            sys.exit(int(ExitCode.OK))
+        except (KeyboardInterrupt, click.Abort):
+            # ^C at a prompt (click turns ^C and end of input inside its prompts into Abort)
+            click.echo("", err=True)
+            click.echo("rage: interrupted", err=True)
+            sys.exit(int(ExitCode.INTERRUPTED))
+        except (click.exceptions.Exit, click.ClickException):
             raise
         except Exception as e:
             if debug_enabled(ctx):
@@ -72,10 +110,24 @@ class LazyGroup(click.Group):
             sys.exit(int(ExitCode.INTERNAL))
 
 
-def report_error(e: RageError) -> None:
-    click.echo(f"rage: {e.message}", err=True)
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def report_error(e: RageError, prog: str = "rage") -> None:
+    """Print ``e`` as ``PROG: message``, made inert: messages quote file names, member
+    names and server answers, which must never reach a terminal raw."""
+    from rage.cli.termtext import clean_line
+
+    click.echo(f"{prog}: {clean_line(e.message)}", err=True)
     if e.hint:
-        click.echo(f"rage: {e.hint}", err=True)
+        click.echo(f"{prog}: {clean_line(e.hint)}", err=True)
 
 
 def debug_enabled(ctx: click.Context | None = None) -> bool:

@@ -6,12 +6,14 @@ import dataclasses
 import json
 import shutil
 import signal as _signal
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from rage.cli.termtext import clean_line, style
 from rage.record.history import Run, parse_iso
 
 STATUS_COLORS = {
@@ -73,31 +75,54 @@ def format_exit(run: Run) -> str:
     return "-" if run.exit_code is None else str(run.exit_code)
 
 
-def format_status(status: str) -> str:
-    return click.style(f"{status:<11}", fg=STATUS_COLORS.get(status), bold=status != "ok")
+def format_status(status: str, *, pad: bool = True) -> str:
+    text = f"{status:<11}" if pad else status
+    return style(text, fg=STATUS_COLORS.get(status), bold=status != "ok")
 
 
 def command_line(argv: tuple[str, ...] | list[str]) -> str:
+    """The command as one inert line (quoted as a shell would; controls escaped)."""
     import shlex
 
-    return shlex.join(argv)
+    return clean_line(shlex.join(argv))
 
 
-def run_rows(runs: list[Run], *, numbered: bool = False, show_app: bool = False) -> list[str]:
-    """One line per run, the command shortened to the terminal width."""
+def format_started(iso: str | None) -> str:
+    """Local date and time of a run's start (always with the date: runs span days)."""
+    if not iso:
+        return "-"
+    try:
+        return parse_iso(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return clean_line(iso)
+
+
+def run_header(*, numbered: bool = False, show_app: bool = False) -> str:
+    prefix = "     " if numbered else ""
+    app = f"{'APP':<12} " if show_app else ""
+    return (f"{prefix}  {'ID':<8}  {'STARTED':<19} {'STATUS':<11} {'EXIT':>7} {'TIME':>7}  "
+            f"{app}COMMAND")
+
+
+def run_rows(runs: list[Run], *, numbered: bool = False, show_app: bool = False,
+             start: int = 1, fit: bool | None = None) -> list[str]:
+    """One line per run. With ``fit`` (default: stdout is a terminal) the command is
+    shortened to the terminal width; in a pipe it is whole, so grep sees all of it."""
+    if fit is None:
+        fit = sys.stdout.isatty()
     width = shutil.get_terminal_size((100, 24)).columns
     lines = []
-    for i, run in enumerate(runs, 1):
+    for i, run in enumerate(runs, start):
         mark = "!" if run.is_problem else " "
         prefix = f"{i:>3}) " if numbered else ""
-        app = f"{run.app:<12} " if show_app else ""
+        app = f"{clean_line(run.app):<12} " if show_app else ""
         head = (
-            f"{prefix}{mark} {run.short_id}  {format_when(run.started_at):<16} "
+            f"{prefix}{mark} {run.short_id}  {format_started(run.started_at):<19} "
             f"{run.status:<11} {format_exit(run):>7} {format_duration(run.duration_s):>7}  {app}"
         )
         cmd = command_line(run.argv)
         room = max(width - len(head) - 1, 20)
-        if len(cmd) > room:
+        if fit and len(cmd) > room:
             cmd = cmd[: room - 1] + "…"
         styled = head.replace(f"{run.status:<11}", format_status(run.status), 1)
         lines.append(styled + cmd)
@@ -106,3 +131,20 @@ def run_rows(runs: list[Run], *, numbered: bool = False, show_app: bool = False)
 
 def warn(message: str) -> None:
     click.echo(f"rage: warning: {message}", err=True)
+
+
+_warned: set[str] = set()
+
+
+def checked_settings(app: str | None, **kwargs: Any) -> Any:
+    """The settings for ``app``; a broken key in the config is a warning (once per
+    process), and everything valid still applies."""
+    from rage.config import load_settings
+
+    problems: list[str] = []
+    result = load_settings(app, warnings=problems, **kwargs)
+    for p in problems:
+        if p not in _warned:
+            _warned.add(p)
+            warn(p)
+    return result

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,12 +35,19 @@ def _host(target: str) -> str:
 
 
 def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    """Prompts need a terminal to read from (stdin) and to ask on (stderr); stdout may be
+    a pipe (`rage report | cat`)."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _say(text: str = "") -> None:
+    """Conversation with the user: on stderr, so stdout stays free for results."""
+    click.echo(text, err=True)
 
 
 def _ask(question: str) -> str | None:
     """One line from the terminal; None at end of input."""
-    click.echo(f"{question} ", nl=False)
+    click.echo(f"{question} ", nl=False, err=True)
     line = sys.stdin.readline()
     return None if line == "" else line.rstrip("\n")
 
@@ -63,10 +71,11 @@ def _confirm(question: str, *, default: bool,
         if on_preview and answer in {"p", "preview"}:
             on_preview()
             continue
-        click.echo("please answer y or n" + (" (or p to preview)" if on_preview else ""))
+        _say("please answer y or n" + (" (or p to preview)" if on_preview else ""))
 
 
 def _choose(app: str | None) -> Any:
+    from rage.cli.render import run_header
     from rage.record.history import RunStore
     from rage.select import candidates, nothing_recorded, prompt_for_run
 
@@ -74,47 +83,71 @@ def _choose(app: str | None) -> Any:
     if not runs:
         raise nothing_recorded(app)
     show_app = app is None and len({r.app for r in runs}) > 1
-    rows = run_rows(runs, numbered=True, show_app=show_app)
-    return prompt_for_run(runs, rows, _ask, click.echo)
+    rows = run_rows(runs, numbered=True, show_app=show_app, fit=True)
+    return prompt_for_run(runs, rows, _ask, _say,
+                          header=run_header(numbered=True, show_app=show_app))
+
+
+def _preview_order(name: str) -> int:
+    # what a reader wants first: the summary; the manifest (long JSON) last
+    from rage.bundle import MANIFEST, SUMMARY
+
+    return 0 if name == SUMMARY else 2 if name == MANIFEST else 1
 
 
 def _render_preview(data: Mapping[str, Any]) -> str:
-    out = [f"Preview of the report for run {data['run']} ({data['app']}): "
+    from rage.cli.termtext import clean, clean_line
+
+    out = [f"Preview of the report for run {data['run']} ({clean_line(data['app'])}): "
            f"{len(data['members'])} files, {format_size(data['total_bytes'])} before compression.",
            "This is exactly what the bundle would contain (already redacted).", ""]
-    for m in data["members"]:
-        title = f"===== {m['name']} ({format_size(m['size'])})"
+    for m in sorted(data["members"], key=lambda m: _preview_order(m["name"])):
+        title = f"===== {clean_line(m['name'])} ({format_size(m['size'])})"
         if m.get("binary"):
             out += [title + " binary, not shown =====", ""]
         elif "content" in m:
-            out += [title + " =====", m["content"].rstrip("\n"), ""]
+            out += [title + " =====", clean(m["content"]).rstrip("\n"), ""]
         else:
-            out += [title + " head and tail =====", m["head"].rstrip("\n"),
+            out += [title + " head and tail =====", clean(m["head"]).rstrip("\n"),
                     f"[... {m['omitted_bytes']} bytes not shown here ...]",
-                    m["tail"].rstrip("\n"), ""]
+                    clean(m["tail"]).rstrip("\n"), ""]
     return "\n".join(out) + "\n"
 
 
 def _overview(prepared: Any, dest: str) -> None:
     """The short summary shown before asking to create the bundle."""
-    click.echo(f"The bundle for run {prepared.request.run.short_id} would contain:")
+    from rage.cli.termtext import clean_line
+
+    _say(f"The bundle for run {prepared.request.run.short_id} would contain:")
     for m in prepared.members:
-        click.echo(f"  {m.name:<40} {format_size(m.size):>10}")
+        _say(f"  {clean_line(m.name):<40} {format_size(m.size):>10}")
     counts = prepared.redaction_counts
     if counts:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-        click.echo(f"Redacted {sum(counts.values())} value(s) ({kinds}).")
+        _say(f"Redacted {sum(counts.values())} value(s) ({kinds}).")
     else:
-        click.echo("Nothing needed redacting.")
-    click.echo(f"Total {format_size(prepared.total_bytes)} before compression, written to {dest}")
+        _say("Nothing needed redacting.")
+    _say(f"Total {format_size(prepared.total_bytes)} before compression; "
+         f"it will be written to {dest}")
 
 
 def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | None,
             as_json: bool) -> dict[str, Any]:
-    from rage.upload import upload_bundle
+    from rage.errors import InterruptedByUser, UploadError
+    from rage.upload import resend_command, upload_bundle
 
-    result = upload_bundle(built.path, target=target, settings=settings,
-                           progress=sys.stderr.isatty() and not as_json)
+    again = resend_command(built.path, target)
+    try:
+        result = upload_bundle(built.path, target=target, settings=settings,
+                               progress=sys.stderr.isatty() and not as_json,
+                               notify=lambda line: _say(f"rage: {line}"))
+    except UploadError as e:
+        kept = f"the bundle is kept: {built.path}; resend it with: {again}"
+        raise UploadError(e.message, bundle=str(built.path),
+                          hint=f"{e.hint}; {kept}" if e.hint else kept) from None
+    except KeyboardInterrupt:
+        raise InterruptedByUser(f"upload interrupted; the bundle is kept: {built.path}",
+                                hint=f"resend it with: {again}") from None
     title = f"{run.app}: {run.status} running {command_line(list(run.argv))}"[:120]
     link = f"[rage report: {run.app} {run.status} run {run.short_id}]({result.url})"
     out: dict[str, Any] = {"upload": result.to_dict(), "markdown": link, "issue_url": None}
@@ -124,6 +157,27 @@ def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | Non
         body = "\n\n".join(x for x in (note, f"Bug report bundle: {link}") if x)
         out["issue_url"] = new_issue_url(settings.issues_url, title, body)
     return out
+
+
+def _no_target_choices(path: Path, settings: Any) -> list[str]:
+    """What the user can do with a bundle when no upload target is configured."""
+    import shlex
+
+    q = shlex.quote(str(path))
+    lines = ["No upload target is configured. To share the bundle:"]
+    if settings.issues_url:
+        lines.append(f"  - attach it to a new issue: {settings.issues_url}")
+    else:
+        lines.append("  - attach the file to your bug report (drag it into the issue)")
+    from rage.upload.gist import github_token
+
+    if github_token(settings):
+        lines.append(f"  - upload it as a private gist: rage send {q} --to gist")
+    else:
+        lines.append(f"  - upload it as a private gist (after `gh auth login`): "
+                     f"rage send {q} --to gist")
+    lines.append(f"  - send it to the project's receiver: rage send {q} --to URL")
+    return lines
 
 
 def _run_report(
@@ -136,7 +190,7 @@ def _run_report(
     last_failed: bool,
     yes: bool,
     preview: bool,
-    output: Path | None,
+    output: str | None,
     note: str | None,
     to: str | None,
     no_upload: bool,
@@ -145,34 +199,48 @@ def _run_report(
     no_collect: bool,
     as_json: bool,
 ) -> None:
-    from rage.config import load_settings
+    from rage.cli.render import checked_settings
+    from rage.errors import InterruptedByUser
     from rage.record.history import RunStore
-    from rage.report import ReportRequest, default_bundle_path, prepare, write
+    from rage.report import STDOUT, ReportRequest, output_path, prepare, write
     from rage.report import preview as preview_data
     from rage.select import no_terminal_error, resolve_flags
 
     if to and no_upload:
         raise UsageError("--to and --no-upload contradict each other")
-    if as_json and not (preview or yes or not _interactive()):
-        raise UsageError("--json needs --yes or --preview (it cannot ask questions)")
+    to_stdout = output == STDOUT
+    if to_stdout and (to or as_json or preview):
+        raise UsageError("--output - puts the bundle on stdout: it cannot be combined with "
+                         "--to, --json or --preview")
     tty = _interactive()
-    run = resolve_flags(RunStore(), app, run_ref, last=last, last_failed=last_failed)
-    if run is None:
-        if not tty:
-            raise no_terminal_error()
-        run = _choose(app)
-    settings = load_settings(run.app, app_defaults=app_defaults, overrides={"upload_url": to})
-    target = None if (no_upload or preview) else settings.upload_url
+    if as_json and not (preview or yes or not tty):
+        raise UsageError("--json needs --yes or --preview (it cannot ask questions)")
+    try:
+        run = resolve_flags(RunStore(), app, run_ref, last=last, last_failed=last_failed)
+        if run is None:
+            if not tty:
+                raise no_terminal_error()
+            run = _choose(app)
+    except KeyboardInterrupt:
+        raise InterruptedByUser("interrupted: no bundle written") from None
+    settings = checked_settings(run.app, app_defaults=app_defaults,
+                                overrides={"upload_url": to})
+    target = None if (no_upload or preview or to_stdout) else settings.upload_url
     if target and not yes and not tty:
         raise UsageError(f"uploading to {_host(target)} needs --yes when there is no terminal "
                          "to confirm on (or pass --no-upload)")
-    if note is None and tty and not yes and not preview:
-        note = _ask("What went wrong? (one line, Enter to skip)") or None
+    dest = None if preview else output_path(output, run, 0.0)  # refuse a bad --output early
+    try:
+        if note is None and tty and not yes and not preview:
+            note = _ask("What went wrong? (one line, Enter to skip)") or None
+    except KeyboardInterrupt:
+        raise InterruptedByUser("interrupted: no bundle written") from None
     request = ReportRequest(run=run, settings=settings, note=note, only=only, skip=skip,
                             extra_collectors=tuple(extra_collectors), collect=not no_collect)
     with prepare(request) as prepared:
         for w in prepared.warnings:
             warn(w)
+
         def show_preview() -> None:
             text = _render_preview(preview_data(prepared))
             if sys.stdout.isatty():
@@ -187,30 +255,53 @@ def _run_report(
                 show_preview()
             return
         if tty and not yes:
-            _overview(prepared, str(output or default_bundle_path(run).parent))
-            if not _confirm("Create the bundle?", default=True, on_preview=show_preview):
-                raise DeclinedError("no bundle written")
+            if dest is None:
+                where = "standard output"
+            elif output is None or os.path.isdir(output):
+                where = f"a new file in {dest.parent}"
+            else:
+                where = str(dest)
+            _overview(prepared, where)
+            try:
+                if not _confirm("Create the bundle?", default=True, on_preview=show_preview):
+                    raise DeclinedError("no bundle written")
+            except KeyboardInterrupt:
+                raise InterruptedByUser("interrupted: no bundle written") from None
         built = write(prepared, output)
     result: dict[str, Any] = {"run": run.id, "app": run.app, "bundle": built.to_dict(),
                               "redaction_counts": prepared.redaction_counts,
                               "upload": None, "markdown": None, "issue_url": None}
+    say = _say if to_stdout else click.echo
+    if to_stdout:
+        _say(f"bundle written to standard output ({format_size(built.size)})")
+        return
     if not as_json:
-        click.echo(f"bundle written: {built.path} ({format_size(built.size)})")
+        say(f"bundle written: {built.path} ({format_size(built.size)})")
         if not target:
-            click.echo("attach this file to your bug report, or upload it with: "
-                       f"rage send {built.path} --to URL")
-    if target and not yes and not _confirm(f"Upload to {_host(target)}?", default=False):
-        click.echo(f"not uploaded; send it later with: rage send {built.path}")
-        target = None
+            for line in _no_target_choices(built.path, settings):
+                say(line)
+    if target and not yes:
+        try:
+            go = _confirm(f"Upload it to {_host(target)}?", default=True)
+        except KeyboardInterrupt:
+            go = False
+            _say("")
+        if not go:
+            from rage.upload import resend_command
+
+            say(f"not uploaded; send it later with: {resend_command(built.path, target)}")
+            target = None
     if target:
         result.update(_upload(built, run, settings, target, note=request.note,
                               as_json=as_json))
         if not as_json:
-            click.echo(f"uploaded: {result['upload']['url']}")
-            click.echo("paste this into your bug report:")
-            click.echo(f"  {result['markdown']}")
+            from rage.cli.termtext import clean_line
+
+            say(f"uploaded: {clean_line(result['upload']['url'])}")
+            say("paste this into your bug report:")
+            say(f"  {clean_line(result['markdown'])}")
             if result["issue_url"]:
-                click.echo(f"open a pre-filled issue: {result['issue_url']}")
+                say(f"open a pre-filled issue: {clean_line(result['issue_url'])}")
     if as_json:
         emit_json(result)
 
@@ -225,8 +316,9 @@ def _params(fixed_app: bool) -> list[click.Parameter]:
                      help="Do not ask: create (and upload, if a target is set) right away."),
         click.Option(["--preview"], is_flag=True,
                      help="Show everything that would be sent, then stop."),
-        click.Option(["--output", "-o"], type=click.Path(dir_okay=True, path_type=Path),
-                     help="Write the bundle here (a file, or a directory to put it in)."),
+        click.Option(["--output", "-o"], metavar="PATH",
+                     help="Write the bundle to PATH: a new file, an existing directory "
+                          "(or DIR/) to put it in, or - for stdout. Never replaces anything."),
         click.Option(["--note", "-m"], metavar="TEXT", help="What went wrong, in your words."),
         click.Option(["--to"], metavar="URL", help="Upload target (overrides upload_url)."),
         click.Option(["--no-upload"], is_flag=True, help="Only write the bundle."),

@@ -25,59 +25,82 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 @click.option("--allow-http", is_flag=True, default=None,
               help="Allow plain http to a non-loopback host.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--any-file", is_flag=True,
+              help="Upload FILE even if it is not a valid rage bundle (checked by default).")
 @json_option
 def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | None,
-          allow_http: bool | None, yes: bool, as_json: bool) -> None:
-    """Upload a kept bundle (a path, a name from `rage pending`, or `last`)."""
-    from rage.config import load_settings
+          allow_http: bool | None, yes: bool, any_file: bool, as_json: bool) -> None:
+    """Upload a bundle (a path, a name from `rage pending`, or `last`)."""
+    from rage.bundle import validate_bundle
+    from rage.cli.render import checked_settings
+    from rage.cli.termtext import clean, clean_line
+    from rage.errors import BadInputError, InterruptedByUser
     from rage.issue_link import issue_body, issue_title, markdown_line, new_issue_url
     from rage.pending import app_of, resolve_bundle, sent_info
-    from rage.upload import upload_bundle
+    from rage.upload import resend_command, upload_bundle
     from rage.upload.members import describe, read_manifest, text_members
 
     path = resolve_bundle(bundle_ref, app)
-    info = describe(read_manifest(path))
+    if not any_file:
+        # what a receiver would refuse is not worth sending (and a typo such as
+        # `rage send notes.txt` must not upload a private file)
+        try:
+            validate_bundle(path)
+        except BadInputError as e:
+            raise BadInputError(f"{clean_line(path)} is not a valid rage bundle: "
+                                f"{clean_line(e.message)}",
+                                hint="nothing was sent; pass --any-file to upload it anyway"
+                                ) from None
+    info = {k: clean_line(v) if isinstance(v, str) else v
+            for k, v in describe(read_manifest(path)).items()}
     app = app or app_of(path) or info.get("app")
     info["app"] = info.get("app") or app
-    settings = load_settings(app, overrides={"upload_url": to, "upload_protocol": protocol,
-                                             "allow_http": allow_http or None})
+    settings = checked_settings(app, overrides={"upload_url": to, "upload_protocol": protocol,
+                                                "allow_http": allow_http or None})
     target = settings.upload_url
     if not target:
         raise UsageError("no upload target",
                          hint="pass --to URL, or set upload_url (RAGE_UPLOAD_URL) in the config")
     if not yes:
-        if not sys.stdin.isatty():
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise UsageError("not a terminal: pass --yes to upload without confirmation")
         previous = sent_info(path)
         again = f" (already sent to {previous.get('url')})" if previous else ""
         size = format_size(path.stat().st_size)
-        if not click.confirm(f"upload {path.name} ({size}) to {target}?{again}", err=True):
+        question = f"upload {clean_line(path.name)} ({size}) to {clean_line(target)}?{again}"
+        if not click.confirm(question, default=True, err=True):
             raise DeclinedError("not uploaded; the bundle is kept: " + str(path))
+    again_cmd = resend_command(path, target)
     try:
         result = upload_bundle(path, target=target, settings=settings, progress=not as_json,
-                               protocol=settings.upload_protocol)
+                               protocol=settings.upload_protocol,
+                               notify=lambda line: click.echo(f"rage: {line}", err=True))
     except UploadError as e:
-        kept = f"the bundle is kept: {path} (retry: rage send {path})"
+        kept = f"the file is kept: {path}; retry with: {again_cmd}"
         raise UploadError(e.message, bundle=str(path),
                           hint=f"{e.hint}; {kept}" if e.hint else kept) from None
+    except KeyboardInterrupt:
+        raise InterruptedByUser(f"upload interrupted; the file is kept: {path}",
+                                hint=f"retry with: {again_cmd}") from None
     if as_json:
         emit_json(result.to_dict())
         return
-    click.echo(f"uploaded: {result.url}")
+    click.echo(f"uploaded: {clean_line(result.url)}")
     if result.delete_url:
-        click.echo(f"delete it with: {result.delete_url}")
+        click.echo(f"delete it with: {clean_line(result.delete_url)}")
     click.echo("paste this into the bug report:")
-    click.echo("  " + markdown_line(result.url, info))
+    click.echo("  " + clean_line(markdown_line(result.url, info)))
     if settings.issues_url:
         summary: str | None = None
         try:
             summary = text_members(path)[0].get("summary.md")
+            summary = clean(summary) if summary else None
         except (RageError, OSError):  # the link matters more than the summary
             summary = None
         url = new_issue_url(settings.issues_url, issue_title(info),
                             issue_body(result.url, summary))
         click.echo("or open a new issue:")
-        click.echo("  " + url)
+        click.echo("  " + clean_line(url))
 
 
 @click.command()
@@ -85,6 +108,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
 @json_option
 def pending(app: str | None, as_json: bool) -> None:
     """List kept bundles that have not been uploaded yet, newest first."""
+    from rage.cli.termtext import clean_line
     from rage.pending import list_pending
 
     bundles = list_pending(app)
@@ -99,5 +123,6 @@ def pending(app: str | None, as_json: bool) -> None:
         shown = str(b.path)
         if b.path.is_relative_to(home):
             shown = "~/" + str(b.path.relative_to(home))
-        click.echo(f"{format_when(b.created_at):<16} {b.app:<12} {format_size(b.size):>9}  {shown}")
+        click.echo(f"{format_when(b.created_at):<16} {clean_line(b.app):<12} "
+                   f"{format_size(b.size):>9}  {clean_line(shown)}")
     click.echo("send one with: rage send BUNDLE", err=True)

@@ -334,7 +334,7 @@ class Wrapper:
             self.not_recording(e)
             return
         self.active = None
-        self._hint(code, sig)
+        self._hint(code, sig, active.id)
         self._retention(active.id)
 
     def _retention(self, run_id: str) -> None:
@@ -355,7 +355,7 @@ class Wrapper:
         except OSError:
             pass
 
-    def _hint(self, code: int, sig: int | None) -> None:
+    def _hint(self, code: int, sig: int | None, run_id: str) -> None:
         what: str | None = None
         if sig is not None:
             name = _signame(sig)
@@ -366,7 +366,8 @@ class Wrapper:
         elif code != 0 and self.settings.hint_on_failure:
             what = f"failed (exit {code})"
         if what:
-            _err(f"rage: {self.app} {what}; to report it: rage report --app {self.app} --last")
+            # the run's own id: `--last` may name a later run by the time the user reports
+            _err(f"rage: {self.app} {what}; to report it: rage report {run_id.rsplit('-', 1)[-1]}")
 
 
 def _signame(sig: int) -> str:

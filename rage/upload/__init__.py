@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from rage.config import Settings
@@ -82,13 +83,27 @@ def make_uploader(target: str, settings: Settings, *, protocol: str | None = Non
 
 def upload_bundle(
     path: Path, *, target: str, settings: Settings, progress: bool = False,
-    protocol: str | None = None,
+    protocol: str | None = None, notify: Callable[[str], None] | None = None,
 ) -> UploadResult:
     """Upload the bundle at ``path`` and record it as sent; return where it went.
 
-    Never prompts. ``progress`` draws a bar on stderr when stderr is a terminal. Raises
-    :class:`UploadError` (with ``bundle=str(path)``) on any failure, the bundle untouched.
+    Never prompts. ``progress`` draws a bar on stderr when stderr is a terminal; ``notify``
+    receives one line per retry (what failed, when the next attempt is, when rage gives up).
+    Raises :class:`UploadError` (with ``bundle=str(path)``) on any failure, the bundle
+    untouched; a target that cannot work raises :class:`UsageError`.
     """
+    from rage.upload.http import notices
+
+    token = notices.set(notify)
+    try:
+        return _upload(path, target=target, settings=settings, progress=progress,
+                       protocol=protocol)
+    finally:
+        notices.reset(token)
+
+
+def _upload(path: Path, *, target: str, settings: Settings, progress: bool,
+            protocol: str | None) -> UploadResult:
     path = Path(path)
     if not path.is_file():
         raise UploadError(f"no bundle at {path}", bundle=str(path))
@@ -105,6 +120,8 @@ def upload_bundle(
     except UploadError as e:
         e.bundle = e.bundle or str(path)
         raise
+    except UsageError:
+        raise  # a target that cannot work is a usage error (exit 2), not a failed upload
     except RageError as e:
         raise UploadError(e.message, bundle=str(path), hint=e.hint) from None
     except OSError as e:
@@ -117,6 +134,13 @@ def upload_bundle(
     return result
 
 
+def resend_command(path: Path | str, target: str) -> str:
+    """The command that uploads ``path`` to ``target`` again, ready to paste."""
+    import shlex
+
+    return f"rage send {shlex.quote(str(path))} --to {shlex.quote(target)}"
+
+
 __all__ = [
     "PROTOCOLS",
     "Progress",
@@ -125,5 +149,6 @@ __all__ = [
     "link_from_response",
     "make_uploader",
     "parse_target",
+    "resend_command",
     "upload_bundle",
 ]

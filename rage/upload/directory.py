@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from rage.errors import UploadError
-from rage.fsutil import open_private, private_dir
+from rage.fsutil import open_private
 from rage.upload.base import Progress, UploadResult
 from rage.upload.http import CHUNK
 
@@ -29,8 +29,11 @@ class DirectoryUploader:
         self.directory = directory_from_target(target)
 
     def upload(self, path: Path, *, progress: Progress | None = None) -> UploadResult:
+        if not self.directory.is_dir():
+            raise UploadError(f"no such directory: {self.directory}",
+                              hint="a file:// target must be an existing directory "
+                                   "(a mounted share); create it first")
         try:
-            private_dir(self.directory)
             dest = self._free_name(path.name)
             tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
             total, sent = path.stat().st_size, 0

@@ -77,7 +77,9 @@ class GistUploader:
             progress(0, len(body))
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
                    "Accept": "application/vnd.github+json"}
-        with HttpClient(self.settings) as client:
+        hint = (f"the token comes from ${self.settings.gist_token_env} or `gh auth token`; "
+                "it needs the gist scope")
+        with HttpClient(self.settings, token_hint=hint) as client:
             resp = client.send("POST", f"{self.api_url}/gists", body=body, headers=headers)
         if progress:
             progress(len(body), len(body))

@@ -1,16 +1,18 @@
 """HTTP for uploaders: one policy for TLS, proxies, timeouts, retries and redirects.
 
-``upload_timeout`` bounds how long rage keeps trying (attempts, back-off, waiting for a
-silent server); a transfer that is making progress is not cut off mid-stream, since a slow
-link is not a failure.
+``upload_timeout`` is a deadline for the whole upload: attempts, back-off, sending the body
+and reading the answer, however slowly the server trickles it.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import os
 import random
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -80,6 +82,7 @@ class Response:
     text: str
     content_type: str
     headers: Mapping[str, str] = field(repr=False)
+    reason: str = ""
 
 
 def is_loopback(host: str) -> bool:
@@ -121,13 +124,54 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc or url
 
 
-class HttpClient:
-    """Sends one request with rage's policy; use as a context manager to close the session."""
+TOKEN_ENV = "RAGE_UPLOAD_TOKEN"
+TOKEN_HINT = (f"set {TOKEN_ENV} to the server's upload token "
+              "(the one given to `rage serve --upload-token`)")
+# Tells the user what is going on while rage waits to retry (set by the CLI; silent else).
+notices: ContextVar[Callable[[str], None] | None] = ContextVar("rage_upload_notices",
+                                                                 default=None)
 
-    def __init__(self, settings: Settings) -> None:
+
+class _Attempt:
+    """One request in a worker thread, so the caller can stop waiting at the deadline
+    however slowly the server answers (a read timeout restarts with every byte)."""
+
+    def __init__(self, fn: Callable[[], Response]) -> None:
+        self.fn = fn
+        self.result: Response | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+
+    def _run(self) -> None:
+        try:
+            self.result = self.fn()
+        except BaseException as e:  # handed to the waiting thread
+            self.error = e
+        finally:
+            self.done.set()
+
+    def wait(self, timeout: float) -> Response | None:
+        """The response, None if ``timeout`` passed first; re-raises the request's error."""
+        worker = threading.Thread(target=self._run, name="rage-upload", daemon=True)
+        worker.start()
+        if not self.done.wait(timeout):
+            return None
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+class HttpClient:
+    """Sends one request with rage's policy; use as a context manager to close the session.
+
+    ``token_hint`` says what to do when the server refuses the credentials (401/403).
+    """
+
+    def __init__(self, settings: Settings, *, token_hint: str = TOKEN_HINT) -> None:
         import requests
 
         self.settings = settings
+        self.token_hint = token_hint
         self.session = requests.Session()
         self.session.headers["User-Agent"] = _user_agent()
         ca = settings.upload_ca_bundle
@@ -143,11 +187,13 @@ class HttpClient:
         self, method: str, url: str, *, body: Body | bytes | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Response:
-        """Send until a non-retryable answer or the time budget ends.
+        """Send until a success, a final refusal, or the ``upload_timeout`` deadline.
 
-        Returns 2xx and 3xx-other-than-307/308 responses; raises :class:`UploadError` for
-        4xx, TLS failures, and for 5xx/429/connection errors once the budget is spent.
-        307/308 are followed with the same method and body (re-read from the start).
+        Returns 2xx responses only. 307/308 are followed with the same method and body
+        (re-read from the start); any other redirect is an error (a login page is not an
+        upload). Connection refused and unknown host names fail at once; 5xx/429, resets
+        and timeouts are retried with back-off, each retry announced through
+        :data:`notices`. The whole exchange, retries included, ends by the deadline.
         """
         import requests
 
@@ -155,65 +201,135 @@ class HttpClient:
         budget = max(self.settings.upload_timeout, 0.1)
         deadline = time.monotonic() + budget
         hdrs = dict(headers or {})
+        token = os.environ.get(TOKEN_ENV, "").strip()
+        if token and "Authorization" not in hdrs:
+            hdrs["Authorization"] = f"Bearer {token}"
         attempts = redirects = 0
         reason = "no attempt made"
+        notify = notices.get()
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self._gave_up(url, reason, attempts, budget)
             attempts += 1
             wait: float | None = None
-            proxies = _no_proxy_for_loopback(url)
             try:
-                resp = self.session.request(
-                    method, url, data=body, headers=hdrs, allow_redirects=False, stream=True,
-                    timeout=(min(CONNECT_TIMEOUT, remaining), max(remaining, 1.0)),
-                    verify=self.verify,
-                    proxies=proxies,  # type: ignore[arg-type]  # None entries are honoured
-                )
+                resp = _Attempt(self._request(method, url, body, hdrs, remaining)).wait(remaining)
             except requests.exceptions.SSLError as e:
                 raise UploadError(
                     f"TLS error talking to {_host(url)}: {_short(e)}",
                     hint="if the server uses a private CA, point REQUESTS_CA_BUNDLE at it",
                 ) from None
             except (requests.ConnectionError, requests.Timeout) as e:
+                final = _unreachable(e, url)
+                if final:
+                    raise UploadError(final) from None
                 reason = _short(e)
             else:
-                with resp:
-                    status = resp.status_code
-                    if status in {307, 308} and resp.headers.get("Location"):
-                        redirects += 1
-                        if redirects > MAX_REDIRECTS:
-                            raise UploadError(f"too many redirects uploading to {_host(url)}")
-                        new = urljoin(url, resp.headers["Location"])
-                        check_url(new, self.settings)
-                        if urlsplit(new).netloc != urlsplit(url).netloc:
-                            hdrs.pop("Authorization", None)  # never hand a token to a new host
-                        url = new
-                        attempts -= 1
-                        continue
-                    text = _read_capped(resp)
-                    if status in RETRY_STATUSES:
-                        reason = f"HTTP {status} {resp.reason or ''}".rstrip()
-                        wait = retry_after(resp.headers.get("Retry-After"))
-                    elif status >= 400:
-                        detail = " ".join(text.split())[:200]
-                        raise UploadError(
-                            f"{_host(url)} refused the upload: HTTP {status} {resp.reason or ''}"
-                            + (f": {detail}" if detail else "")
-                        )
-                    else:
-                        return Response(status, resp.url, text,
-                                        resp.headers.get("Content-Type", ""), resp.headers)
+                if resp is None:
+                    self.session.close()  # stop the abandoned attempt's connection if we can
+                    raise UploadError(
+                        f"upload to {_host(url)} did not finish within upload_timeout "
+                        f"({budget:g}s): {reason if attempts > 1 else 'the server is too slow'}",
+                        hint="raise upload_timeout (RAGE_UPLOAD_TIMEOUT) for a slow link")
+                status = resp.status
+                location = resp.headers.get("Location")
+                if status in {307, 308} and location:
+                    redirects += 1
+                    if redirects > MAX_REDIRECTS:
+                        raise UploadError(f"too many redirects uploading to {_host(url)}")
+                    new = urljoin(url, location)
+                    check_url(new, self.settings)
+                    if urlsplit(new).netloc != urlsplit(url).netloc:
+                        hdrs.pop("Authorization", None)  # never hand a token to a new host
+                    url = new
+                    attempts -= 1
+                    continue
+                if status in RETRY_STATUSES:
+                    reason = f"HTTP {status} {resp.reason}".rstrip()
+                    wait = retry_after(resp.headers.get("Retry-After"))
+                elif 300 <= status < 400:
+                    where = f" to {urljoin(url, location)}" if location else ""
+                    raise UploadError(
+                        f"{_host(url)} answered the upload with a redirect{where} "
+                        f"(HTTP {status}): nothing was stored",
+                        hint="check the upload URL (a redirect often means a login page "
+                             "or a moved address)")
+                elif status in {401, 403}:
+                    had = "Authorization" in hdrs
+                    what = ("did not accept the upload token" if had
+                            else "wants an upload token, and none was sent")
+                    raise UploadError(f"{_host(url)} refused the upload: HTTP {status}: {what}",
+                                      hint=self.token_hint)
+                elif status >= 300:
+                    detail = " ".join(resp.text.split())[:200]
+                    raise UploadError(
+                        f"{_host(url)} refused the upload: HTTP {status} {resp.reason}".rstrip()
+                        + (f": {detail}" if detail else "")
+                    )
+                else:
+                    return resp
             delay = _backoff(attempts) if wait is None else min(wait, RETRY_AFTER_CAP)
-            if time.monotonic() + delay >= deadline:
+            left = deadline - time.monotonic()
+            if delay >= left:
                 raise self._gave_up(url, reason, attempts, budget)
+            if notify:
+                notify(f"upload to {_host(url)}: {reason}; retrying in {delay:.0f}s "
+                       f"(attempt {attempts + 1}, giving up in {left:.0f}s; ^C to stop)")
             time.sleep(delay)
+
+    def _request(self, method: str, url: str, body: Body | bytes | None,
+                 hdrs: dict[str, str], remaining: float) -> Callable[[], Response]:
+        def go() -> Response:
+            resp = self.session.request(
+                method, url, data=body, headers=hdrs, allow_redirects=False, stream=True,
+                timeout=(min(CONNECT_TIMEOUT, remaining), max(remaining, 1.0)),
+                verify=self.verify,
+                proxies=_no_proxy_for_loopback(url),  # type: ignore[arg-type]  # None honoured
+            )
+            with resp:
+                text = _read_capped(resp)
+                return Response(resp.status_code, resp.url, text,
+                                resp.headers.get("Content-Type", ""), resp.headers,
+                                resp.reason or "")
+        return go
 
     @staticmethod
     def _gave_up(url: str, reason: str, attempts: int, budget: float) -> UploadError:
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         return UploadError(f"upload to {_host(url)} failed: {reason} ({tries} in {budget:g}s)")
+
+
+def _chain(e: BaseException) -> Iterator[BaseException]:
+    """``e`` and every exception inside it (requests wraps urllib3 wraps socket errors)."""
+    seen: set[int] = set()
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        yield x
+        todo += [a for a in x.args if isinstance(a, BaseException)]
+        todo += [c for c in (x.__cause__, x.__context__, getattr(x, "reason", None))
+                 if isinstance(c, BaseException)]
+
+
+def _unreachable(e: BaseException, url: str) -> str | None:
+    """A plain-words message when retrying cannot help: nothing listens, or no such host."""
+    import socket
+
+    parts = urlsplit(url)
+    host = parts.hostname or _host(url)
+    for x in _chain(e):
+        if isinstance(x, socket.gaierror) or type(x).__name__ == "NameResolutionError":
+            return (f"cannot upload to {host}: the host name could not be resolved "
+                    "(a typo in the URL, or no network/DNS)")
+        if isinstance(x, ConnectionRefusedError):
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            return (f"cannot upload to {host}: connection refused "
+                    f"(nothing is listening on port {port}; is the server running?)")
+    return None
 
 
 def _backoff(attempt: int) -> float:

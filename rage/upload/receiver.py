@@ -1,23 +1,23 @@
 """rage's own receiver (``rage serve``): ``POST <base>/api/v1/bundles`` with the raw bundle.
 
-Answer: 201 with JSON ``{"id", "url", "raw_url", "delete_url", "delete_token"}``. A token
-from ``RAGE_UPLOAD_TOKEN`` is sent as ``Authorization: Bearer``; it is never logged.
+Answer: 201 with JSON ``{"id", "url", "raw_url", "delete_url", "delete_token"}``. The token
+from ``RAGE_UPLOAD_TOKEN`` is sent as ``Authorization: Bearer`` (by
+:class:`~rage.upload.http.HttpClient`, for every HTTP uploader); it is never logged.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from rage.config import Settings
 from rage.errors import UploadError
 from rage.upload.base import Progress, UploadResult, link_from_response
-from rage.upload.http import FileBody, HttpClient
+from rage.upload.http import TOKEN_ENV, FileBody, HttpClient
 from rage.upload.idempotency import upload_key
 
 API_PATH = "api/v1/bundles"
-TOKEN_ENV = "RAGE_UPLOAD_TOKEN"
+__all__ = ["API_PATH", "TOKEN_ENV", "ReceiverUploader", "bundles_url"]
 
 
 def bundles_url(base: str) -> str:
@@ -37,9 +37,6 @@ class ReceiverUploader:
                    "X-Rage-Filename": path.name}
         # the same bundle sent twice is stored once (rage.upload.idempotency)
         headers["Idempotency-Key"] = upload_key(path)
-        token = os.environ.get(TOKEN_ENV)
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
         with HttpClient(self.settings) as client:
             resp = client.send("POST", self.url, body=FileBody(path, progress), headers=headers)
         try:
