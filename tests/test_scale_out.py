@@ -142,6 +142,7 @@ def _make_bundles(tmp: Path) -> list[tuple[Path, int, str]]:
     return out
 
 
+@pytest.mark.timeout(900)  # ~1-2 minutes on an idle 2-core machine; far more under load
 def test_three_receivers_one_killed_mid_run(weed: SeaweedFS, pg: Postgres, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     bucket = weed.make_bucket("scale-" + uuid.uuid4().hex[:8])
@@ -219,7 +220,7 @@ def test_three_receivers_one_killed_mid_run(weed: SeaweedFS, pg: Postgres, tmp_p
     try:
         for r in receivers:
             for n, bundle_id in ids.items():
-                raw = session.get(f"{r.url}/b/{bundle_id}.tar.zst", timeout=30)
+                raw = session.get(f"{r.url}/b/{bundle_id}.tar.zst", timeout=120)
                 assert raw.status_code == 200, (r.url, bundle_id, raw.status_code)
                 assert hashlib.sha256(raw.content).hexdigest() == bundles[n][2]
 
