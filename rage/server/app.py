@@ -103,6 +103,7 @@ class ReceiverApp:
         self.storage = storage
         self.config = config
         self.sessions = auth.Sessions()
+        self.login_throttle = auth.Throttle()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
@@ -365,8 +366,14 @@ class ReceiverApp:
             raise not_allowed("GET, POST")
         fields = form(environ)
         target = auth.safe_next(fields.get("next"))
+        client = str(environ.get("REMOTE_ADDR", "?"))
+        if self.login_throttle.blocked(client):
+            page = pages.login_page(nonce, next_url=target,
+                                    error="Too many failed attempts: wait a minute.")
+            return self._html(sr, 429, page, nonce, no_store)
         if not auth.token_ok(fields.get("token"), self.config.admin_token):
-            log.info("failed admin login from %s", loggable(environ.get("REMOTE_ADDR", "?")))
+            self.login_throttle.failed(client)
+            log.info("failed admin login from %s", loggable(client))
             page = pages.login_page(nonce, next_url=target, error="That is not the admin token.")
             return self._html(sr, 403, page, nonce, no_store)
         sid = self.sessions.create()

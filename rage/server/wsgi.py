@@ -22,6 +22,8 @@ __all__ = ["loggable"]
 
 
 class HTTPError(Exception):
+    """An answer other than success: a status, a one-line message, extra headers."""
+
     def __init__(self, status: int, message: str, *, headers: Iterable[tuple[str, str]] = ()):
         super().__init__(message)
         self.status = status
@@ -30,22 +32,27 @@ class HTTPError(Exception):
 
 
 REASONS = {200: "OK", 201: "Created", 204: "No Content", 303: "See Other",
-            400: "Bad Request", 401: "Unauthorized",
-            403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-            411: "Length Required", 413: "Content Too Large", 500: "Internal Server Error"}
+           400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+           405: "Method Not Allowed", 411: "Length Required", 413: "Content Too Large",
+           429: "Too Many Requests", 500: "Internal Server Error"}
+
+
 def download_type(name: str) -> str:
+    """The Content-Type a bundle member is served with."""
     if name.endswith((".log", ".txt", ".md", ".json", ".jsonl")):
         return "text/plain; charset=utf-8"  # shown as text, never run as a page (nosniff)
     return "application/octet-stream"
 
 
 def attachment(name: str) -> str:
+    """Content-Disposition for a download named after the member (ASCII and RFC 5987)."""
     base = name.rsplit("/", 1)[-1]
     plain = re.sub(r"[^A-Za-z0-9._-]", "_", base) or "file"
     return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"
 
 
 def iter_member(m: Any, members: Any, f: IO[bytes]) -> Iterator[bytes]:
+    """Stream one member, then release the archive reader and the file."""
     with contextlib.closing(members), f:
         while chunk := m.read(256 * 1024):
             yield chunk
