@@ -163,6 +163,12 @@ def test_traceback_frames_are_grouped_app_then_library() -> None:
     assert [(g.library, len(g.frames)) for g in block.groups] == [(False, 1), (True, 2),
                                                                   (False, 1)]
     assert block.outro == ["OSError: disk full"]
+    fatal = ('Fatal Python error: Segmentation fault\n\nCurrent thread 0x7f (most recent call '
+             'first):\n  File "/home/u/app/native.py", line 7 in crash\n'
+             '  File "/usr/lib/python3.11/threading.py", line 9 in run\n')
+    [fblock] = tracebacks.parse(fatal)
+    assert [(g.library, [f.func for f in g.frames]) for g in fblock.groups] == [
+        (False, ["crash"]), (True, ["run"])]
     log = ["starting", *text.splitlines(), "after"]
     assert tracebacks.line_spans(log) == set(range(1, len(log) - 1))
     assert tracebacks.last_in(log) == text.rstrip("\n")
