@@ -7,6 +7,7 @@ multipart).
 - ``multipart``: ``curl -F file=@...`` bodies, through the ``multipart`` streaming parser
 - ``storage``: the :class:`~rage.server.storage.Storage` interface and the local backend
 - ``auth``: the maintainer's login form and session cookie
+- ``downloads``: one member of a bundle as a download; ``cache``: what pages were built from
 - ``pages``, ``bundle_page``: what each page shows (every page bounded), rendered by
   ``templating`` from ``templates/``; ``ansi``, ``tracebacks``, ``human`` format terminal
   output, tracebacks and values for people
