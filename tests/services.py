@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,6 +137,19 @@ def run_seaweedfs() -> Iterator[SeaweedFS]:
 @dataclass(frozen=True)
 class Postgres:
     url: str  # postgresql://postgres@127.0.0.1:PORT/postgres
+    ctl: tuple[str, ...] = ()  # pg_ctl -D DATA ... (as the right user)
+    opts: str = ""
+
+    def pause(self) -> Callable[[], None]:
+        """Stop the server (fast shutdown); returns the function that starts it again."""
+        subprocess.run([*self.ctl, "-m", "fast", "-w", "stop"], check=True,
+                       capture_output=True)
+
+        def resume() -> None:
+            subprocess.run([*self.ctl, "-o", self.opts, "-w", "-t", "60", "start"],
+                           check=True, capture_output=True)
+
+        return resume
 
     def database(self, name: str) -> str:
         """Create database ``name`` and return its URL."""
@@ -177,8 +190,9 @@ def run_postgres() -> Iterator[Postgres]:
     subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-l",
                     str(root / "pg.log"), "-o", opts, "-w", "-t", "60", "start"],
                    check=True, capture_output=True, env=env)
+    ctl = (*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "pg.log"))
     try:
-        yield Postgres(f"postgresql://postgres@127.0.0.1:{port}/postgres")
+        yield Postgres(f"postgresql://postgres@127.0.0.1:{port}/postgres", ctl, opts)
     finally:
         subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
                         "-w", "stop"], capture_output=True, env=env, check=False)

@@ -108,10 +108,38 @@ def test_migrate_then_health_and_readiness(weed: SeaweedFS, pg: Postgres,
                             *serve_args(weed, bucket, db)], capture_output=True, text=True,
                            env={**os.environ, **env}, timeout=60, check=False)
     assert "nothing to do" in again.stdout
-    r = start(serve_args(weed, bucket, db), env)
+    r, other = (start(serve_args(weed, bucket, db), env) for _ in range(2))
     try:
         assert requests.get(f"{r.url}/healthz", timeout=10).json() == {"status": "ok"}
-        assert requests.get(f"{r.url}/readyz", timeout=10).status_code == 200
+        assert requests.get(f"{r.url}/readyz", timeout=10).json() == {"status": "ok"}
+        # a maintainer logged in on one receiver is logged in on all (signed sessions)
+        login = requests.post(f"{r.url}/admin/login", data={"token": ADMIN, "next": "/admin"},
+                              allow_redirects=False, timeout=10)
+        assert login.status_code == 303
+        cookie = login.cookies.get("rage_admin")
+        assert cookie
+        page = requests.get(f"{other.url}/admin", cookies={"rage_admin": cookie},
+                            headers={"Accept": "text/html"}, allow_redirects=False, timeout=10)
+        assert page.status_code == 200
+        forged = cookie[:-4] + ("0000" if not cookie.endswith("0000") else "1111")
+        page = requests.get(f"{other.url}/admin", cookies={"rage_admin": forged},
+                            headers={"Accept": "text/html"}, allow_redirects=False, timeout=10)
+        assert page.status_code == 303  # back to the login form
+    finally:
+        stop(r)
+        stop(other)
+    # the database gone: alive, but not ready (a load balancer stops sending uploads)
+    r = start(serve_args(weed, bucket, db), env)
+    try:
+        pg_stop = pg.pause()
+        try:
+            ready = requests.get(f"{r.url}/readyz", timeout=30)
+            assert ready.status_code == 503 and ready.json()["problems"] == [
+                "index: OperationalError"]
+            assert requests.get(f"{r.url}/healthz", timeout=10).status_code == 200
+        finally:
+            pg_stop()
+        assert requests.get(f"{r.url}/readyz", timeout=30).status_code == 200
     finally:
         stop(r)
     # a bucket that does not exist: refused at start-up in one line, nothing served

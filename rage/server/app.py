@@ -107,7 +107,7 @@ class ReceiverApp:
         self.storage = storage
         self.config = config
         self.triage = triage  # the signature index and its pages (rage.server.triage)
-        self.sessions = auth.Sessions()
+        self.sessions = auth.Sessions(config.admin_token)
         self.login_throttle = auth.Throttle()
         self.page_members = MemberCache()
 

@@ -4,12 +4,14 @@ The token never goes into a URL (they end up in logs, history and Referer header
 browser posts it once to ``/admin/login`` and gets a random session id in a cookie that is
 ``HttpOnly`` (no script reads it), ``Secure`` (never sent over plain HTTP, except to
 localhost, which browsers treat as secure) and ``SameSite=Strict`` (no other site can make
-the browser use it, which is the receiver's CSRF defence for admin actions). Sessions live
-in memory: a restart logs everyone out. Scripts keep using ``Authorization: Bearer``.
+the browser use it, which is the receiver's CSRF defence for admin actions). Sessions are
+signed with a key derived from the admin token, so they work on every receiver that shares
+the token and survive restarts. Scripts keep using ``Authorization: Bearer``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 import threading
@@ -19,40 +21,40 @@ from typing import Any
 
 COOKIE = "rage_admin"
 SESSION_TTL = 12 * 3600
-MAX_SESSIONS = 1000
 
 
 class Sessions:
-    """Thread-safe in-memory sessions with a lifetime and a bounded count."""
+    """Signed, self-contained session cookies: ``<expiry>.<nonce>.<mac>``.
 
-    def __init__(self, ttl: float = SESSION_TTL) -> None:
+    The MAC key is derived from the admin token, so every receiver started with the same
+    token accepts the same cookies (any number of receivers behind a load balancer, no shared
+    session table) and changing the token logs everyone out. Logging out removes the cookie
+    from the browser; a copied cookie stays valid until it expires (``ttl``).
+    """
+
+    def __init__(self, admin_token: str | None, ttl: float = SESSION_TTL) -> None:
         self.ttl = ttl
-        self._lock = threading.Lock()
-        self._expiry: dict[str, float] = {}
+        secret = admin_token.encode() if admin_token else secrets.token_bytes(32)
+        self._key = hmac.new(secret, b"rage-admin-session-v1", hashlib.sha256).digest()
+
+    def _mac(self, payload: str) -> str:
+        return hmac.new(self._key, payload.encode(), hashlib.sha256).hexdigest()
 
     def create(self) -> str:
-        sid = secrets.token_urlsafe(32)
-        now = time.monotonic()
-        with self._lock:
-            self._expiry = {k: t for k, t in self._expiry.items() if t > now}
-            if len(self._expiry) >= MAX_SESSIONS:  # drop the oldest
-                del self._expiry[min(self._expiry, key=self._expiry.__getitem__)]
-            self._expiry[sid] = now + self.ttl
-        return sid
+        payload = f"{int(time.time() + self.ttl)}.{secrets.token_urlsafe(12)}"
+        return f"{payload}.{self._mac(payload)}"
 
     def valid(self, sid: str | None) -> bool:
-        if not sid:
+        if not sid or len(sid) > 200:
             return False
-        with self._lock:
-            expiry = self._expiry.get(sid)
-            if expiry is None or expiry <= time.monotonic():
-                self._expiry.pop(sid, None)
-                return False
-            return True
+        payload, _, mac = sid.rpartition(".")
+        expiry = payload.partition(".")[0]
+        if not expiry.isdigit() or not hmac.compare_digest(mac, self._mac(payload)):
+            return False
+        return int(expiry) > time.time()
 
     def drop(self, sid: str | None) -> None:
-        with self._lock:
-            self._expiry.pop(sid or "", None)
+        """Nothing to forget on the server: the response clears the cookie."""
 
 
 class Throttle:

@@ -94,6 +94,8 @@ class Index:
         kwargs: dict[str, Any] = {}
         if url.startswith("sqlite"):
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        else:  # a database server restarts: test pooled connections before using them
+            kwargs["pool_pre_ping"] = True
         self.engine = sa.create_engine(url, **kwargs)
         if self.engine.dialect.name == "sqlite":
             _private_file(self.engine.url.database)
