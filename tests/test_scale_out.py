@@ -311,3 +311,64 @@ def test_a_retried_upload_is_stored_once(weed: SeaweedFS, pg: Postgres,
     finally:
         stop(a)
         stop(b)
+
+
+def test_retention_removes_objects_and_rows_together(weed: SeaweedFS, pg: Postgres,
+                                                     tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlalchemy as sa
+
+    from rage.server import retention
+    from rage.server.index import Index
+    from rage.server.setup import database_url
+    from rage.server.storage_s3 import S3Storage
+
+    bucket = weed.make_bucket("keep-" + uuid.uuid4().hex[:8])
+    db = pg.database("keep" + uuid.uuid4().hex[:8])
+    r = start(serve_args(weed, bucket, db), weed.env)
+    ids: dict[str, list[str]] = {"old-app": [], "other": []}
+    try:
+        for n in range(6):
+            app = "old-app" if n < 3 else "other"
+            files, run = family_files(n % FAMILIES, n)
+            manifest = make_manifest(files, app=app)
+            manifest["run"].update(run)
+            path = build_bundle(tmp_path / f"k{n}.tar.zst", files, manifest=manifest)
+            with open(path, "rb") as f:
+                resp = requests.post(f"{r.url}/api/v1/bundles", data=f, timeout=30,
+                                     headers={"Content-Type": "application/zstd"})
+            assert resp.status_code == 201, resp.text
+            ids[app].append(resp.json()["id"])
+    finally:
+        stop(r)
+    for k, v in weed.env.items():
+        monkeypatch.setenv(k, v)
+    store = S3Storage(f"s3://{bucket}/reports", endpoint_url=weed.endpoint)
+    index = Index(database_url(db))
+    # two of old-app's bundles were received 40 days ago; one of other's 400 days ago
+    aged = {ids["old-app"][0]: 40, ids["old-app"][1]: 40, ids["other"][0]: 400}
+    with index.engine.begin() as conn:
+        for bundle_id, days in aged.items():
+            conn.execute(sa.text("UPDATE bundles SET received_at = received_at - "
+                                 f"interval '{days} days' WHERE id = :id"), {"id": bundle_id})
+    # a blob a crashed receiver left without its metadata
+    store._client.put_object(Bucket=bucket, Key=store._bundle_key("x" * 22), Body=b"x")
+    policy = retention.parse_policy(None, ("old-app=30",))
+    assert retention.sweep(store, index, policy) == 2  # old-app's two; the orphan is too new
+    assert store.orphans() == ["x" * 22]
+    assert retention.sweep(store, index, retention.parse_policy(365, ())) == 1  # other's one
+    gone = {ids["old-app"][0], ids["old-app"][1], ids["other"][0]}
+    for bundle_id in [*ids["old-app"], *ids["other"]]:
+        assert index.has(bundle_id) == (bundle_id not in gone)
+        try:
+            store.get_meta(bundle_id)
+            present = True
+        except Exception:
+            present = False
+        assert present == (bundle_id not in gone)
+    assert set(store.orphans()) == {"x" * 22}  # blobs of expired bundles went with them
+    assert store.delete_orphans(0) == 1 and store.orphans() == []
+    with pytest.raises(Exception, match="APP=DAYS"):
+        retention.parse_policy(None, ("nodays",))
+    index.close()
+    store.close()

@@ -69,6 +69,10 @@ def _display_host(host: str) -> str:
 @click.option("--s3-endpoint", envvar="RAGE_SERVER_S3_ENDPOINT", metavar="URL",
               help="S3-compatible endpoint for --storage s3://... (default: AWS, or "
                    "AWS_ENDPOINT_URL).")
+@click.option("--retention-days", type=float, metavar="DAYS",
+              help="Delete bundles older than DAYS (object and index row together).")
+@click.option("--retention", multiple=True, metavar="APP=DAYS",
+              help="Retention for one app, overriding --retention-days (repeatable).")
 @click.option("--migrate", is_flag=True,
               help="Create or upgrade the index schema, then exit (run once per upgrade).")
 @click.option("--connection-limit", type=click.IntRange(1, 100_000), default=100,
@@ -84,7 +88,8 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
           max_decompressed_size: int, public_url: str | None, upload_token: str | None,
           admin_token: str | None, max_manifest_size: int, threads: int,
           database: str | None, notify_webhook: tuple[str, ...], notify_slack: tuple[str, ...],
-          s3_endpoint: str | None, migrate: bool, connection_limit: int, channel_timeout: int,
+          s3_endpoint: str | None, retention_days: float | None, retention: tuple[str, ...],
+          migrate: bool, connection_limit: int, channel_timeout: int,
           trusted_proxy: str | None) -> None:
     """Receive rage bundles: `curl -F file=@b.tar.zst URL/` prints a link to a page."""
     try:
@@ -115,7 +120,12 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
 
         click.echo(f"rage serve: {migrate_index(db_url)}")
         return
+    from rage.server import retention as _retention
+
+    policy = _retention.parse_policy(retention_days, retention)
     triage = open_triage(db_url, store, config, webhooks=notify_webhook, slack=notify_slack)
+    if policy.active:
+        _retention.start(store, triage.index, policy)
     if isinstance(store, LocalStorage) and (swept := sweep_parts(store.tmp_dir())):
         logging.getLogger("rage.server").info("swept %d unfinished upload(s) left by a crash",
                                               swept)

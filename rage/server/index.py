@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 
 import sqlalchemy as sa
@@ -231,6 +231,25 @@ class Index:
             return list(conn.execute(sa.select(S.bundles.c.id).where(
                 S.bundles.c.algo_version != ALGORITHM_VERSION).order_by(
                 S.bundles.c.received_at).limit(limit)).scalars())
+
+    def expired(self, default_days: float | None, per_app: dict[str, float],
+                limit: int = 500) -> list[str]:
+        """Ids of bundles older than their app's retention (``per_app``, else
+        ``default_days``; None keeps an app's bundles for ever), oldest first."""
+        now = now_utc()
+        b = S.bundles.c
+        conds = []
+        for app, days in per_app.items():
+            conds.append(sa.and_(b.app == app, b.received_at < now - timedelta(days=days)))
+        if default_days is not None:
+            others = b.received_at < now - timedelta(days=default_days)
+            conds.append(sa.and_(b.app.not_in(list(per_app)), others) if per_app else others)
+        if not conds:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(sa.select(b.id).where(sa.or_(*conds))
+                                .order_by(b.received_at).limit(limit))
+            return [r.id for r in rows]
 
     def has(self, bundle_id: str) -> bool:
         with self._read() as conn:

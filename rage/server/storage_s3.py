@@ -236,6 +236,21 @@ class S3Storage:
                 out.append(bundle_id)
         return out
 
+    def delete_orphans(self, min_age_s: float) -> int:
+        """Delete blobs without metadata older than ``min_age_s`` (a receiver died between
+        the two writes, and no retry completed the upload); returns how many."""
+        import datetime as dt
+
+        cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=min_age_s)
+        metas = {o["Key"].rsplit("/", 1)[-1].removesuffix(".json") for o in self._keys("meta")}
+        n = 0
+        for o in self._keys("bundles"):
+            bundle_id = o["Key"].rsplit("/", 1)[-1].removesuffix(".tar.zst")
+            if bundle_id not in metas and o["LastModified"] < cutoff:
+                self._client.delete_object(Bucket=self.bucket, Key=o["Key"])
+                n += 1
+        return n
+
     def close(self) -> None:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
