@@ -7,10 +7,11 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
-from rage.errors import UsageError
+from rage.errors import ConfigError, UsageError
 
 MiB = 1024 * 1024
 
@@ -40,9 +41,10 @@ def _display_host(host: str) -> str:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
               help="Port (0 picks a free one; the URL is printed).")
-@click.option("--storage", type=click.Path(file_okay=False, path_type=Path),
-              envvar="RAGE_SERVER_STORAGE",
-              help="Directory for bundles [default: the user data dir / rage-server].")
+@click.option("--storage", envvar="RAGE_SERVER_STORAGE", metavar="DIR|s3://BUCKET/PREFIX",
+              help="Where bundles live: a directory, or an S3 bucket (extra 's3'; credentials "
+                   "and region from the usual AWS variables) [default: the user data dir / "
+                   "rage-server].")
 @click.option("--max-bundle-size", default="64MiB", show_default=True, callback=_size,
               help="Largest accepted upload (compressed).")
 @click.option("--max-decompressed-size", default="512MiB", show_default=True, callback=_size,
@@ -53,11 +55,42 @@ def _display_host(host: str) -> str:
               help="Require `Authorization: Bearer TOKEN` on uploads.")
 @click.option("--admin-token", envvar="RAGE_SERVER_ADMIN_TOKEN", metavar="TOKEN",
               help="Enable /admin (recent bundles) for this token.")
+@click.option("--max-manifest-size", default="256KiB", show_default=True, callback=_size,
+              help="Largest accepted manifest.json (it is stored and listed with the bundle).")
 @click.option("--threads", type=click.IntRange(1, 256), default=8, show_default=True,
               help="Worker threads.")
-def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
+@click.option("--database", envvar="RAGE_SERVER_DATABASE", metavar="URL",
+              help="Triage index: a SQLAlchemy URL such as postgresql://user@host/db "
+                   "[default: a SQLite file in the storage directory].")
+@click.option("--notify-webhook", multiple=True, metavar="URL",
+              help="POST JSON here on a new signature or a regression (repeatable).")
+@click.option("--notify-slack", multiple=True, metavar="URL",
+              help="Slack-compatible incoming webhook for the same events (repeatable).")
+@click.option("--s3-endpoint", envvar="RAGE_SERVER_S3_ENDPOINT", metavar="URL",
+              help="S3-compatible endpoint for --storage s3://... (default: AWS, or "
+                   "AWS_ENDPOINT_URL).")
+@click.option("--retention-days", type=float, metavar="DAYS",
+              help="Delete bundles older than DAYS (object and index row together).")
+@click.option("--retention", multiple=True, metavar="APP=DAYS",
+              help="Retention for one app, overriding --retention-days (repeatable).")
+@click.option("--migrate", is_flag=True,
+              help="Create or upgrade the index schema, then exit (run once per upgrade).")
+@click.option("--connection-limit", type=click.IntRange(1, 100_000), default=100,
+              show_default=True,
+              help="Open connections before new ones wait (slow clients hold one each).")
+@click.option("--channel-timeout", type=click.IntRange(1, 3600), default=60,
+              show_default=True,
+              help="Seconds of silence before a connection is dropped.")
+@click.option("--trusted-proxy", metavar="ADDRESS",
+              help="A reverse proxy in front (e.g. 127.0.0.1): trust its X-Forwarded-For, "
+                   "-Proto and -Host headers.")
+def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
           max_decompressed_size: int, public_url: str | None, upload_token: str | None,
-          admin_token: str | None, threads: int) -> None:
+          admin_token: str | None, max_manifest_size: int, threads: int,
+          database: str | None, notify_webhook: tuple[str, ...], notify_slack: tuple[str, ...],
+          s3_endpoint: str | None, retention_days: float | None, retention: tuple[str, ...],
+          migrate: bool, connection_limit: int, channel_timeout: int,
+          trusted_proxy: str | None) -> None:
     """Receive rage bundles: `curl -F file=@b.tar.zst URL/` prints a link to a page."""
     try:
         from waitress.server import create_server
@@ -65,33 +98,58 @@ def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
         raise UsageError("rage serve needs waitress",
                          hint="pip install 'rage-report[server]'") from None
     from rage.server.app import MULTIPART_SLACK, ReceiverApp, ServerConfig
-    from rage.server.storage import LocalStorage
+    from rage.server.storage import LocalStorage, sweep_parts
 
     if public_url and not public_url.startswith(("http://", "https://")):
         raise UsageError(f"--public-url must start with http:// or https://: {public_url!r}")
-    root = (storage or default_storage()).expanduser()
-    try:
-        store = LocalStorage(root)
-    except OSError as e:
-        raise UsageError(f"cannot use storage directory {root}: {e.strerror}") from None
+    store, where, default_db = _open_storage(storage, s3_endpoint)
     config = ServerConfig(max_bundle_size=max_bundle_size,
                           max_decompressed=max_decompressed_size, public_url=public_url,
-                          upload_token=upload_token or None, admin_token=admin_token or None)
+                          upload_token=upload_token or None, admin_token=admin_token or None,
+                          max_manifest=max_manifest_size)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
+    from rage.server.setup import open_triage
+
+    db_url = database or default_db
+    if db_url is None:
+        raise UsageError("--storage s3://... needs --database (the index must be shared by "
+                         "every receiver: e.g. postgresql://user@host/db)")
+    if migrate:
+        from rage.server.setup import migrate_index
+
+        click.echo(f"rage serve: {migrate_index(db_url)}")
+        return
+    from rage.server import retention as _retention
+
+    policy = _retention.parse_policy(retention_days, retention)
+    triage = open_triage(db_url, store, config, webhooks=notify_webhook, slack=notify_slack)
+    if policy.active:
+        _retention.start(store, triage.index, policy)
+    if isinstance(store, LocalStorage) and (swept := sweep_parts(store.tmp_dir())):
+        logging.getLogger("rage.server").info("swept %d unfinished upload(s) left by a crash",
+                                              swept)
+    proxy: dict[str, object] = {}
+    if trusted_proxy:
+        proxy = {"trusted_proxy": trusted_proxy, "trusted_proxy_count": 1,
+                 "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto",
+                                           "x-forwarded-host"}}
     try:
         server = create_server(
-            ReceiverApp(store, config), host=host, port=port, threads=threads,
+            ReceiverApp(store, config, triage), host=host, port=port, threads=threads,
             # waitress refuses bodies far over the limit from the headers alone; the app
             # answers the rest with a JSON error
             max_request_body_size=2 * max_bundle_size + MULTIPART_SLACK,
-            ident="rage", clear_untrusted_proxy_headers=True)
+            ident="rage", clear_untrusted_proxy_headers=True,
+            connection_limit=connection_limit, channel_timeout=channel_timeout,
+            # idle connections are looked for this often: a timeout is honoured within ~1.5x
+            cleanup_interval=max(1, min(30, channel_timeout // 2)), **proxy)
     except OSError as e:
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
     url = f"http://{_display_host(server.effective_host)}:{server.effective_port}/"
     # the first stdout line is the URL: scripts and tests read it
     click.echo(f"rage serve: listening on {url}")
-    click.echo(f"rage serve: storing bundles in {root}")
+    click.echo(f"rage serve: storing bundles in {where}")
     click.echo(f"rage serve: upload with `curl -F file=@bundle.tar.zst {public_url or url}`")
     sys.stdout.flush()
 
@@ -105,3 +163,29 @@ def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
         pass
     finally:
         server.close()
+
+
+def _open_storage(storage: str | None, s3_endpoint: str | None) -> tuple[Any, str, str | None]:
+    """(storage, where it is for humans, the default index URL or None when it must be
+    given): a local directory, or an S3 bucket checked writable before anything is served."""
+    from rage.server.storage import LocalStorage
+
+    if storage and storage.startswith("s3://"):
+        try:
+            from rage.server.storage_s3 import S3Storage
+        except ImportError:
+            raise UsageError("--storage s3://... needs boto3",
+                             hint="pip install 'rage-report[server,s3]'") from None
+        try:
+            s3 = S3Storage(storage, endpoint_url=s3_endpoint)
+            s3.check_writable()
+        except ConfigError as e:
+            raise UsageError(e.message) from None
+        return s3, storage, None
+    if s3_endpoint:
+        raise UsageError("--s3-endpoint goes with --storage s3://BUCKET/PREFIX")
+    root = (Path(storage) if storage else default_storage()).expanduser()
+    try:
+        return LocalStorage(root), str(root), f"sqlite:///{root / 'index.sqlite3'}"
+    except OSError as e:
+        raise UsageError(f"cannot use storage directory {root}: {e.strerror}") from None

@@ -1,0 +1,411 @@
+"""The triage index: signatures, their counters, and the bundles in each (SQL).
+
+A SQLite file by default; any SQLAlchemy URL (``postgresql+psycopg://...``) works the same,
+since only Core constructs and ``INSERT ... ON CONFLICT`` (both dialects) are used.
+Counters are updated in the database, never read-modify-written in Python, so concurrent
+receivers stay exact: the signature row is upserted with ``count = count + 1``, the
+per-day row likewise, and a reporter counts once because its (signature, reporter) row is
+inserted ``ON CONFLICT DO NOTHING`` and only a real insert bumps ``reporters``.
+
+SQLite: WAL (readers never wait for the writer), write transactions ``BEGIN IMMEDIATE``
+(a deferred one that later writes can fail at once with "database is locked" instead of
+waiting), a busy timeout, foreign keys on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from rage.server import schema as S
+from rage.server.signature import ALGORITHM_VERSION, Signature
+
+Event = Literal["new", "regression"]
+PAGE_SIZE = 50
+SORTS = {"last": S.signatures.c.last_seen, "count": S.signatures.c.count,
+         "first": S.signatures.c.first_seen}
+STATUSES = ("open", "fixed", "regressed")
+
+
+@dataclass(frozen=True)
+class BundleFacts:
+    """What the index keeps of one bundle (besides its signature)."""
+
+    id: str
+    received_at: datetime  # naive UTC
+    app: str
+    app_version: str | None
+    reporter: str  # pseudonymous: see Index.reporter
+    run_status: str | None
+    command: str
+    note: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Recorded:
+    signature_id: int
+    signature_hash: str
+    event: Event | None
+
+
+@dataclass(frozen=True)
+class Query:
+    app: str | None = None
+    version: str | None = None
+    status: str | None = None
+    q: str | None = None
+    sort: str = "last"
+    page: int = 1
+    per_page: int = PAGE_SIZE
+
+
+def version_key(version: str) -> tuple[tuple[int, Any], ...]:
+    """Orders versions: 1.2 < 1.2.1 < 1.10, 1.3rc1 < 1.3 (no dependency on `packaging`)."""
+    parts = [(0, int(p)) if p.isdigit() else (-1, p.lower())
+             for p in re.findall(r"\d+|[A-Za-z]+", version)]
+    return (*parts, (0, -1))  # the end sorts after a pre-release tag, before more numbers
+
+
+def version_gt(a: str | None, b: str | None) -> bool:
+    return bool(a and b) and version_key(a or "") > version_key(b or "")
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Index:
+    """Thread-safe: every call runs in its own transaction on a pooled connection."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        kwargs: dict[str, Any] = {}
+        if url.startswith("sqlite"):
+            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        else:  # a database server restarts: test pooled connections before using them
+            kwargs["pool_pre_ping"] = True
+        self.engine = sa.create_engine(url, **kwargs)
+        if self.engine.dialect.name == "sqlite":
+            _private_file(self.engine.url.database)
+            _sqlite_setup(self.engine)
+        self.migrated_from = S.migrate(self.engine)
+        self._secret = self._reporter_secret()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def ping(self) -> None:
+        """For /readyz: raises if the database does not answer."""
+        with self.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+    @contextmanager
+    def _write(self) -> Iterator[sa.Connection]:
+        with self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, \
+                conn.begin():
+            yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sa.Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def _insert(self, table: sa.Table) -> Any:
+        mod = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        return mod.insert(table)
+
+    # -- reporters -------------------------------------------------------------------------
+
+    def _reporter_secret(self) -> bytes:
+        with self._write() as conn:
+            conn.execute(self._insert(S.settings).values(
+                key="reporter_secret", value=secrets.token_hex(32)).on_conflict_do_nothing())
+            value = conn.execute(sa.select(S.settings.c.value).where(
+                S.settings.c.key == "reporter_secret")).scalar_one()
+        return bytes.fromhex(value)
+
+    def reporter(self, identity: str) -> str:
+        """A pseudonym for who sent a report: keyed hash, so the index never holds the
+        address (or install id) itself and pseudonyms differ between servers."""
+        return hmac.new(self._secret, identity.encode("utf-8", "replace"),
+                        hashlib.sha256).hexdigest()[:16]
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
+        """Count one stored bundle under ``sig``; None if the bundle is already indexed."""
+        with self._write() as conn:
+            if conn.execute(sa.select(S.bundles.c.id).where(
+                    S.bundles.c.id == facts.id)).first():
+                return None
+            row = self._upsert_signature(conn, sig, facts, count=1)
+            conn.execute(S.bundles.insert().values(
+                id=facts.id, signature_id=row.id, algo_version=sig.version,
+                received_at=facts.received_at, app=facts.app[:200],
+                app_version=_cap(facts.app_version, 100), reporter=facts.reporter,
+                run_status=_cap(facts.run_status, 32), command=_cap(facts.command, 500),
+                note=_cap(facts.note, 2000), size=facts.size))
+            self._count_day_and_reporter(conn, row.id, facts)
+            event: Event | None = "new" if row.count == 1 else None
+            if row.status == "fixed" and version_gt(facts.app_version, row.fixed_in):
+                done = conn.execute(S.signatures.update().where(
+                    S.signatures.c.id == row.id, S.signatures.c.status == "fixed").values(
+                    status="regressed", status_changed=facts.received_at))
+                if done.rowcount == 1:
+                    event = "regression"
+            return Recorded(row.id, sig.hash, event)
+
+    def _upsert_signature(self, conn: sa.Connection, sig: Signature, facts: BundleFacts,
+                          *, count: int) -> Any:
+        t = S.signatures
+        ins = self._insert(t).values(
+            hash=sig.hash, algo_version=sig.version, kind=sig.kind, app=sig.app,
+            text=sig.text, exception=sig.exception, reasons=json.dumps(list(sig.reasons)),
+            count=count, reporters=0, first_seen=facts.received_at,
+            last_seen=facts.received_at, first_version=_cap(facts.app_version, 100),
+            last_version=_cap(facts.app_version, 100), status="open")
+        ex = ins.excluded
+        later = ex.last_seen >= t.c.last_seen
+        ins = ins.on_conflict_do_update(index_elements=[t.c.hash], set_={
+            "count": t.c.count + ex.count,
+            "last_seen": sa.case((later, ex.last_seen), else_=t.c.last_seen),
+            "last_version": sa.case((later, sa.func.coalesce(ex.last_version,
+                                                             t.c.last_version)),
+                                    else_=t.c.last_version),
+            "first_seen": sa.case((ex.first_seen < t.c.first_seen, ex.first_seen),
+                                  else_=t.c.first_seen),
+            "first_version": sa.func.coalesce(t.c.first_version, ex.first_version),
+        })
+        return conn.execute(ins.returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)).one()
+
+    def _count_day_and_reporter(self, conn: sa.Connection, sig_id: int,
+                                facts: BundleFacts) -> None:
+        d = self._insert(S.signature_days).values(
+            signature_id=sig_id, day=facts.received_at.date(), count=1)
+        conn.execute(d.on_conflict_do_update(
+            index_elements=[S.signature_days.c.signature_id, S.signature_days.c.day],
+            set_={"count": S.signature_days.c.count + 1}))
+        # RETURNING, not rowcount: psycopg reports no rowcount for this statement
+        r = conn.execute(self._insert(S.signature_reporters).values(
+            signature_id=sig_id, reporter=facts.reporter).on_conflict_do_nothing().returning(
+            S.signature_reporters.c.signature_id))
+        if r.first() is not None:
+            conn.execute(S.signatures.update().where(S.signatures.c.id == sig_id).values(
+                reporters=S.signatures.c.reporters + 1))
+
+    def set_status(self, sig_hash: str, status: str, fixed_in: str | None = None) -> bool:
+        """Mark fixed (in ``fixed_in``) or open again; False if there is no such signature."""
+        if status not in ("open", "fixed"):
+            raise ValueError("status must be open or fixed")
+        with self._write() as conn:
+            r = conn.execute(S.signatures.update().where(S.signatures.c.hash == sig_hash).values(
+                status=status, fixed_in=_cap(fixed_in, 100) if status == "fixed" else None,
+                status_changed=now_utc()))
+            return bool(r.rowcount)
+
+    def forget(self, bundle_id: str) -> None:
+        """A deleted bundle leaves its signature's counters (recomputed from what is left)."""
+        with self._write() as conn:
+            sig_id = conn.execute(sa.select(S.bundles.c.signature_id).where(
+                S.bundles.c.id == bundle_id)).scalar()
+            if sig_id is None:
+                return
+            conn.execute(S.bundles.delete().where(S.bundles.c.id == bundle_id))
+            _rebuild(conn, sig_id)
+
+    def stale(self, limit: int = 500) -> list[str]:
+        """Bundles signed by an older algorithm (to recompute), oldest first."""
+        with self._read() as conn:
+            return list(conn.execute(sa.select(S.bundles.c.id).where(
+                S.bundles.c.algo_version != ALGORITHM_VERSION).order_by(
+                S.bundles.c.received_at).limit(limit)).scalars())
+
+    def expired(self, default_days: float | None, per_app: dict[str, float],
+                limit: int = 500) -> list[str]:
+        """Ids of bundles older than their app's retention (``per_app``, else
+        ``default_days``; None keeps an app's bundles for ever), oldest first."""
+        now = now_utc()
+        b = S.bundles.c
+        conds = []
+        for app, days in per_app.items():
+            conds.append(sa.and_(b.app == app, b.received_at < now - timedelta(days=days)))
+        if default_days is not None:
+            others = b.received_at < now - timedelta(days=default_days)
+            conds.append(sa.and_(b.app.not_in(list(per_app)), others) if per_app else others)
+        if not conds:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(sa.select(b.id).where(sa.or_(*conds))
+                                .order_by(b.received_at).limit(limit))
+            return [r.id for r in rows]
+
+    def has(self, bundle_id: str) -> bool:
+        with self._read() as conn:
+            return conn.execute(sa.select(S.bundles.c.id).where(
+                S.bundles.c.id == bundle_id)).first() is not None
+
+    def reassign(self, bundle_id: str, sig: Signature) -> None:
+        """Move a bundle to its recomputed signature; both signatures' counters are rebuilt
+        from their bundles (a signature left empty goes; a fixed status stays with its hash)."""
+        with self._write() as conn:
+            old = conn.execute(sa.select(S.bundles).where(S.bundles.c.id == bundle_id)).first()
+            if old is None:
+                return
+            facts = BundleFacts(old.id, old.received_at, old.app, old.app_version, old.reporter,
+                                old.run_status, old.command or "", old.note or "", old.size)
+            row = self._upsert_signature(conn, sig, facts, count=0)
+            conn.execute(S.bundles.update().where(S.bundles.c.id == bundle_id).values(
+                signature_id=row.id, algo_version=sig.version))
+            conn.execute(S.signatures.update().where(S.signatures.c.id == row.id).values(
+                algo_version=sig.version, text=sig.text, reasons=json.dumps(list(sig.reasons))))
+            for sig_id in {old.signature_id, row.id}:
+                _rebuild(conn, sig_id)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def search(self, query: Query) -> tuple[list[dict[str, Any]], int]:
+        """One page of signatures matching ``query``, and how many match in all."""
+        t, b = S.signatures, S.bundles
+        where: list[Any] = []
+        if query.app:
+            where.append(t.c.app == query.app)
+        if query.status:
+            where.append(t.c.status == query.status)
+        if query.version:
+            where.append(sa.exists().where(b.c.signature_id == t.c.id,
+                                           b.c.app_version == query.version))
+        if query.q:
+            pat = "%" + re.sub(r"([\\%_])", r"\\\1", query.q[:200]) + "%"
+            where.append(sa.or_(
+                t.c.text.ilike(pat, escape="\\"), t.c.exception.ilike(pat, escape="\\"),
+                sa.exists().where(b.c.signature_id == t.c.id, sa.or_(
+                    b.c.note.ilike(pat, escape="\\"), b.c.command.ilike(pat, escape="\\")))))
+        order = SORTS.get(query.sort, t.c.last_seen)
+        per = max(1, min(query.per_page, 200))
+        page = max(1, query.page)
+        with self._read() as conn:
+            total = conn.execute(sa.select(sa.func.count()).select_from(t).where(*where)).scalar()
+            rows = conn.execute(sa.select(t).where(*where).order_by(order.desc(), t.c.id.desc())
+                                .limit(per).offset((page - 1) * per)).mappings().all()
+        return [_sig_dict(r) for r in rows], int(total or 0)
+
+    def signature(self, sig_hash: str, *, bundles: int = 100) -> dict[str, Any] | None:
+        """A signature with its per-day counts, versions and newest bundles."""
+        t, b = S.signatures, S.bundles
+        with self._read() as conn:
+            row = conn.execute(sa.select(t).where(t.c.hash == sig_hash)).mappings().first()
+            if row is None:
+                return None
+            out = _sig_dict(row)
+            days = conn.execute(sa.select(S.signature_days.c.day, S.signature_days.c.count)
+                                .where(S.signature_days.c.signature_id == row["id"])
+                                .order_by(S.signature_days.c.day)).all()
+            out["days"] = [{"day": d.isoformat(), "count": c} for d, c in days]
+            versions = conn.execute(
+                sa.select(b.c.app_version, sa.func.count()).where(b.c.signature_id == row["id"])
+                .group_by(b.c.app_version)).all()
+            out["versions"] = sorted(({"version": v, "count": c} for v, c in versions),
+                                     key=lambda x: version_key(x["version"] or ""))
+            items = conn.execute(sa.select(b).where(b.c.signature_id == row["id"]).order_by(
+                b.c.received_at.desc()).limit(bundles)).mappings().all()
+            out["bundles"] = [_bundle_dict(r) for r in items]
+        return out
+
+    def facets(self) -> dict[str, list[str]]:
+        """The apps and versions there are, for the filter menus."""
+        with self._read() as conn:
+            apps = conn.execute(sa.select(S.signatures.c.app).distinct().order_by(
+                S.signatures.c.app).limit(500)).scalars().all()
+            versions = conn.execute(sa.select(S.bundles.c.app_version).distinct().where(
+                S.bundles.c.app_version.is_not(None)).limit(500)).scalars().all()
+        return {"apps": list(apps), "versions": sorted(versions, key=version_key,
+                                                       reverse=True)}
+
+
+def _rebuild(conn: sa.Connection, sig_id: int) -> None:
+    """Recompute one signature's counters from its bundles (delete it if none are left)."""
+    t, b = S.signatures, S.bundles
+    rows = conn.execute(sa.select(b.c.received_at, b.c.app_version, b.c.reporter).where(
+        b.c.signature_id == sig_id).order_by(b.c.received_at)).all()
+    conn.execute(S.signature_days.delete().where(S.signature_days.c.signature_id == sig_id))
+    conn.execute(S.signature_reporters.delete().where(
+        S.signature_reporters.c.signature_id == sig_id))
+    if not rows:
+        conn.execute(t.delete().where(t.c.id == sig_id))
+        return
+    days: dict[date, int] = {}
+    for r in rows:
+        days[r.received_at.date()] = days.get(r.received_at.date(), 0) + 1
+    reporters = {r.reporter for r in rows}
+    conn.execute(S.signature_days.insert(), [
+        {"signature_id": sig_id, "day": d, "count": c} for d, c in days.items()])
+    conn.execute(S.signature_reporters.insert(), [
+        {"signature_id": sig_id, "reporter": p} for p in reporters])
+    versions = [r.app_version for r in rows if r.app_version]
+    conn.execute(t.update().where(t.c.id == sig_id).values(
+        count=len(rows), reporters=len(reporters), first_seen=rows[0].received_at,
+        last_seen=rows[-1].received_at, first_version=versions[0] if versions else None,
+        last_version=versions[-1] if versions else None))
+
+
+def _sig_dict(r: sa.RowMapping) -> dict[str, Any]:
+    return {"hash": r["hash"], "kind": r["kind"], "app": r["app"], "text": r["text"],
+            "exception": r["exception"], "reasons": json.loads(r["reasons"]),
+            "algorithm_version": r["algo_version"], "count": r["count"],
+            "reporters": r["reporters"], "first_seen": _iso(r["first_seen"]),
+            "last_seen": _iso(r["last_seen"]), "first_version": r["first_version"],
+            "last_version": r["last_version"], "status": r["status"],
+            "fixed_in": r["fixed_in"], "status_changed": _iso(r["status_changed"])}
+
+
+def _bundle_dict(r: sa.RowMapping) -> dict[str, Any]:
+    return {"id": r["id"], "received_at": _iso(r["received_at"]), "app_version": r["app_version"],
+            "reporter": r["reporter"], "run_status": r["run_status"], "command": r["command"],
+            "note": r["note"], "size": r["size"]}
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="seconds") + "Z" if value else None
+
+
+def _cap(value: str | None, n: int) -> str | None:
+    return value[:n] if value else None
+
+
+def _private_file(database: str | None) -> None:
+    """The index holds notes and commands: 0600 like the bundles (SQLite gives its -wal and
+    -shm files the database file's mode)."""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    import os
+
+    fd = os.open(database, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(fd)
+
+
+def _sqlite_setup(engine: sa.Engine) -> None:
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # SQLAlchemy's "begin" event below starts them
+        cur = dbapi_conn.cursor()
+        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON",
+                       "busy_timeout=30000"):
+            cur.execute(f"PRAGMA {pragma}")
+        cur.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "")
+        conn.exec_driver_sql(f"BEGIN {mode}".strip())

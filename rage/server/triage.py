@@ -1,0 +1,359 @@
+"""The maintainer's triage desk: signature list, signature page, JSON API, and the hooks
+that keep the index in step with storage.
+
+Routes (admin token as ``Authorization: Bearer``; off without ``--admin-token``)::
+
+    GET  /triage                       signatures: ?app= &version= &status= &q= &sort= &page=
+    GET  /triage/<hash>                one signature: counts, versions, days, bundles, why
+    POST /triage/<hash>                form: action=fixed&fixed_in=1.3 | action=open
+    GET  /api/v1/signatures            the list as JSON (same parameters, plus per_page)
+    GET  /api/v1/signatures/<hash>     one signature as JSON
+    POST /api/v1/signatures/<hash>     {"status": "fixed", "fixed_in": "1.3"} | {"status": "open"}
+
+The receiver calls :meth:`Triage.on_stored` after a bundle is stored (the blob first, the
+index row last: a failure here leaves a stored bundle that the next start re-indexes, never
+a row without its bundle) and :meth:`Triage.on_deleted` after a deletion.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import re
+import shlex
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from rage.server import signature as signing
+from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
+from rage.server.notify import Notifier
+from rage.server.storage import Storage, StoredBundle
+
+log = logging.getLogger("rage.server.triage")
+TEXT_CAP = 64 * 1024  # the tail of each member the signature reads
+Environ = dict[str, Any]
+_HASH = r"(?P<hash>[0-9a-f]{8,64})"
+_ROUTES = [
+    (re.compile(r"^/triage/?$"), "list_page"),
+    (re.compile(rf"^/triage/{_HASH}/?$"), "signature_page"),
+    (re.compile(r"^/api/v1/signatures/?$"), "list_api"),
+    (re.compile(rf"^/api/v1/signatures/{_HASH}$"), "signature_api"),
+]
+
+
+@dataclass(frozen=True)
+class Response:
+    """What the receiver sends; ``html`` responses get its nonce CSP."""
+
+    status: int
+    body: bytes
+    ctype: str
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def html(self) -> bool:
+        return self.ctype.startswith("text/html")
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str, headers: list[tuple[str, str]] | None = None):
+        super().__init__(message)
+        self.response = Response(status, (json.dumps({"error": message}) + "\n").encode(),
+                                 "application/json", headers or [])
+
+
+def bundle_texts(src: IO[bytes], manifest: Mapping[str, Any],
+                 max_decompressed: int) -> dict[str, str]:
+    """The tails of the members a signature reads; stops reading once it has them all."""
+    from rage.bundle import iter_capped
+
+    files = manifest.get("files") if isinstance(manifest.get("files"), list) else []
+    assert isinstance(files, list)
+    wanted = {f.get("name") for f in files if isinstance(f, dict)} & set(signing.MEMBERS)
+    out: dict[str, str] = {}
+    if not wanted:
+        return out
+    for m in iter_capped(src, cap=TEXT_CAP, select=lambda name, _size: name in wanted,
+                         max_decompressed=max_decompressed):
+        out[m.name] = m.text
+        if len(out) == len(wanted):
+            break  # collectors come after the run's files: not inflated for nothing
+    return out
+
+
+def facts_of(meta: StoredBundle, sig: signing.Signature, reporter: str) -> BundleFacts:
+    m = meta.manifest
+    run = m.get("run") if isinstance(m.get("run"), dict) else {}
+    assert isinstance(run, dict)
+    argv = run.get("argv")
+    command = shlex.join(str(a) for a in argv) if isinstance(argv, list) else ""
+    version = m.get("app_version") or run.get("app_version")
+    note = m.get("note")
+    try:
+        when = datetime.fromisoformat(meta.created_at).astimezone(UTC).replace(tzinfo=None)
+    except (TypeError, ValueError):
+        when = datetime.now(UTC).replace(tzinfo=None)
+    return BundleFacts(meta.id, when, sig.app, _text(version), reporter,
+                       _text(run.get("status")), command, _text(note) or "", meta.size)
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, dict | list):
+        return None
+    # lone surrogates from a hostile manifest would fail the database's encoder
+    return str(value).encode("utf-8", "replace").decode("utf-8")
+
+
+class Triage:
+    """The index, the notifier and the pages, for one receiver."""
+
+    def __init__(self, index: Index, *, admin_token: str | None,
+                 notifier: Notifier | None = None, max_decompressed: int = 512 * 1024 * 1024,
+                 is_admin: Callable[[Environ], bool] | None = None) -> None:
+        self.index = index
+        self.admin_token = admin_token
+        self.notifier = notifier
+        self.max_decompressed = max_decompressed
+        self.is_admin = is_admin  # e.g. a login cookie, besides the Bearer token
+        self._templates: Any = None
+
+    # -- hooks ----------------------------------------------------------------------------
+
+    def sign(self, storage: Storage, meta: StoredBundle) -> signing.Signature:
+        with storage.open(meta.id) as f:
+            texts = bundle_texts(f, meta.manifest, self.max_decompressed)
+        return signing.compute(meta.manifest, texts)
+
+    def on_stored(self, storage: Storage, meta: StoredBundle, environ: Environ,
+                  base_url: str) -> Recorded | None:
+        """Index a stored bundle and notify; never raises (the upload already succeeded)."""
+        try:
+            sig = self.sign(storage, meta)
+            identity = str(meta.manifest.get("reporter") or environ.get("REMOTE_ADDR") or "?")
+            recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)))
+        except Exception:
+            log.exception("could not index bundle %s (re-indexed at the next start)", meta.id)
+            return None
+        if recorded and recorded.event and self.notifier is not None:
+            info = self.index.signature(sig.hash, bundles=0) or {}
+            self.notifier.notify(recorded.event, info, f"{base_url}/triage/{sig.hash}",
+                                 f"{base_url}/b/{meta.id}")
+        return recorded
+
+    def on_deleted(self, bundle_id: str) -> None:
+        try:
+            self.index.forget(bundle_id)
+        except Exception:
+            log.exception("could not remove bundle %s from the index", bundle_id)
+
+    def reprocess(self, storage: Storage, *, backfill: bool = False) -> int:
+        """Re-sign bundles signed by an older algorithm; with ``backfill``, also index
+        stored bundles the index does not know. Returns how many bundles changed."""
+        done = 0
+        while ids := self.index.stale():
+            for bundle_id in ids:
+                try:
+                    self.index.reassign(bundle_id, self.sign(storage, storage.get_meta(bundle_id)))
+                except Exception:  # a bundle gone meanwhile, or unreadable: drop its row
+                    log.warning("bundle %s could not be re-signed; removed from the index",
+                                bundle_id)
+                    self.index.forget(bundle_id)
+                done += 1
+        if backfill:
+            for meta in storage.list_recent(10**9):
+                if not self.index.has(meta.id):
+                    with contextlib.suppress(Exception):
+                        sig = self.sign(storage, meta)
+                        self.index.record(sig, facts_of(meta, sig, self.index.reporter("?")))
+                        done += 1
+        return done
+
+    def start_background(self, storage: Storage, *, backfill: bool) -> threading.Thread:
+        t = threading.Thread(target=self.reprocess, args=(storage,),
+                             kwargs={"backfill": backfill}, name="rage-reindex", daemon=True)
+        t.start()
+        return t
+
+    # -- routing --------------------------------------------------------------------------
+
+    def route(self, environ: Environ, method: str, path: str, nonce: str,
+              base_url: str) -> Response | None:
+        """The response for a triage route, or None when ``path`` is not one."""
+        for rx, name in _ROUTES:
+            if m := rx.match(path):
+                try:
+                    self._authorize(environ)
+                    handler = getattr(self, "_" + name)
+                    return handler(environ, method, nonce, base_url, **m.groupdict())  # type: ignore[no-any-return]
+                except _Refused as e:
+                    return e.response
+        return None
+
+    def _authorize(self, environ: Environ) -> None:
+        if not self.admin_token:
+            raise _Refused(404, "the triage pages are disabled (start with --admin-token)")
+        if self.is_admin is not None and self.is_admin(environ):
+            return
+        auth = environ.get("HTTP_AUTHORIZATION", "")
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise _Refused(401, "admin token required", [("WWW-Authenticate", "Bearer")])
+        if not hmac.compare_digest(token.strip().encode(), self.admin_token.encode()):
+            raise _Refused(403, "wrong admin token")
+
+    def _list_page(self, environ: Environ, method: str, nonce: str, base_url: str) -> Response:
+        _only(method, "GET", "HEAD")
+        query = _query(environ)
+        rows, total = self.index.search(query)
+        pages = max(1, -(-total // query.per_page))
+        params = {k: v for k, v in (("app", query.app), ("version", query.version),
+                                    ("status", query.status), ("q", query.q),
+                                    ("sort", query.sort)) if v}
+
+        def page_url(n: int) -> str:
+            return "/triage?" + urlencode({**params, "page": n})
+
+        return self._render("triage_list.html", nonce, rows=rows, total=total, query=query,
+                            pages=pages, facets=self.index.facets(), statuses=STATUSES,
+                            sorts=list(SORTS), page_url=page_url)
+
+    def _signature_page(self, environ: Environ, method: str, nonce: str, base_url: str,
+                        hash: str) -> Response:
+        if method == "POST":
+            _same_origin(environ)
+            form = _form(environ)
+            action = (form.get("action") or [""])[0]
+            fixed_in = (form.get("fixed_in") or [""])[0].strip() or None
+            self._set_status(hash, "fixed" if action == "fixed" else action, fixed_in)
+            return Response(303, b"", "text/plain", [("Location", f"/triage/{hash}")])
+        _only(method, "GET", "HEAD")
+        sig = self.index.signature(hash)
+        if sig is None:
+            raise _Refused(404, f"no signature {hash}")
+        peak = max((d["count"] for d in sig["days"]), default=1)
+        return self._render("triage_signature.html", nonce, sig=sig, peak=peak)
+
+    def _list_api(self, environ: Environ, method: str, nonce: str, base_url: str) -> Response:
+        _only(method, "GET", "HEAD")
+        query = _query(environ)
+        rows, total = self.index.search(query)
+        for r in rows:
+            r["url"] = f"{base_url}/triage/{r['hash']}"
+            r["api_url"] = f"{base_url}/api/v1/signatures/{r['hash']}"
+        return _json(200, {"signatures": rows, "total": total, "page": query.page,
+                           "per_page": query.per_page,
+                           "pages": max(1, -(-total // query.per_page))})
+
+    def _signature_api(self, environ: Environ, method: str, nonce: str, base_url: str,
+                       hash: str) -> Response:
+        if method == "POST":
+            body = _body(environ)
+            try:
+                data = json.loads(body or b"{}")
+            except ValueError:
+                raise _Refused(400, "body must be JSON") from None
+            if not isinstance(data, dict):
+                raise _Refused(400, "body must be a JSON object")
+            fixed_in = data.get("fixed_in")
+            self._set_status(hash, str(data.get("status", "")),
+                             str(fixed_in) if fixed_in is not None else None)
+        else:
+            _only(method, "GET", "HEAD", "POST")
+        sig = self.index.signature(hash)
+        if sig is None:
+            raise _Refused(404, f"no signature {hash}")
+        sig["url"] = f"{base_url}/triage/{hash}"
+        for b in sig["bundles"]:
+            b["url"] = f"{base_url}/b/{b['id']}"
+        return _json(200, sig)
+
+    def _set_status(self, sig_hash: str, status: str, fixed_in: str | None) -> None:
+        if status not in ("fixed", "open"):
+            raise _Refused(400, "status must be 'fixed' (with fixed_in) or 'open'")
+        if status == "fixed" and not fixed_in:
+            raise _Refused(400, "fixed_in (the version with the fix) is required")
+        if not self.index.set_status(sig_hash, status, fixed_in):
+            raise _Refused(404, f"no signature {sig_hash}")
+
+    def _render(self, name: str, nonce: str, **context: Any) -> Response:
+        if self._templates is None:
+            import jinja2
+
+            self._templates = jinja2.Environment(
+                loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                autoescape=True, trim_blocks=True, lstrip_blocks=True)
+        text = self._templates.get_template(name).render(nonce=nonce, **context)
+        return Response(200, text.encode("utf-8"), "text/html; charset=utf-8",
+                        [("Cache-Control", "no-store")])
+
+
+def _query(environ: Environ) -> Query:
+    qs = parse_qs(environ.get("QUERY_STRING", ""))
+
+    def one(key: str) -> str | None:
+        v = (qs.get(key) or [""])[0].strip()
+        return v[:200] or None
+
+    def number(key: str, default: int, top: int) -> int:
+        raw = one(key)
+        if raw is None:
+            return default
+        if not raw.isdigit() or not 1 <= int(raw) <= top:
+            raise _Refused(400, f"{key} must be a number from 1 to {top}")
+        return int(raw)
+
+    sort = one("sort") or "last"
+    if sort not in SORTS:
+        raise _Refused(400, f"sort must be one of {', '.join(SORTS)}")
+    status = one("status")
+    if status and status not in STATUSES:
+        raise _Refused(400, f"status must be one of {', '.join(STATUSES)}")
+    return Query(app=one("app"), version=one("version"), status=status, q=one("q"), sort=sort,
+                 page=number("page", 1, 100_000), per_page=number("per_page", 50, 200))
+
+
+def _only(method: str, *allowed: str) -> None:
+    if method not in allowed:
+        raise _Refused(405, "method not allowed", [("Allow", ", ".join(allowed))])
+
+
+def _body(environ: Environ) -> bytes:
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise _Refused(400, "bad Content-Length") from None
+    if length > 64 * 1024 or length < 0:
+        raise _Refused(413, "request body too large")
+    return environ["wsgi.input"].read(length) if length else b""
+
+
+def _form(environ: Environ) -> dict[str, list[str]]:
+    return parse_qs(_body(environ).decode("utf-8", "replace"))
+
+
+def _same_origin(environ: Environ) -> None:
+    """A form post from another site is refused (a login cookie would otherwise ride along).
+
+    Browsers say where a request comes from in ``Sec-Fetch-Site``; the pages' no-referrer
+    policy makes them send ``Origin: null`` on form posts, so Origin is the fallback only."""
+    site = environ.get("HTTP_SEC_FETCH_SITE")
+    origin = environ.get("HTTP_ORIGIN")
+    if site is not None:
+        ok = site in ("same-origin", "none")
+    else:
+        ok = not origin or (origin != "null"
+                            and urlsplit(origin).netloc == environ.get("HTTP_HOST"))
+    if not ok:
+        raise _Refused(403, "cross-origin form refused")
+
+
+def _json(status: int, obj: Any) -> Response:
+    return Response(status, (json.dumps(obj) + "\n").encode(), "application/json",
+                    [("Cache-Control", "no-store")])
