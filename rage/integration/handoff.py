@@ -158,7 +158,7 @@ def _parent_is_wrapper(at_start: bool) -> tuple[bool, str | None]:
     except OSError:
         return not at_start, None
     if b"run" not in args or not any(b"rage" in a for a in args):
-        return False, None
+        return _parent_is_shim(args)
     app = None
     for i, a in enumerate(args):
         if a == b"--app" and i + 1 < len(args):
@@ -166,6 +166,26 @@ def _parent_is_wrapper(at_start: bool) -> tuple[bool, str | None]:
         elif a.startswith(b"--app="):
             app = a[6:].decode("utf-8", "surrogateescape")
     return True, app
+
+
+def _parent_is_shim(args: list[bytes]) -> tuple[bool, str | None]:
+    """A rage shim runs the wrapper in-process (``python -I -S -c CODE SHIM ARGS``): one of
+    the parent's first arguments is then the shim, which says so on its second line
+    (``# rage-shim: NAME ...``, see rage.record.shims)."""
+    for a in args[1:7]:
+        if not a or a.startswith(b"-"):
+            continue
+        if not a.startswith(b"/"):  # `./mytool`: relative to the shim's working directory
+            a = b"/proc/%d/cwd/%s" % (os.getppid(), a)
+        try:
+            with open(a, "rb") as f:
+                lines = f.read(512).split(b"\n", 2)
+        except OSError:
+            continue
+        if len(lines) > 1 and lines[1].startswith(b"# rage-shim: "):
+            name = lines[1][len(b"# rage-shim: "):].split(b" ", 1)[0]
+            return True, name.decode("utf-8", "surrogateescape") or None
+    return False, None
 
 
 def find_wrapper_run(root: str, started_s: float, *, at_start: bool = False) -> str | None:

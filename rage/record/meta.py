@@ -33,12 +33,15 @@ def _finite(text: str) -> float:
 
 def _check_value(value: object, depth: int = 0) -> None:
     """ValueError unless ``value`` is plain data every renderer can print: nested at most
-    :data:`META_MAX_DEPTH` deep, its strings valid Unicode (no lone surrogates)."""
+    :data:`META_MAX_DEPTH` deep, its strings valid Unicode. The one kind of lone surrogate
+    allowed is U+DC80..U+DCFF: how Python (and so the recorder) spells an undecodable byte of
+    argv, a path or an environment value; every renderer escapes those as ``\\xNN``."""
     if depth > META_MAX_DEPTH:
         raise ValueError(f"nested deeper than {META_MAX_DEPTH}")
     if isinstance(value, str):
         if not value.isascii():
-            value.encode("utf-8")  # UnicodeEncodeError (a ValueError) on a lone surrogate
+            # UnicodeEncodeError (a ValueError) on any other lone surrogate
+            value.encode("utf-8", "surrogateescape")
     elif isinstance(value, dict):
         for k, v in value.items():
             _check_value(k, depth + 1)

@@ -70,9 +70,11 @@ def _probe(executable: str, argv0: str) -> str:
     import subprocess
 
     try:
+        # RAGE_DISABLE: a tool with rage built in must not record the probe as a run of its own
         proc = subprocess.Popen([argv0, "--version"], executable=executable,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                env={**os.environ, "RAGE_DISABLE": "1"})
     except OSError:
         return ""
     try:
