@@ -172,13 +172,13 @@ def _parent_is_shim(args: list[bytes]) -> tuple[bool, str | None]:
     """A rage shim runs the wrapper in-process (``python -I -S -c CODE SHIM ARGS``): one of
     the parent's first arguments is then the shim, which says so on its second line
     (``# rage-shim: NAME ...``, see rage.record.shims)."""
-    for a in args[1:7]:
-        if not a or a.startswith(b"-"):
+    for arg in args[1:7]:
+        if not arg or arg.startswith(b"-"):
             continue
-        if not a.startswith(b"/"):  # `./mytool`: relative to the shim's working directory
-            a = b"/proc/%d/cwd/%s" % (os.getppid(), a)
+        # `./mytool`: relative to the shim's working directory
+        path = arg if arg.startswith(b"/") else b"/proc/%d/cwd/%s" % (os.getppid(), arg)
         try:
-            with open(a, "rb") as f:
+            with open(path, "rb") as f:
                 lines = f.read(512).split(b"\n", 2)
         except OSError:
             continue
