@@ -199,14 +199,66 @@ def relay(
     wake_fd: int,
     done: Callable[[], bool],
     on_capture_error: Callable[[OSError], None],
-) -> None:
+) -> list[tuple[int, int]]:
     """Copy the child's streams until it has exited and its streams are drained.
 
     ``captures`` maps capture names (``output.log``...) to sinks; a sink that raises
     ``OSError`` is reported once through ``on_capture_error`` and every capture stops, while
-    the copying to the user goes on.
+    the copying to the user goes on. Returns the pipes still open once the child has exited
+    and they went quiet, as ``(source, destination)``: a background process the command
+    started holds them (see :func:`hand_off`).
     """
-    _Relay(child, captures, wake_fd, on_capture_error).run(done)
+    return _Relay(child, captures, wake_fd, on_capture_error).run(done)
+
+
+def hand_off(left: list[tuple[int, int]]) -> None:
+    """Keep relaying pipes a background process of the command still writes to, from a
+    process of its own, so the wrapper can return the command's status now.
+
+    Without rage such a process writes straight to the user's pipe and lives on; with the
+    wrapper in between, closing our ends would cost it its output and kill it with SIGPIPE.
+    The forked relay copies until each pipe's last writer is gone (or the reader is: then
+    our end closes and the writer meets EPIPE, as it would without rage), and is not
+    recorded. It ignores ^C and hangups like the background process it serves.
+    """
+    if not left:
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid != 0:
+        for src, _dst in left:
+            _suppress_oserror(lambda src=src: os.close(src))  # type: ignore[misc]
+        return
+    try:
+        for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTSTP):
+            signal.signal(sig, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
+        _suppress_oserror(lambda: os.close(0))  # never read the user's input
+        poller = select.poll()
+        dst_of = dict(left)
+        for src in dst_of:
+            os.set_blocking(src, True)
+            poller.register(src, select.POLLIN)
+        while dst_of:
+            for fd, _ev in poller.poll():
+                data = b""
+                try:  # noqa: SIM105
+                    data = os.read(fd, CHUNK)
+                except OSError:
+                    pass
+                try:
+                    if data:
+                        write_all(dst_of[fd], data)
+                        continue
+                except OSError:
+                    pass
+                poller.unregister(fd)
+                os.close(fd)
+                del dst_of[fd]
+    finally:
+        os._exit(0)
 
 
 class _Relay:
@@ -283,7 +335,7 @@ class _Relay:
             if inp.dst in self.outputs:
                 self.poller.register(inp.dst, select.POLLIN)
 
-    def run(self, done: Callable[[], bool]) -> None:
+    def run(self, done: Callable[[], bool]) -> list[tuple[int, int]]:
         exited = False
         input_state = self._input_state()
         outputs, poll, pollin = self.outputs, self.poller.poll, select.POLLIN
@@ -319,8 +371,14 @@ class _Relay:
             if self.input is not None and self._input_state() != input_state:
                 self._update_masks()
                 input_state = self._input_state()
+        left = []
         for st in list(self.outputs.values()):
-            self._close_output(st)
+            if st.src != self.master:
+                left.append((st.src, st.dst))
+                self.outputs.pop(st.src, None)
+            else:
+                self._close_output(st)
+        return left
 
     def _copy(self, st: _Stream) -> None:
         for _ in range(st.burst):

@@ -232,7 +232,7 @@ class Wrapper:
     def run(self, path: str) -> int:
         import time
 
-        from rage.record.relay import Supervisor, blocked_signals, relay
+        from rage.record.relay import Supervisor, blocked_signals, hand_off, relay
         from rage.record.spawn import CommandError, choose_mode, restore_mode, spawn
 
         cwd = _cwd()
@@ -258,9 +258,10 @@ class Wrapper:
         try:
             sup.start()
             self._start_recording(child, path, cwd, started_ns, t0)
-            relay(child, dict(self.captures), wake_r, lambda: sup.status is not None,
-                  self.capture_failed)
+            left = relay(child, dict(self.captures), wake_r, lambda: sup.status is not None,
+                         self.capture_failed)
             sup.join()
+            hand_off(left)  # a background process still writes: it keeps its output
         finally:
             restore_mode(child.raw_fd, child.saved_termios)
             os.close(wake_r)
