@@ -188,7 +188,7 @@ def test_term_to_wrapper_reaches_child_and_terminal_is_restored(tmp_path: Path) 
 
 def test_crash_on_a_terminal_prints_the_hint_after_restoring() -> None:
     with terminal("--app", "segv", "--", "sh", "-c", "kill -SEGV $$") as term:
-        assert term.finish() == -signal.SIGSEGV
+        assert term.finish() == -signal.SIGSEGV, term.seen
     assert b"rage: segv crashed (SIGSEGV); to report it: rage report --app segv --last\r\n" \
         in term.seen
     assert only_run("segv")["status"] == "crashed"

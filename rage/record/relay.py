@@ -14,7 +14,7 @@ import _thread
 import os
 import select
 
-from rage.record.spawn import PTY, Child, copy_winsize, enter_raw, restore_mode
+from rage.record.spawn import Child, copy_winsize, enter_raw, restore_mode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ else:
     import _signal as signal
 
 SI_KERNEL = 0x80
+SI_USER = 0
+FLUSH = b"f"  # on the wake pipe: copy out everything readable now (the command stopped)
+FLUSH_WAIT_S = 1.0
 CHUNK = 1 << 20  # pipe reads: the pipes are this large (spawn.PIPE_SIZE)
 # A pty hands out at most its line discipline's 4 KiB buffer per read (a little more when
 # the kernel refills it during the read). Asking for 1 MiB made every read mmap and munmap
@@ -47,11 +50,12 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signa
 PTY_JOB_CONTROL = (signal.SIGTSTP, signal.SIGCONT)
 
 
-def blocked_signals(mode: str) -> set[signal.Signals]:
-    """The signals the supervisor takes over in ``mode``. In pipe mode job control stays
-    with the kernel: ^Z stops the whole process group, wrapper and child together."""
+def blocked_signals(job_control: bool) -> set[signal.Signals]:
+    """The signals the supervisor takes over. Without job control of our own (pipes, or a
+    pty only for output) it stays with the kernel: ^Z stops the whole process group,
+    wrapper and child together."""
     sigs = {*FORWARDED, signal.SIGCHLD}
-    if mode == PTY:
+    if job_control:
         sigs.update(PTY_JOB_CONTROL)
     return sigs
 
@@ -77,6 +81,8 @@ class Supervisor:
         self.sigs = sigs
         self.wake_fd = wake_fd
         self.status: int | None = None
+        # held while the relay loop copies what the stopping command wrote (see _flush_relay)
+        self.flushed = _thread.allocate_lock()
         self.rusage: object | None = None
         self._done = _thread.allocate_lock()
 
@@ -103,30 +109,37 @@ class Supervisor:
         try:
             while self.status is None:
                 info = signal.sigwaitinfo(self.sigs)
-                self._handle(info.si_signo, info.si_code)
+                self._handle(info.si_signo, info.si_code, info.si_pid)
         finally:
             _suppress_oserror(lambda: os.write(self.wake_fd, b"x"))
 
-    def _handle(self, sig: int, code: int) -> None:
+    def _handle(self, sig: int, code: int, sender: int) -> None:
         child = self.child
         if sig == signal.SIGCHLD:
             self._reap()
-        elif child.mode == PTY:
+        elif child.leader is not None:
+            if sender == os.getpid() and code == SI_USER:
+                return  # ^C or ^\ passed on to our own process group: the child has it
             if sig == signal.SIGWINCH and child.master_fd is not None:
                 if not copy_winsize(1, child.master_fd):
                     _kill(child.pid, sig)
             elif sig == signal.SIGCONT:
                 self._resumed()
+            elif sig == signal.SIGTSTP:
+                # stop the command as its terminal would; its leader, then we, follow
+                _suppress_oserror(lambda: os.killpg(child.pid, signal.SIGTSTP))
             else:
                 _kill(child.pid, sig)
         elif code != SI_KERNEL:
-            # pipe mode: the terminal already signalled the whole foreground group
+            # no job control of ours: the terminal already signalled the whole group
             _kill(child.pid, sig)
 
     def _reap(self) -> None:
-        flags = os.WNOHANG | (os.WUNTRACED if self.child.mode == PTY else 0)
+        child = self.child
+        leader = child.leader
+        flags = os.WNOHANG | (os.WUNTRACED if leader is not None else 0)
         try:
-            pid, status, rusage = os.wait4(self.child.pid, flags)
+            pid, status, rusage = os.wait4(child.pid if leader is None else leader, flags)
         except ChildProcessError:
             return
         if pid == 0:
@@ -134,16 +147,55 @@ class Supervisor:
         if os.WIFSTOPPED(status):
             self._stop_with_child()
             return
-        self.rusage = rusage
+        usage: object = rusage
+        if leader is not None and child.status_fd is not None:
+            from rage.record.session import read_result
+
+            result = read_result(child.status_fd)
+            if result is not None:
+                status, usage = result  # the command's, not its leader's
+        self.rusage = usage
         self.status = status
 
     def _stop_with_child(self) -> None:
-        """The child stopped (^Z on its terminal): give the user's terminal back and stop
-        the wrapper too, so the shell sees a stopped job; ``fg`` resumes both."""
+        """The command stopped (^Z on its terminal, its own suspend): give the user's
+        terminal back and stop the user's job, as ^Z on that terminal would have: the whole
+        foreground process group (a script running rage stops too), with SIGTSTP (``$?``
+        148). If nothing can stop us (no job control above: an orphaned group), the command
+        is resumed at once rather than left stopped with the terminal frozen."""
         child = self.child
+        self._flush_relay()
         restore_mode(child.raw_fd, child.saved_termios)
-        os.kill(os.getpid(), signal.SIGSTOP)
-        # continued here; the pending SIGCONT is then handled by _resumed
+        try:
+            group = os.getpgrp()
+            fg = os.tcgetpgrp(child.raw_fd) if child.raw_fd is not None else -1
+            if fg == group:
+                os.killpg(group, signal.SIGTSTP)
+            else:
+                os.kill(os.getpid(), signal.SIGTSTP)
+        except OSError:
+            self._resumed()
+            return
+        # SIGTSTP is blocked everywhere; let it in here, where it stops the process
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTSTP})
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTSTP})
+        if signal.SIGCONT not in signal.sigpending():
+            self._resumed()  # we did not stop: never leave the command and terminal frozen
+        # else: continued; the pending SIGCONT is handled by _resumed
+
+    def _flush_relay(self) -> None:
+        """Have the relay loop copy out what the command wrote before it stopped (less
+        leaves its alternate screen on ^Z) before the user's shell prints "Stopped"; the
+        loop answers by releasing ``flushed``. Bounded: a stuck terminal cannot hold us."""
+        if not self.flushed.acquire(blocking=False):
+            return
+        try:
+            os.write(self.wake_fd, FLUSH)
+        except OSError:
+            self.flushed.release()
+            return
+        if self.flushed.acquire(timeout=FLUSH_WAIT_S):
+            self.flushed.release()
 
     def _resumed(self) -> None:
         child = self.child
@@ -156,7 +208,8 @@ class Supervisor:
                 pass
         if child.master_fd is not None:
             copy_winsize(1, child.master_fd)
-        _suppress_oserror(lambda: os.killpg(child.pid, signal.SIGCONT))
+        if child.leader is not None:
+            _kill(child.leader, signal.SIGCONT)  # it continues the command
 
 
 def _kill(pid: int, sig: int) -> None:
@@ -199,6 +252,8 @@ def relay(
     wake_fd: int,
     done: Callable[[], bool],
     on_capture_error: Callable[[OSError], None],
+    *,
+    flushed: Callable[[], None] | None = None,
 ) -> list[tuple[int, int]]:
     """Copy the child's streams until it has exited and its streams are drained.
 
@@ -208,7 +263,9 @@ def relay(
     and they went quiet, as ``(source, destination)``: a background process the command
     started holds them (see :func:`hand_off`).
     """
-    return _Relay(child, captures, wake_fd, on_capture_error).run(done)
+    r = _Relay(child, captures, wake_fd, on_capture_error)
+    r.flushed = flushed
+    return r.run(done)
 
 
 def hand_off(left: list[tuple[int, int]]) -> None:
@@ -266,15 +323,10 @@ class _Relay:
                  on_capture_error: Callable[[OSError], None]) -> None:
         self.master = child.master_fd
         self.child_pid = child.pid
-        # the suspend key the child's terminal started with (the user's own, usually ^Z)
-        saved = child.saved_termios
-        susp = None
-        if saved:
-            import termios  # already loaded by rage.record.spawn whenever there are saved termios
-
-            susp = saved[6][termios.VSUSP]
-        self.susp_key = susp if isinstance(susp, bytes) and susp != b"\0" else None
+        self.child_pid = child.pid
+        self.raw_fd = child.raw_fd if child.leader is not None else None
         self.wake_fd = wake_fd
+        self.flushed: Callable[[], None] | None = None
         self.on_capture_error = on_capture_error
         self.capturing = True
         self.poller = select.poll()
@@ -355,7 +407,7 @@ class _Relay:
                     self._copy(st)
                     continue
                 if fd == self.wake_fd:
-                    _suppress_oserror(lambda: os.read(self.wake_fd, 64))
+                    self._woken()
                     continue
                 if ev & select.POLLNVAL:
                     self._unregister(fd)
@@ -379,6 +431,18 @@ class _Relay:
             else:
                 self._close_output(st)
         return left
+
+    def _woken(self) -> None:
+        try:
+            data = os.read(self.wake_fd, 64)
+        except OSError:
+            return
+        if FLUSH in data:
+            for st in list(self.outputs.values()):
+                while st.src in self.outputs and select.select([st.src], [], [], 0)[0]:
+                    self._copy(st)
+            if self.flushed is not None:
+                self.flushed()
 
     def _copy(self, st: _Stream) -> None:
         for _ in range(st.burst):
@@ -432,35 +496,39 @@ class _Relay:
         if not data:
             self._close_input()
             return
-        if self.susp_key is not None and self.susp_key in data:
-            data = self._suspend_key(data, self.susp_key)
+        if self.raw_fd is not None:
+            self._signal_keys(data)
         inp.pending += data
         self._flush_input()
 
-    def _suspend_key(self, data: bytes, key: bytes) -> bytes:
-        """Handle ^Z typed for a child whose terminal would suspend it; return the rest.
+    def _signal_keys(self, data: bytes) -> None:
+        """^C and ^\\ typed for the command: signal the user's side too.
 
-        The child leads a session of its own, so its process group is orphaned and the
-        kernel discards the SIGTSTP its terminal raises for ^Z. SIGSTOP is not subject to
-        that rule: the child stops, the supervisor sees it and stops the wrapper too, so the
-        shell shows a stopped job and ``fg`` resumes both. When the child's terminal has
-        ISIG off (an editor in raw mode), ^Z is just a byte for it.
+        The user's terminal is raw, so the key reaches only the command's terminal, which
+        signals the command. On the user's terminal the key would also have signalled every
+        process in its foreground group: a shell script looping over ``rage run`` (it stops
+        when its command dies of ^C), a Python parent (KeyboardInterrupt). So the signal goes
+        to our own group too, if it is the terminal's foreground (the supervisor ignores the
+        copy we get ourselves). Not when the command's terminal has ISIG off (an editor: the
+        key is just a byte) or a job of the command's own holds it (``bash -i`` inside).
         """
         import termios
 
-        assert self.master is not None
+        master, raw = self.master, self.raw_fd
+        assert master is not None and raw is not None
         try:
-            attrs = termios.tcgetattr(self.master)
-        except termios.error:
-            return data
-        if not attrs[3] & termios.ISIG or attrs[6][termios.VSUSP] != key:
-            return data
-        i = data.find(key)
-        try:
-            os.killpg(self.child_pid, signal.SIGSTOP)
-        except OSError:
-            return data
-        return data[:i] + data[i + 1:]
+            attrs = termios.tcgetattr(master)
+            if not attrs[3] & termios.ISIG or os.tcgetpgrp(master) != self.child_pid:
+                return
+            group = os.getpgrp()
+            if os.tcgetpgrp(raw) != group:
+                return
+        except (termios.error, OSError):
+            return
+        for index, sig in ((termios.VINTR, signal.SIGINT), (termios.VQUIT, signal.SIGQUIT)):
+            key = attrs[6][index]
+            if isinstance(key, bytes) and key != b"\0" and key in data:
+                _suppress_oserror(lambda sig=sig: os.killpg(group, sig))  # type: ignore[misc]
 
     def _flush_input(self) -> None:
         """Send buffered keyboard input to the non-blocking pty master; never blocks."""

@@ -88,12 +88,16 @@ class Child:
     (A plain class: dataclasses costs ~10 ms of start-up.)
     """
 
-    __slots__ = ("appended", "kinds", "master_fd", "mode", "pid", "raw_fd", "saved_termios",
-                 "streams")
+    __slots__ = ("appended", "kinds", "leader", "master_fd", "mode", "pid", "raw_fd",
+                 "saved_termios", "status_fd", "streams")
 
     def __init__(self, pid: int, mode: str) -> None:
         self.pid = pid
         self.mode = mode
+        # with job control (pty, stdin a terminal): the session leader the wrapper waits for
+        # and the pipe it reports the command's end on (rage.record.session)
+        self.leader: int | None = None
+        self.status_fd: int | None = None
         self.streams: list[tuple[int, int, str | None]] = []
         self.appended: list[tuple[int, str, int]] = []
         self.kinds: dict[str, str] = {}
@@ -192,6 +196,14 @@ def choose_mode() -> str:
     return PTY if _isatty(1) else PIPE
 
 
+def job_control(mode: str) -> bool:
+    """Whether the command gets a session of its own on its pty, keys relayed from the
+    user's terminal in raw mode. Only when stdin is a terminal too: otherwise the pty is
+    just where its output goes, and it stays in the user's session, with the user's
+    terminal as its ``/dev/tty`` (password prompts read the keys there, echo off)."""
+    return mode == PTY and _isatty(0)
+
+
 def _pipe() -> tuple[int, int]:
     import fcntl
 
@@ -268,9 +280,10 @@ def _spawn_pty(
     except OSError:
         pass
     name = os.ttyname(slave)
-    # after setsid, the first open of the slave makes it the child's controlling terminal
     first = 0 if stdin_tty else 1
-    actions.append((os.POSIX_SPAWN_OPEN, first, name, os.O_RDWR, 0))
+    # never the command's controlling terminal by this open: with job control the session
+    # leader opened it first, otherwise the command keeps the user's terminal
+    actions.append((os.POSIX_SPAWN_OPEN, first, name, os.O_RDWR | os.O_NOCTTY, 0))
     if first == 0:
         actions.append((os.POSIX_SPAWN_DUP2, 0, 1))
     child.kinds["stdout"] = TTY
@@ -281,12 +294,19 @@ def _spawn_pty(
         _plan_outputs(child, (2,), actions, to_close)
     os.set_blocking(master, False)  # input is buffered, never blocks the output side
     child.streams.insert(0, (master, 1, "output.log"))
-    if stdin_tty:
-        child.streams.append((0, master, None))
-    child.pid = _posix_spawn(path, argv, actions, sigmask, sigdef, setsid=True)
-    if stdin_tty:
-        child.raw_fd = 0
-        child.saved_termios = enter_raw(0)
+    if not stdin_tty:
+        child.pid = _posix_spawn(path, argv, actions, sigmask, sigdef, setsid=False)
+        return child
+    child.streams.append((0, master, None))
+    from rage.record.session import SpawnFailed, start
+
+    try:
+        child.leader, child.pid, child.status_fd = start(
+            path, argv, name, actions, sigmask=sigmask, sigdef=list(sigdef), close=(master,))
+    except SpawnFailed as e:
+        raise CommandError(str(e), e.exit_code) from None
+    child.raw_fd = 0
+    child.saved_termios = enter_raw(0)
     return child
 
 

@@ -233,7 +233,7 @@ class Wrapper:
         import time
 
         from rage.record.relay import Supervisor, blocked_signals, hand_off, relay
-        from rage.record.spawn import CommandError, choose_mode, restore_mode, spawn
+        from rage.record.spawn import CommandError, choose_mode, job_control, restore_mode, spawn
 
         cwd = _cwd()
         patterns = self.opts.attach + tuple(self.settings.attach)
@@ -243,7 +243,7 @@ class Wrapper:
 
             before = snapshot(patterns, cwd)
         mode = choose_mode()
-        sigs = blocked_signals(mode)
+        sigs = blocked_signals(job_control(mode))
         old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
         # the run is dated from the spawn; its record is created while the child runs
         started_ns, t0 = time.time_ns(), time.monotonic()
@@ -259,13 +259,15 @@ class Wrapper:
             sup.start()
             self._start_recording(child, path, cwd, started_ns, t0)
             left = relay(child, dict(self.captures), wake_r, lambda: sup.status is not None,
-                         self.capture_failed)
+                         self.capture_failed, flushed=sup.flushed.release)
             sup.join()
             hand_off(left)  # a background process still writes: it keeps its output
         finally:
             restore_mode(child.raw_fd, child.saved_termios)
             os.close(wake_r)
             os.close(wake_w)
+            if child.status_fd is not None:
+                os.close(child.status_fd)
         status = sup.status if sup.status is not None else 0
         code = os.waitstatus_to_exitcode(status)
         sig = -code if code < 0 else None
