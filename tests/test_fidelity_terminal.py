@@ -277,13 +277,17 @@ def test_ctrl_z_on_a_job_of_an_inner_shell(wrapper: str, tmp_path: Path) -> None
         s.wait()
 
 
-@pytest.mark.skipif(not shutil.which("vim"), reason="vim is not installed")
+VIM = shutil.which("vim") or shutil.which("vim.tiny")
+
+
+@pytest.mark.skipif(not VIM, reason="vim is not installed (apt-get install vim-tiny)")
 @BOTH
 def test_vim_suspends_on_ctrl_z(wrapper: str, tmp_path: Path) -> None:
+    assert VIM
     (tmp_path / "f.txt").write_text("hello\n")
     with session(interactive(wrapper, tmp_path), tmp_path) as s:
         s.read_until(PROMPT)
-        s.type(b"r vim -u NONE -N -n f.txt\n")
+        s.type(f"r {VIM} -u NONE -N -n f.txt\n".encode())
         s.read_until(b"hello")
         s.wait_for(running(s, "vim", wrapper), "vim to run")
         s.type(b"\x1a")
@@ -304,6 +308,7 @@ def test_vim_suspends_on_ctrl_z(wrapper: str, tmp_path: Path) -> None:
         s.wait()
 
 
+@pytest.mark.skipif(not shutil.which("less"), reason="less is not installed")
 @BOTH
 def test_less_restores_the_screen_on_ctrl_z(wrapper: str, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("".join(f"line {i}\n" for i in range(200)))
@@ -363,3 +368,15 @@ def test_signal_death_on_a_terminal_is_reported_by_the_shell(tmp_path: Path) -> 
         screens.append(re.sub(rb"rage: .*\r\n", b"", bytes(s.screen)))
     for screen in screens:
         assert b"Segmentation fault" in screen and b"rc=139" in screen
+
+
+@BOTH
+def test_background_child_lives_on_and_keeps_its_terminal(wrapper: str, tmp_path: Path) -> None:
+    """A process the command leaves in the background outlives it and still writes to the
+    terminal after the command (and rage) returned."""
+    script = (f"{wrapper}\nr sh -c '(sleep 0.5; echo late) & echo now'; echo rc=$?;"
+              " sleep 2; echo end")
+    with session(["bash", "-c", script], tmp_path) as s:
+        assert s.wait() == 0
+    screen = bytes(s.screen)
+    assert re.search(rb"now\r\nrc=0\r\n.*late\r\n.*end", screen, re.S), screen

@@ -212,6 +212,19 @@ class Supervisor:
             _kill(child.leader, signal.SIGCONT)  # it continues the command
 
 
+def _cooked_again(master: int) -> None:
+    """The user's terminal is out of raw mode again and does its own output processing
+    (\n -> \r\n): the pty must stop doing it too, or lines would end in \r\r\n."""
+    import termios
+
+    try:
+        attrs = termios.tcgetattr(master)
+        attrs[1] &= ~termios.OPOST
+        termios.tcsetattr(master, termios.TCSANOW, attrs)
+    except termios.error:
+        pass
+
+
 def _kill(pid: int, sig: int) -> None:
     try:  # noqa: SIM105
         os.kill(pid, sig)
@@ -272,8 +285,9 @@ def hand_off(left: list[tuple[int, int]]) -> None:
     """Keep relaying pipes a background process of the command still writes to, from a
     process of its own, so the wrapper can return the command's status now.
 
-    Without rage such a process writes straight to the user's pipe and lives on; with the
-    wrapper in between, closing our ends would cost it its output and kill it with SIGPIPE.
+    Without rage such a process writes straight to the user's pipe or terminal and lives
+    on; with the wrapper in between, closing our ends would cost it its output and kill it
+    (SIGPIPE, or a hangup of its pty).
     The forked relay copies until each pipe's last writer is gone (or the reader is: then
     our end closes and the writer meets EPIPE, as it would without rage), and is not
     recorded. It ignores ^C and hangups like the background process it serves.
@@ -298,6 +312,8 @@ def hand_off(left: list[tuple[int, int]]) -> None:
         for src in dst_of:
             os.set_blocking(src, True)
             poller.register(src, select.POLLIN)
+            if os.isatty(src):
+                _cooked_again(src)
         while dst_of:
             for fd, _ev in poller.poll():
                 data = b""
@@ -424,12 +440,10 @@ class _Relay:
                 self._update_masks()
                 input_state = self._input_state()
         left = []
+        self._close_input()
         for st in list(self.outputs.values()):
-            if st.src != self.master:
-                left.append((st.src, st.dst))
-                self.outputs.pop(st.src, None)
-            else:
-                self._close_output(st)
+            left.append((st.src, st.dst))
+            self.outputs.pop(st.src, None)
         return left
 
     def _woken(self) -> None:

@@ -124,6 +124,10 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
         os.kill(os.getpid(), signal.SIGSTOP)  # the wrapper sees this and stops the user's job
         _foreground(tty, pid)  # `fg`: resumed, the command owns its terminal again
         _continue(pid)
+    # Background processes the command left in its group live on, as they would on the
+    # user's terminal: take the foreground back first, so our exit (the session leader's)
+    # hangs up only our own, empty, group rather than theirs.
+    _foreground(tty, os.getpgrp())
     os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r}\n".encode())
 
 
