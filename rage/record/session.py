@@ -55,7 +55,12 @@ def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     leader must not hold (the pty master). Raises :class:`SpawnFailed` if exec failed.
     """
     r, w = os.pipe()
-    leader = os.fork()
+    try:
+        leader = os.fork()
+    except OSError as e:  # out of processes or memory: as a shell would say it
+        os.close(r)
+        os.close(w)
+        raise SpawnFailed(f"{argv[0]}: cannot fork: {e.strerror}", 126) from None
     if leader == 0:  # pragma: no cover - runs in the forked leader, which never returns
         code = 1
         try:
