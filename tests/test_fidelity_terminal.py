@@ -184,12 +184,13 @@ def test_ctrl_c_reaches_a_python_parent(wrapper: str, tmp_path: Path) -> None:
 @BOTH
 def test_a_handled_ctrl_c_lets_the_script_go_on(wrapper: str, tmp_path: Path) -> None:
     """A program that catches ^C and exits normally: the calling script carries on."""
-    child = (f"{shlex.quote(sys.executable)} -c 'import time\ntry: time.sleep(30)\n"
+    child = (f"{shlex.quote(sys.executable)} -c 'import time\ntry:\n"
+             " print(\"rea\" \"dy\", flush=True); time.sleep(30)\n"
              "except KeyboardInterrupt: print(\"caught\")'")
     script = f"{wrapper}\nr {child}; echo after-$?"
     with session(["bash", "-c", script], tmp_path) as s:
         s.wait_for(running(s, "python", wrapper), "python to run")
-        time.sleep(0.3)  # into time.sleep
+        s.read_until(b"ready")  # in its try block
         s.type(b"\x03")
         assert s.wait() == 0
     assert b"caught" in s.screen and b"after-0" in s.screen
@@ -214,6 +215,9 @@ def test_ctrl_z_stops_the_job_with_148_and_fg_resumes(wrapper: str, tmp_path: Pa
         s.type(b"fg\n")
         s.wait_for(running(s, "sleep", wrapper), "sleep to run again")
         s.type(b"\x03")
+        # (keys typed before rage has seen its command end go to that command's terminal
+        # and are lost with it, as with script(1): wait)
+        s.wait_for(gone(s, "sleep"), "sleep and rage to end")
         at = len(s.screen)
         _echo_status(s, "after")
         s.read_until(b"after-130", start=at)
@@ -380,3 +384,16 @@ def test_background_child_lives_on_and_keeps_its_terminal(wrapper: str, tmp_path
         assert s.wait() == 0
     screen = bytes(s.screen)
     assert re.search(rb"now\r\nrc=0\r\n.*late\r\n.*end", screen, re.S), screen
+
+
+@BOTH
+def test_stderr_stays_a_terminal_when_stdout_goes_to_a_file(wrapper: str,
+                                                           tmp_path: Path) -> None:
+    """`cmd > file` on a terminal: stderr is still a terminal for the program (progress
+    bars, colors), its size too; what it wrote there reaches the screen."""
+    code = ("import os, sys; print(os.isatty(0), os.isatty(1), os.isatty(2),"
+            " tuple(os.get_terminal_size(2))); sys.stderr.write('on-the-screen\\n')")
+    script = f"{wrapper}\nr {shlex.quote(sys.executable)} -c {shlex.quote(code)} > out; cat out"
+    with session(["bash", "-c", script], tmp_path) as s:
+        assert s.wait() == 0
+    assert b"on-the-screen\r\nTrue False True (80, 24)\r\n" in s.screen

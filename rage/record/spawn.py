@@ -174,7 +174,14 @@ def _plan_outputs(child: Child, fds: tuple[int, ...], actions: list[Any],
             start = _start_offset(fd)
             if start is not None and not (shared and fd == 2):
                 child.appended.append((fd, capture, start))
-        elif kind in (PIPE_KIND, TTY):
+        elif kind == TTY:
+            # stderr on the user's terminal, stdout not: a pty of its own, output only, so
+            # the child still sees a terminal there (git's progress, colors)
+            r, w = _output_pty(fd)
+            to_close.append(w)
+            actions.append((os.POSIX_SPAWN_DUP2, w, fd))
+            child.streams.append((r, fd, capture))
+        elif kind == PIPE_KIND:
             if shared and fd == 2:
                 actions.append((os.POSIX_SPAWN_DUP2, 1, 2))
                 continue
@@ -213,6 +220,25 @@ def _pipe() -> tuple[int, int]:
     except OSError:
         pass
     return r, w
+
+
+def _output_pty(user_fd: int) -> tuple[int, int]:
+    """A pty standing in for the user's terminal ``user_fd`` on a stream the child only
+    writes to: (master, slave), the slave with the terminal's modes and size. The user's
+    terminal does its own output processing (\n -> \r\n), so the pty does none."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+    try:
+        attrs = termios.tcgetattr(user_fd)
+        attrs[1] &= ~termios.OPOST
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        fcntl.ioctl(slave, termios.TIOCSWINSZ,
+                    fcntl.ioctl(user_fd, termios.TIOCGWINSZ, b"\0" * 8))
+    except (termios.error, OSError):
+        pass
+    return master, slave
 
 
 def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int]) -> Child:
