@@ -26,6 +26,7 @@ CASES: dict[str, str] = {
     "dev-full": "r /bin/echo hi > /dev/full; echo rc=$?",
     "closed-stdout": "r /bin/echo hi >&-; echo rc=$?",
     "closed-stderr": "r ls /no/such/dir 2>&-; echo rc=$?",
+    "closed-stdin": "r cat <&-; echo rc=$?",
     "dev-null": "r sh -c 'echo gone; echo err >&2' >/dev/null; echo rc=$?",
     # cat refuses to copy a file onto itself only if it sees that file as its stdout
     "cat-f-onto-f": "printf 'abc\\n' > f; r cat f >> f; echo rc=$?; wc -c < f",

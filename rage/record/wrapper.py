@@ -8,8 +8,11 @@ dataclasses, json, re, pathlib, typing or enum: it records through :mod:`rage.re
 shims start it with ``python -I -S`` (:func:`rage.record.shims.run_argv`). Its contract with the
 user:
 
-- the command sees the same streams (a pseudo-terminal when stdout is a terminal, see
-  :mod:`rage.record.spawn`) and gets every signal sent to the wrapper (:mod:`rage.record.relay`);
+- the command cannot tell: it sees the same kinds of streams (a pseudo-terminal where the
+  user has a terminal, its own file, device or closed descriptor where the user has one, one
+  stream where stdout and stderr are one; see :mod:`rage.record.spawn`), gets every signal
+  sent to the wrapper, and on a terminal ^C, ^Z and background processes behave as without
+  rage (:mod:`rage.record.relay`, :mod:`rage.record.session`);
 - the exit status is the command's: 126/127 as in a shell, and when the command dies of a
   signal the wrapper, after recording, dies of the same signal (its own core dumps turned
   off) so the calling shell sees a real signal death: a script stops on ^C, bash prints
