@@ -12,7 +12,7 @@ user:
   user has a terminal, its own file, device or closed descriptor where the user has one, one
   stream where stdout and stderr are one; see :mod:`rage.record.spawn`), gets every signal
   sent to the wrapper, and on a terminal ^C, ^Z and background processes behave as without
-  rage (:mod:`rage.record.relay`, :mod:`rage.record.session`);
+  rage (:mod:`rage.record.relay`, :mod:`rage.record.supervisor`, :mod:`rage.record.session`);
 - the exit status is the command's: 126/127 as in a shell, and when the command dies of a
   signal the wrapper, after recording, dies of the same signal (its own core dumps turned
   off) so the calling shell sees a real signal death: a script stops on ^C, bash prints
@@ -235,8 +235,9 @@ class Wrapper:
     def run(self, path: str) -> int:
         import time
 
-        from rage.record.relay import Supervisor, blocked_signals, hand_off, relay
+        from rage.record.relay import hand_off, relay
         from rage.record.spawn import CommandError, choose_mode, job_control, restore_mode, spawn
+        from rage.record.supervisor import Supervisor, blocked_signals
 
         cwd = _cwd()
         patterns = self.opts.attach + tuple(self.settings.attach)
