@@ -54,14 +54,14 @@ class Session:
             return bool(data)
         return True
 
-    def read_until(self, needle: bytes, timeout: float = 30, start: int = 0) -> None:
+    def read_until(self, needle: bytes, timeout: float = 60, start: int = 0) -> None:
         deadline = time.monotonic() + timeout
         while needle not in self.screen[start:]:
             left = deadline - time.monotonic()
             assert left > 0, f"timed out waiting for {needle!r}; saw {bytes(self.screen)!r}"
             assert self.pump(left), f"terminal closed before {needle!r}; saw {self.screen!r}"
 
-    def wait_for(self, pred: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    def wait_for(self, pred: Callable[[], bool], what: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while not pred():
             assert time.monotonic() < deadline, f"timed out: {what}; saw {self.screen!r}"
