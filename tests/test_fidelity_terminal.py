@@ -397,3 +397,18 @@ def test_stderr_stays_a_terminal_when_stdout_goes_to_a_file(wrapper: str,
     with session(["bash", "-c", script], tmp_path) as s:
         assert s.wait() == 0
     assert b"on-the-screen\r\nTrue False True (80, 24)\r\n" in s.screen
+
+
+@BOTH
+def test_resize_reaches_a_program_with_stdin_piped(wrapper: str, tmp_path: Path) -> None:
+    code = ("import os, signal, sys, time\n"
+            "def winch(*_):\n time.sleep(0.3); print('size', tuple(os.get_terminal_size(1)),"
+            " flush=True); sys.exit(0)\n"
+            "signal.signal(signal.SIGWINCH, winch)\nprint('re' + 'ady', flush=True)\n"
+            "time.sleep(30)\n")
+    script = f"{wrapper}\necho x | r {shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+    with session(["bash", "-c", script], tmp_path) as s:
+        s.read_until(b"ready")
+        fcntl.ioctl(s.master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        assert s.wait() == 0
+    assert b"size (100, 30)" in s.screen

@@ -114,9 +114,16 @@ class Supervisor:
                 _suppress_oserror(lambda: os.killpg(child.pid, signal.SIGTSTP))
             else:
                 _kill(child.pid, sig)
-        elif code != SI_KERNEL:
-            # no job control of ours: the terminal already signalled the whole group
-            _kill(child.pid, sig)
+        else:
+            if sig == signal.SIGWINCH:
+                # an output-only pty (stdin piped, or stderr on the user's terminal while
+                # stdout is not) follows the terminal's size
+                for src, dst, _name in child.streams:
+                    if os.isatty(src):
+                        copy_winsize(dst, src)
+            if code != SI_KERNEL:
+                # no job control of ours: the terminal already signalled the whole group
+                _kill(child.pid, sig)
 
     def _reap(self) -> None:
         child = self.child
