@@ -412,3 +412,16 @@ def test_resize_reaches_a_program_with_stdin_piped(wrapper: str, tmp_path: Path)
         fcntl.ioctl(s.master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
         assert s.wait() == 0
     assert b"size (100, 30)" in s.screen
+
+
+@BOTH
+def test_keys_typed_ahead_go_to_the_shell(wrapper: str, tmp_path: Path) -> None:
+    """Typing the next command while one runs (and never reads them): the shell gets it."""
+    with session(interactive(wrapper, tmp_path), tmp_path) as s:
+        s.read_until(PROMPT)
+        s.type(b"r sleep 2\n")
+        s.wait_for(running(s, "sleep", wrapper), "sleep to run")
+        s.type(b"echo typed-$((6*7))\n")
+        s.read_until(b"typed-42")
+        s.type(b"exit\n")
+        s.wait()

@@ -27,6 +27,9 @@ else:
     import _signal as signal  # signal's enums cost ~3 ms of every recorded command
 
 
+TYPEAHEAD_MAX = 4096  # a line discipline holds at most this much unread input
+
+
 class Usage:
     """The command's resource usage, as the leader reported it (``wait4``'s fields we keep)."""
 
@@ -133,7 +136,28 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     # user's terminal: take the foreground back first, so our exit (the session leader's)
     # hangs up only our own, empty, group rather than theirs.
     _foreground(tty, os.getpgrp())
-    os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r}\n".encode())
+    typeahead = _unread_input(tty).hex() or "-"
+    os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r} {typeahead}\n"
+             .encode())
+
+
+def _unread_input(tty: int) -> bytes:
+    """Keys typed on the command's terminal that it never read: typed ahead for the
+    user's shell, as on a terminal. Read in non-canonical mode, so a partial line counts."""
+    import termios
+
+    try:
+        attrs = termios.tcgetattr(tty)
+        attrs[3] &= ~(termios.ICANON | termios.ECHO)
+        attrs[6][termios.VMIN] = 0
+        attrs[6][termios.VTIME] = 0
+        termios.tcsetattr(tty, termios.TCSANOW, attrs)
+        data = b""
+        while len(data) < TYPEAHEAD_MAX and (chunk := os.read(tty, TYPEAHEAD_MAX)):
+            data += chunk
+    except (termios.error, OSError):
+        return b""
+    return data[:TYPEAHEAD_MAX]
 
 
 def _foreground(tty: int, pgrp: int) -> None:
@@ -157,14 +181,28 @@ def _continue(pgrp: int) -> None:
         pass
 
 
-def read_result(fd: int) -> tuple[int, Usage] | None:
-    """The command's wait status and usage once the leader has exited (None if it died
-    before saying: the leader's own status is then all there is)."""
+def read_result(fd: int) -> tuple[int, Usage, bytes] | None:
+    """The command's wait status, usage and unread keys once the leader has exited (None
+    if it died before saying: the leader's own status is then all there is)."""
     try:
         line = _read_line(fd)
     except OSError:
         return None
     parts = line.split()
-    if len(parts) != 5 or parts[0] != b"done":
+    if len(parts) != 6 or parts[0] != b"done":
         return None
-    return int(parts[1]), Usage(int(parts[2]), float(parts[3]), float(parts[4]))
+    typeahead = b"" if parts[5] == b"-" else bytes.fromhex(parts[5].decode())
+    return int(parts[1]), Usage(int(parts[2]), float(parts[3]), float(parts[4])), typeahead
+
+
+def give_back(tty: int, keys: bytes) -> None:
+    """Put ``keys`` back in the user's terminal input, as if typed now (TIOCSTI), for the
+    shell to read; quietly nothing where the system forbids it (Linux 6.2+ can)."""
+    import fcntl
+    import termios
+
+    try:
+        for i in range(len(keys)):
+            fcntl.ioctl(tty, termios.TIOCSTI, keys[i:i + 1])
+    except OSError:
+        pass

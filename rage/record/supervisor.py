@@ -68,6 +68,7 @@ class Supervisor:
         # held while the relay loop copies what the stopping command wrote (see _flush_relay)
         self.flushed = _thread.allocate_lock()
         self.rusage: object | None = None
+        self.typeahead = b""  # keys the command never read (rage.record.session)
         self._done = _thread.allocate_lock()
 
     def start(self) -> None:
@@ -144,7 +145,7 @@ class Supervisor:
 
             result = read_result(child.status_fd)
             if result is not None:
-                status, usage = result  # the command's, not its leader's
+                status, usage, self.typeahead = result  # the command's, not its leader's
         self.rusage = usage
         self.status = status
 

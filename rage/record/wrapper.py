@@ -268,6 +268,10 @@ class Wrapper:
             hand_off(left)  # a background process still writes: it keeps its output
         finally:
             restore_mode(child.raw_fd, child.saved_termios)
+            if sup.typeahead and child.raw_fd is not None:
+                from rage.record.session import give_back
+
+                give_back(child.raw_fd, sup.typeahead)  # typed ahead for the shell
             os.close(wake_r)
             os.close(wake_w)
             if child.status_fd is not None:
