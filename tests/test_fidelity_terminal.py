@@ -270,7 +270,9 @@ def test_ctrl_z_on_a_job_of_an_inner_shell(wrapper: str, tmp_path: Path) -> None
         s.type(b"echo inner-$((40+2))\n")
         s.read_until(b"inner-42", start=at)
         s.type(b"kill -KILL %1\n")
-        s.wait_for(lambda: not stopped(s, "sleep")(), "the inner job killed")
+        # reaped, not just dead: else `exit` may still find "There are stopped jobs"
+        s.wait_for(lambda: all(c != "sleep" for c, _ in descendants(s.pid).values()),
+                   "the inner job killed and reaped")
         s.type(b"exit\n")
         s.wait_for(lambda: not any(c == "bash" for c, _ in descendants(s.pid).values()),
                    "the inner shell to exit")
