@@ -11,7 +11,10 @@ shared machine. Cases:
 
 - start-up: `rage run -- true` vs `script -qec true /dev/null` and vs `python3 -c pass`,
   both as a shim runs it (`python -I -S -c ...`, see rage.record.shims.run_argv) and as
-  `python -m rage` (what the `rage` console script costs, minus pip's wrapper)
+  `python -m rage` (what the `rage` console script costs, minus pip's wrapper); with
+  stdout on /dev/null (the child gets the device itself), on a pipe (relayed) and on a
+  pty opened here (the child gets a pty and a session leader of its own); and the bare
+  interpreter's own start-up (`python -I -S -c pass` vs `python3 -c pass`) beside them
 - throughput, pipes: `rage run -- cat F` vs `cat F | tee OUT >/dev/null` (F: a 200 MB file)
 - throughput, terminal: both run on a pty opened here: `rage run -- cat F` vs
   `script -qec "cat F" /dev/null`
@@ -56,10 +59,13 @@ def import_self_us(argv: list[str], env: dict[str, str]) -> int:
     return int(statistics.median(totals))
 
 
-def timed_pipe(argv: list[str], env: dict[str, str], shell: bool = False) -> float:
+def timed_pipe(argv: list[str], env: dict[str, str], shell: bool = False,
+               stdout: int = subprocess.DEVNULL) -> float:
+    """Run ``argv`` without a terminal: stdout to /dev/null (rage hands the child the
+    device itself) or, with ``stdout=subprocess.PIPE``, to a pipe (rage relays it)."""
     t0 = time.perf_counter()
     subprocess.run(argv if not shell else ["sh", "-c", argv[0]], env=env, check=True,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                   stdin=subprocess.DEVNULL, stdout=stdout)
     return time.perf_counter() - t0
 
 
@@ -131,17 +137,33 @@ def main() -> None:
             for _ in range(args.mb):
                 f.write(block)
         timed_pipe([*SHIM, "true"], env)  # the first run of an app makes a retention pass
+        pipe = subprocess.PIPE
         rows = [
             compare("rage run -- true (shim: python -I -S)", args.reps,
                     lambda: timed_pipe([*SHIM, "true"], env),
                     lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env),
                     "script -qec true"),
+            compare("rage run -- true (shim), stdout a pipe", args.reps,
+                    lambda: timed_pipe([*SHIM, "true"], env, stdout=pipe),
+                    lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env,
+                                       stdout=pipe),
+                    "script -qec true"),
+            compare("rage run -- true (shim), on a terminal", args.reps,
+                    lambda: timed_pty([*SHIM, "true"], env),
+                    lambda: timed_pty(["script", "-qec", "true", "/dev/null"], env),
+                    "script -qec true"),
             compare("rage run -- true (python -m rage)", args.reps,
                     lambda: timed_pipe([*RAGE, "true"], env),
                     lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env),
                     "script -qec true"),
             compare("rage run -- true (python -m rage)", args.reps,
                     lambda: timed_pipe([*RAGE, "true"], env),
+                    lambda: timed_pipe([PY, "-c", "pass"], env), "python3 -c pass"),
+            compare("rage run -- true (python -m rage), on a terminal", args.reps,
+                    lambda: timed_pty([*RAGE, "true"], env),
+                    lambda: timed_pty([PY, "-c", "pass"], env), "python3 -c pass"),
+            compare("bare interpreter: python -I -S -c pass", args.reps,
+                    lambda: timed_pipe([PY, "-I", "-S", "-c", "pass"], env),
                     lambda: timed_pipe([PY, "-c", "pass"], env), "python3 -c pass"),
             compare(f"rage run -- cat {args.mb}MB (pipes)", args.big_reps,
                     lambda: timed_pipe([*RAGE, "cat", str(big)], env),

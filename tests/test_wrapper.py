@@ -117,9 +117,9 @@ def test_child_sees_no_tty_and_a_pipe_when_piped() -> None:
     assert proc.stdout == b"False False False\n"
 
 
-def test_child_signal_death_gives_128_plus_n_and_crash_hint() -> None:
+def test_child_signal_death_is_the_wrappers_death_and_crash_hint() -> None:
     proc = wrap("--app", "boom", "--", "sh", "-c", "kill -SEGV $$")
-    assert proc.returncode == 128 + signal.SIGSEGV
+    assert proc.returncode == -signal.SIGSEGV
     run = only_run("boom")
     assert proc.stderr == (b"rage: boom crashed (SIGSEGV); to report it: "
                            b"rage report " + run["id"].rsplit("-", 1)[-1].encode() + b"\n")
@@ -129,7 +129,27 @@ def test_child_signal_death_gives_128_plus_n_and_crash_hint() -> None:
     assert proc.returncode == -signal.SIGTERM and proc.stderr == b""
     assert only_run("term")["status"] == "interrupted"
     proc = wrap("--app", "usr", "--", "sh", "-c", "kill -USR1 $$")
-    assert proc.returncode == 128 + signal.SIGUSR1
+    assert proc.returncode == -signal.SIGUSR1
+
+
+def test_wrapper_dies_of_the_crash_without_dumping_its_own_core(tmp_path: Path) -> None:
+    """With core dumps allowed, the crashing child dumps its core; the wrapper, dying of
+    the same SIGSEGV so the shell prints "Segmentation fault", dumps none of its own."""
+    allow_cores = ["sh", "-c", 'ulimit -c unlimited && exec "$@"', "sh"]
+    crash = [sys.executable, "-c", "import ctypes; ctypes.string_at(0)"]
+    bare = subprocess.Popen([*allow_cores, *crash], cwd=tmp_path, stderr=subprocess.DEVNULL)
+    _, bare_status, _ = os.wait4(bare.pid, 0)
+    bare.returncode = bare_status  # reaped here, for the core-dump bit Popen does not keep
+    proc = subprocess.Popen([*allow_cores, *rage_cmd("run", "--", *crash)], cwd=tmp_path,
+                            stderr=subprocess.DEVNULL)
+    _, status, _ = os.wait4(proc.pid, 0)
+    proc.returncode = status
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV
+    assert not os.WCOREDUMP(status)
+    assert os.WTERMSIG(bare_status) == signal.SIGSEGV  # the peer: same death
+    bash = subprocess.run(["bash", "-c", shlex.join(rage_cmd("run", "--", *crash)) + "; echo $?"],
+                          cwd=tmp_path, capture_output=True, timeout=60, check=False)
+    assert bash.stdout == b"139\n" and b"Segmentation fault" in bash.stderr
 
 
 def test_hint_on_failure_setting(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -309,6 +329,21 @@ def test_sigpipe_default_in_child_like_a_shell() -> None:
     assert run["signal"] == signal.SIGPIPE
 
 
+def test_sigpipe_is_not_a_failure_and_last_failed_skips_it() -> None:
+    """`| head` ending a producer is normal in a pipeline: status ok, no hint, and
+    `last-failed` still finds the real failure recorded before it."""
+    assert wrap("--app", "t", "--", "sh", "-c", "exit 3").returncode == 3
+    shell = f"{shlex.join(rage_cmd('run', '--app', 't', '--', 'yes'))} | head -c 1"
+    proc = subprocess.run(["sh", "-c", shell], capture_output=True, timeout=30, check=False)
+    assert proc.stdout == b"y" and proc.stderr == b""
+    listing = runs("t")
+    assert [r["status"] for r in listing] == ["ok", "failed"]
+    assert listing[0]["signal"] == signal.SIGPIPE
+    failed = run_rage("show", "last-failed", "--app", "t", "--json")
+    assert failed.returncode == 0, failed.stderr
+    assert json.loads(failed.stdout)["exit_code"] == 3
+
+
 @pytest.mark.slow
 def test_concurrent_runs_with_retention(monkeypatch: pytest.MonkeyPatch) -> None:
     limit = 5
@@ -326,3 +361,23 @@ def test_concurrent_runs_with_retention(monkeypatch: pytest.MonkeyPatch) -> None
     # another pruner already claimed counts as gone: the newest run always survives.
     assert 1 <= len(remaining) <= limit + 1, len(remaining)
     assert all(r["status"] == "ok" for r in runs("many"))
+
+
+def test_capture_memory_is_bounded_by_the_cap() -> None:
+    """400 MB relayed to a pipe with a 1 MiB cap: the wrapper's peak RSS stays within a
+    small constant of an idle wrapper's (it once held every relayed chunk: ~half the
+    stream)."""
+    env = {**os.environ, "RAGE_OUTPUT_CAP": "1MiB"}
+
+    def peak(*argv: str) -> int:
+        # sh's rusage covers the pipeline it waited for; the wrapper is its largest process
+        shell = f"{shlex.join(rage_cmd('run', '--', *argv))} | cat >/dev/null"
+        proc = subprocess.Popen(["sh", "-c", shell], stdin=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        assert proc.returncode == 0
+        return int(usage.ru_maxrss) * 1024
+
+    idle = peak("true")
+    busy = peak("head", "-c", "400000000", "/dev/zero")
+    assert busy < idle + (1 << 20) + (24 << 20), (idle, busy)

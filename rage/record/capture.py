@@ -106,6 +106,7 @@ class CappedFile:
         # forget whole old writes while the rest still covers the tail
         while self._tail_len - len(tail[i]) >= self._tail_cap:
             self._tail_len -= len(tail[i])
+            tail[i] = b""  # release the bytes now; the empty slots go at the next compaction
             i += 1
         if i > 1024 and i * 2 > len(tail):  # compact now and then, amortised O(1)
             del tail[:i]
@@ -128,3 +129,43 @@ class CappedFile:
             self._dropped = max(dropped, 0)
             self.closed = True
         return Truncation(os.path.basename(self.path), self._total, self._dropped)
+
+
+def copy_appended(fd: int, start: int, path: str, cap: int) -> Truncation | None:
+    """Record what the child wrote to the regular file open on our ``fd`` since ``start``.
+
+    The child had the user's own descriptor (its writes, errors and ``cat f >> f`` checks
+    are exactly as without rage); it shares the file offset with ours, so the bytes it
+    appended are ``[start, offset)``. They are read back through ``/proc/self/fd`` (the
+    descriptor is often write-only) with the same head-and-tail cap as a live capture.
+    None when the file cannot be read back (no read permission, not Linux).
+    """
+    try:
+        end = os.lseek(fd, 0, os.SEEK_CUR)
+        src = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        size = max(end - start, 0)
+        cap = max(cap, 0)
+        head_n = min(size, cap - cap // 2)
+        tail_n = min(size - head_n, cap // 2)
+        with open_private(path, "wb") as out:
+            _copy_range(src, start, head_n, out)
+            dropped = size - head_n - tail_n
+            if dropped > 0:
+                out.write(MARKER % dropped)
+            _copy_range(src, end - tail_n, tail_n, out)
+    finally:
+        os.close(src)
+    return Truncation(os.path.basename(path), size, dropped)
+
+
+def _copy_range(src: int, offset: int, n: int, out: BinaryIO) -> None:
+    while n > 0:
+        data = os.pread(src, min(n, 1 << 20), offset)
+        if not data:  # the file shrank meanwhile
+            return
+        out.write(data)
+        offset += len(data)
+        n -= len(data)

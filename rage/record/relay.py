@@ -1,20 +1,18 @@
-"""Copying the child's streams while it runs, and forwarding signals to it.
+"""Copying the child's streams while it runs (signals: :mod:`rage.record.supervisor`).
 
 The main thread runs :func:`relay`, a poll loop that copies each source to its destination
-byte for byte and to its capture sink. A helper thread (:class:`Supervisor`) owns every
-signal: the wrapper blocks them before spawning and the thread takes them with
-``sigwaitinfo``, which says who sent each one. That matters in pipe mode, where the child
-shares the wrapper's process group: a ^C typed at the terminal (``si_code == SI_KERNEL``)
-already reached the child, and only signals sent to the wrapper itself are forwarded.
+byte for byte and to its capture sink, and passes ^C and ^\\ typed for the command on to the
+user's own process group. :func:`hand_off` keeps serving streams a background process of
+the command still holds once it has exited.
 """
 
 from __future__ import annotations
 
-import _thread
 import os
 import select
 
-from rage.record.spawn import PTY, Child, copy_winsize, enter_raw, restore_mode
+from rage.record.spawn import Child
+from rage.record.supervisor import FLUSH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,11 +23,10 @@ if TYPE_CHECKING:
     class Sink(Protocol):
         def write(self, data: bytes) -> None: ...
 else:
-    # On every recorded command's start-up path: signal's enums, threading and typing cost
-    # ~10 ms together; _signal and _thread are what they wrap.
+    # On every recorded command's start-up path: signal's enums and typing cost ~5 ms
+    # together; _signal is what signal wraps.
     import _signal as signal
 
-SI_KERNEL = 0x80
 CHUNK = 1 << 20  # pipe reads: the pipes are this large (spawn.PIPE_SIZE)
 # A pty hands out at most its line discipline's 4 KiB buffer per read (a little more when
 # the kernel refills it during the read). Asking for 1 MiB made every read mmap and munmap
@@ -42,20 +39,6 @@ PTY_BURST = 16
 INPUT_LIMIT = 1 << 16  # unsent keyboard input held before we stop reading more
 DRAIN_QUIET_S = 0.05  # after the child exits: stop once its streams are quiet this long
 
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH,
-             signal.SIGUSR1, signal.SIGUSR2)
-PTY_JOB_CONTROL = (signal.SIGTSTP, signal.SIGCONT)
-
-
-def blocked_signals(mode: str) -> set[signal.Signals]:
-    """The signals the supervisor takes over in ``mode``. In pipe mode job control stays
-    with the kernel: ^Z stops the whole process group, wrapper and child together."""
-    sigs = {*FORWARDED, signal.SIGCHLD}
-    if mode == PTY:
-        sigs.update(PTY_JOB_CONTROL)
-    return sigs
-
-
 def _suppress_oserror(fn: Callable[[], object]) -> None:
     try:  # noqa: SIM105 - contextlib is not imported on the start-up path (~3 ms)
         fn()
@@ -63,106 +46,16 @@ def _suppress_oserror(fn: Callable[[], object]) -> None:
         pass
 
 
-class Supervisor:
-    """Waits for the child, forwards signals, and handles ^Z in pty mode, in a thread of its
-    own (started by :meth:`start`, waited for by :meth:`join`; it does not keep the process
-    alive).
+def _cooked_again(master: int) -> None:
+    """The user's terminal is out of raw mode again and does its own output processing
+    (\n -> \r\n): the pty must stop doing it too, or lines would end in \r\r\n."""
+    import termios
 
-    When the child has exited, ``status`` and ``rusage`` are set and a byte is written to
-    ``wake_fd`` so the relay loop notices.
-    """
-
-    def __init__(self, child: Child, sigs: set[signal.Signals], wake_fd: int) -> None:
-        self.child = child
-        self.sigs = sigs
-        self.wake_fd = wake_fd
-        self.status: int | None = None
-        self.rusage: object | None = None
-        self._done = _thread.allocate_lock()
-
-    def start(self) -> None:
-        self._done.acquire()
-        try:
-            _thread.start_new_thread(self._main, ())
-        except BaseException:
-            self._done.release()
-            raise
-
-    def join(self) -> None:
-        """Wait until the thread has finished."""
-        with self._done:
-            pass
-
-    def _main(self) -> None:
-        try:
-            self.run()
-        finally:
-            self._done.release()
-
-    def run(self) -> None:
-        try:
-            while self.status is None:
-                info = signal.sigwaitinfo(self.sigs)
-                self._handle(info.si_signo, info.si_code)
-        finally:
-            _suppress_oserror(lambda: os.write(self.wake_fd, b"x"))
-
-    def _handle(self, sig: int, code: int) -> None:
-        child = self.child
-        if sig == signal.SIGCHLD:
-            self._reap()
-        elif child.mode == PTY:
-            if sig == signal.SIGWINCH and child.master_fd is not None:
-                if not copy_winsize(1, child.master_fd):
-                    _kill(child.pid, sig)
-            elif sig == signal.SIGCONT:
-                self._resumed()
-            else:
-                _kill(child.pid, sig)
-        elif code != SI_KERNEL:
-            # pipe mode: the terminal already signalled the whole foreground group
-            _kill(child.pid, sig)
-
-    def _reap(self) -> None:
-        flags = os.WNOHANG | (os.WUNTRACED if self.child.mode == PTY else 0)
-        try:
-            pid, status, rusage = os.wait4(self.child.pid, flags)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        if os.WIFSTOPPED(status):
-            self._stop_with_child()
-            return
-        self.rusage = rusage
-        self.status = status
-
-    def _stop_with_child(self) -> None:
-        """The child stopped (^Z on its terminal): give the user's terminal back and stop
-        the wrapper too, so the shell sees a stopped job; ``fg`` resumes both."""
-        child = self.child
-        restore_mode(child.raw_fd, child.saved_termios)
-        os.kill(os.getpid(), signal.SIGSTOP)
-        # continued here; the pending SIGCONT is then handled by _resumed
-
-    def _resumed(self) -> None:
-        child = self.child
-        if child.raw_fd is not None:
-            try:
-                # only in the foreground: a background job touching the terminal would stop
-                if os.tcgetpgrp(child.raw_fd) == os.getpgrp():
-                    enter_raw(child.raw_fd)
-            except OSError:
-                pass
-        if child.master_fd is not None:
-            copy_winsize(1, child.master_fd)
-        _suppress_oserror(lambda: os.killpg(child.pid, signal.SIGCONT))
-
-
-def _kill(pid: int, sig: int) -> None:
-    try:  # noqa: SIM105
-        os.kill(pid, sig)
-    except ProcessLookupError:
+    try:
+        attrs = termios.tcgetattr(master)
+        attrs[1] &= ~termios.OPOST
+        termios.tcsetattr(master, termios.TCSANOW, attrs)
+    except termios.error:
         pass
 
 
@@ -199,14 +92,73 @@ def relay(
     wake_fd: int,
     done: Callable[[], bool],
     on_capture_error: Callable[[OSError], None],
-) -> None:
+    *,
+    flushed: Callable[[], None] | None = None,
+) -> list[tuple[int, int]]:
     """Copy the child's streams until it has exited and its streams are drained.
 
     ``captures`` maps capture names (``output.log``...) to sinks; a sink that raises
     ``OSError`` is reported once through ``on_capture_error`` and every capture stops, while
-    the copying to the user goes on.
+    the copying to the user goes on. Returns the pipes still open once the child has exited
+    and they went quiet, as ``(source, destination)``: a background process the command
+    started holds them (see :func:`hand_off`).
     """
-    _Relay(child, captures, wake_fd, on_capture_error).run(done)
+    r = _Relay(child, captures, wake_fd, on_capture_error)
+    r.flushed = flushed
+    return r.run(done)
+
+
+def hand_off(left: list[tuple[int, int]]) -> None:
+    """Keep relaying pipes a background process of the command still writes to, from a
+    process of its own, so the wrapper can return the command's status now.
+
+    Without rage such a process writes straight to the user's pipe or terminal and lives
+    on; with the wrapper in between, closing our ends would cost it its output and kill it
+    (SIGPIPE, or a hangup of its pty).
+    The forked relay copies until each pipe's last writer is gone (or the reader is: then
+    our end closes and the writer meets EPIPE, as it would without rage), and is not
+    recorded. It ignores ^C and hangups like the background process it serves.
+    """
+    if not left:
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid != 0:
+        for src, _dst in left:
+            _suppress_oserror(lambda src=src: os.close(src))  # type: ignore[misc]
+        return
+    try:
+        for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTSTP):
+            signal.signal(sig, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
+        _suppress_oserror(lambda: os.close(0))  # never read the user's input
+        poller = select.poll()
+        dst_of = dict(left)
+        for src in dst_of:
+            os.set_blocking(src, True)
+            poller.register(src, select.POLLIN)
+            if os.isatty(src):
+                _cooked_again(src)
+        while dst_of:
+            for fd, _ev in poller.poll():
+                data = b""
+                try:  # noqa: SIM105
+                    data = os.read(fd, CHUNK)
+                except OSError:
+                    pass
+                try:
+                    if data:
+                        write_all(dst_of[fd], data)
+                        continue
+                except OSError:
+                    pass
+                poller.unregister(fd)
+                os.close(fd)
+                del dst_of[fd]
+    finally:
+        os._exit(0)
 
 
 class _Relay:
@@ -214,15 +166,9 @@ class _Relay:
                  on_capture_error: Callable[[OSError], None]) -> None:
         self.master = child.master_fd
         self.child_pid = child.pid
-        # the suspend key the child's terminal started with (the user's own, usually ^Z)
-        saved = child.saved_termios
-        susp = None
-        if saved:
-            import termios  # already loaded by rage.record.spawn whenever there are saved termios
-
-            susp = saved[6][termios.VSUSP]
-        self.susp_key = susp if isinstance(susp, bytes) and susp != b"\0" else None
+        self.raw_fd = child.raw_fd if child.leader is not None else None
         self.wake_fd = wake_fd
+        self.flushed: Callable[[], None] | None = None
         self.on_capture_error = on_capture_error
         self.capturing = True
         self.poller = select.poll()
@@ -283,7 +229,7 @@ class _Relay:
             if inp.dst in self.outputs:
                 self.poller.register(inp.dst, select.POLLIN)
 
-    def run(self, done: Callable[[], bool]) -> None:
+    def run(self, done: Callable[[], bool]) -> list[tuple[int, int]]:
         exited = False
         input_state = self._input_state()
         outputs, poll, pollin = self.outputs, self.poller.poll, select.POLLIN
@@ -303,7 +249,7 @@ class _Relay:
                     self._copy(st)
                     continue
                 if fd == self.wake_fd:
-                    _suppress_oserror(lambda: os.read(self.wake_fd, 64))
+                    self._woken()
                     continue
                 if ev & select.POLLNVAL:
                     self._unregister(fd)
@@ -319,8 +265,24 @@ class _Relay:
             if self.input is not None and self._input_state() != input_state:
                 self._update_masks()
                 input_state = self._input_state()
+        left = []
+        self._close_input()
         for st in list(self.outputs.values()):
-            self._close_output(st)
+            left.append((st.src, st.dst))
+            self.outputs.pop(st.src, None)
+        return left
+
+    def _woken(self) -> None:
+        try:
+            data = os.read(self.wake_fd, 64)
+        except OSError:
+            return
+        if FLUSH in data:
+            for st in list(self.outputs.values()):
+                while st.src in self.outputs and select.select([st.src], [], [], 0)[0]:
+                    self._copy(st)
+            if self.flushed is not None:
+                self.flushed()
 
     def _copy(self, st: _Stream) -> None:
         for _ in range(st.burst):
@@ -374,35 +336,39 @@ class _Relay:
         if not data:
             self._close_input()
             return
-        if self.susp_key is not None and self.susp_key in data:
-            data = self._suspend_key(data, self.susp_key)
+        if self.raw_fd is not None:
+            self._signal_keys(data)
         inp.pending += data
         self._flush_input()
 
-    def _suspend_key(self, data: bytes, key: bytes) -> bytes:
-        """Handle ^Z typed for a child whose terminal would suspend it; return the rest.
+    def _signal_keys(self, data: bytes) -> None:
+        """^C and ^\\ typed for the command: signal the user's side too.
 
-        The child leads a session of its own, so its process group is orphaned and the
-        kernel discards the SIGTSTP its terminal raises for ^Z. SIGSTOP is not subject to
-        that rule: the child stops, the supervisor sees it and stops the wrapper too, so the
-        shell shows a stopped job and ``fg`` resumes both. When the child's terminal has
-        ISIG off (an editor in raw mode), ^Z is just a byte for it.
+        The user's terminal is raw, so the key reaches only the command's terminal, which
+        signals the command. On the user's terminal the key would also have signalled every
+        process in its foreground group: a shell script looping over ``rage run`` (it stops
+        when its command dies of ^C), a Python parent (KeyboardInterrupt). So the signal goes
+        to our own group too, if it is the terminal's foreground (the supervisor ignores the
+        copy we get ourselves). Not when the command's terminal has ISIG off (an editor: the
+        key is just a byte) or a job of the command's own holds it (``bash -i`` inside).
         """
         import termios
 
-        assert self.master is not None
+        master, raw = self.master, self.raw_fd
+        assert master is not None and raw is not None
         try:
-            attrs = termios.tcgetattr(self.master)
-        except termios.error:
-            return data
-        if not attrs[3] & termios.ISIG or attrs[6][termios.VSUSP] != key:
-            return data
-        i = data.find(key)
-        try:
-            os.killpg(self.child_pid, signal.SIGSTOP)
-        except OSError:
-            return data
-        return data[:i] + data[i + 1:]
+            attrs = termios.tcgetattr(master)
+            if not attrs[3] & termios.ISIG or os.tcgetpgrp(master) != self.child_pid:
+                return
+            group = os.getpgrp()
+            if os.tcgetpgrp(raw) != group:
+                return
+        except (termios.error, OSError):
+            return
+        for index, sig in ((termios.VINTR, signal.SIGINT), (termios.VQUIT, signal.SIGQUIT)):
+            key = attrs[6][index]
+            if isinstance(key, bytes) and key != b"\0" and key in data:
+                _suppress_oserror(lambda sig=sig: os.killpg(group, sig))  # type: ignore[misc]
 
     def _flush_input(self) -> None:
         """Send buffered keyboard input to the non-blocking pty master; never blocks."""

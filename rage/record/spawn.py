@@ -81,19 +81,114 @@ class Child:
     """A started child and the wrapper-side ends of its streams.
 
     ``streams`` lists ``(source fd, destination fd, capture name)``: what the relay copies.
+    ``appended`` lists ``(fd, capture name, start offset)``: regular files the child writes
+    to directly, whose new bytes are copied into the record after it exits. ``kinds`` says
+    what each of stdout and stderr was for the user (pty, pipe, file, device, closed).
     ``master_fd`` is the pty master (pty mode); ``raw_fd`` the user's terminal put in raw mode.
     (A plain class: dataclasses costs ~10 ms of start-up.)
     """
 
-    __slots__ = ("master_fd", "mode", "pid", "raw_fd", "saved_termios", "streams")
+    __slots__ = ("appended", "kinds", "leader", "master_fd", "mode", "pid", "raw_fd",
+                 "saved_termios", "status_fd", "streams")
 
     def __init__(self, pid: int, mode: str) -> None:
         self.pid = pid
         self.mode = mode
+        # with job control (pty, stdin a terminal): the session leader the wrapper waits for
+        # and the pipe it reports the command's end on (rage.record.session)
+        self.leader: int | None = None
+        self.status_fd: int | None = None
         self.streams: list[tuple[int, int, str | None]] = []
+        self.appended: list[tuple[int, str, int]] = []
+        self.kinds: dict[str, str] = {}
         self.master_fd: int | None = None
         self.raw_fd: int | None = None
         self.saved_termios: list[Any] | None = None
+
+
+TTY, PIPE_KIND, FILE, DEVICE, CLOSED = "tty", "pipe", "file", "device", "closed"
+
+
+def fd_kind(fd: int) -> tuple[str, tuple[int, int] | None]:
+    """What ``fd`` is for the user: a terminal, a pipe or socket (someone reads it as it
+    comes: the wrapper relays it), a regular file or another device (the child writes to it
+    itself), or closed. With the file's identity, to tell when stdout and stderr share it."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return CLOSED, None
+    ident = (st.st_dev, st.st_ino)
+    if stat.S_ISREG(st.st_mode):
+        return FILE, ident
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        return (TTY if _isatty(fd) else DEVICE), ident
+    return PIPE_KIND, ident
+
+
+def _start_offset(fd: int) -> int | None:
+    """Where the child's writes to the regular file ``fd`` will start (its end if the file
+    is open for appending); None if that cannot be known."""
+    import fcntl
+
+    try:
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+            return os.fstat(fd).st_size
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:
+        return None
+
+
+def _reserve_closed_std_fds() -> list[int]:
+    """Occupy closed descriptors among 0-2 with /dev/null so no pipe of ours lands there;
+    the child gets them closed again (``POSIX_SPAWN_CLOSE``), as without rage."""
+    reserved: list[int] = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            reserved.append(fd)
+    for _ in reserved:
+        os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: one of the closed ones
+    return reserved
+
+
+def _plan_outputs(child: Child, fds: tuple[int, ...], actions: list[Any],
+                  to_close: list[int]) -> None:
+    """Wire each of ``fds`` (1 and/or 2) that is not on the child's terminal.
+
+    A pipe or socket is relayed through a pipe of ours and captured as it comes; when
+    stdout and stderr are the same pipe the child gets one pipe for both, so their
+    interleaving is kept. A regular file, /dev/null, /dev/full... and a closed descriptor
+    are the child's own, untouched: it sees exactly the errors it would without rage (no
+    space left, EBADF, ``cat f >> f``), and a file's new bytes are recorded after it exits.
+    """
+    names = {1: "stdout", 2: "stderr"}
+    kinds = {fd: fd_kind(fd) for fd in fds}
+    shared = (len(fds) == 2 and kinds[1][0] == kinds[2][0]
+              and kinds[1][1] is not None and kinds[1][1] == kinds[2][1])
+    for fd in fds:
+        kind, _ident = kinds[fd]
+        child.kinds[names[fd]] = kind
+        capture = "output.log" if shared else f"{names[fd]}.log"
+        if kind == FILE:
+            start = _start_offset(fd)
+            if start is not None and not (shared and fd == 2):
+                child.appended.append((fd, capture, start))
+        elif kind == TTY:
+            # stderr on the user's terminal, stdout not: a pty of its own, output only, so
+            # the child still sees a terminal there (git's progress, colors)
+            r, w = _output_pty(fd)
+            to_close.append(w)
+            actions.append((os.POSIX_SPAWN_DUP2, w, fd))
+            child.streams.append((r, fd, capture))
+        elif kind == PIPE_KIND:
+            if shared and fd == 2:
+                actions.append((os.POSIX_SPAWN_DUP2, 1, 2))
+                continue
+            r, w = _pipe()
+            to_close.append(w)
+            actions.append((os.POSIX_SPAWN_DUP2, w, fd))
+            child.streams.append((r, fd, capture))
 
 
 def _isatty(fd: int) -> bool:
@@ -108,6 +203,14 @@ def choose_mode() -> str:
     return PTY if _isatty(1) else PIPE
 
 
+def job_control(mode: str) -> bool:
+    """Whether the command gets a session of its own on its pty, keys relayed from the
+    user's terminal in raw mode. Only when stdin is a terminal too: otherwise the pty is
+    just where its output goes, and it stays in the user's session, with the user's
+    terminal as its ``/dev/tty`` (password prompts read the keys there, echo off)."""
+    return mode == PTY and _isatty(0)
+
+
 def _pipe() -> tuple[int, int]:
     import fcntl
 
@@ -119,6 +222,25 @@ def _pipe() -> tuple[int, int]:
     return r, w
 
 
+def _output_pty(user_fd: int) -> tuple[int, int]:
+    """A pty standing in for the user's terminal ``user_fd`` on a stream the child only
+    writes to: (master, slave), the slave with the terminal's modes and size. The user's
+    terminal does its own output processing (\n -> \r\n), so the pty does none."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+    try:
+        attrs = termios.tcgetattr(user_fd)
+        attrs[1] &= ~termios.OPOST
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        fcntl.ioctl(slave, termios.TIOCSWINSZ,
+                    fcntl.ioctl(user_fd, termios.TIOCGWINSZ, b"\0" * 8))
+    except (termios.error, OSError):
+        pass
+    return master, slave
+
+
 def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int]) -> Child:
     """Start ``path`` with ``argv`` in ``mode``; the child's signal mask is ``sigmask``.
 
@@ -128,23 +250,23 @@ def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int]) -> Chil
     sigdef = [signal.SIGPIPE, signal.SIGXFSZ]
     to_close: list[int] = []
     child = Child(pid=0, mode=mode)
+    reserved = _reserve_closed_std_fds()  # held until the wrapper exits: nothing lands there
     try:
+        actions: list[Any] = [(os.POSIX_SPAWN_CLOSE, fd) for fd in reserved]
+        for fd in (1, 2):
+            if fd in reserved:
+                child.kinds["stdout" if fd == 1 else "stderr"] = CLOSED
         if mode == PIPE:
-            out_r, out_w = _pipe()
-            err_r, err_w = _pipe()
-            to_close += [out_w, err_w]
-            actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
-                (os.POSIX_SPAWN_DUP2, out_w, 1),
-                (os.POSIX_SPAWN_DUP2, err_w, 2),
-            ]
-            child.streams = [(out_r, 1, "stdout.log"), (err_r, 2, "stderr.log")]
+            _plan_outputs(child, tuple(fd for fd in (1, 2) if fd not in reserved), actions,
+                          to_close)
             child.pid = _posix_spawn(path, argv, actions, sigmask, sigdef, setsid=False)
             return child
-        return _spawn_pty(child, path, argv, sigmask=sigmask, sigdef=sigdef, to_close=to_close)
+        return _spawn_pty(child, path, argv, actions, sigmask=sigmask, sigdef=sigdef,
+                          to_close=to_close)
     except BaseException:
-        for fd in [s[0] for s in child.streams] + [child.master_fd]:
-            if fd is not None:
-                _close_quietly(fd)
+        for src in [s[0] for s in child.streams] + [child.master_fd]:
+            if src is not None:
+                _close_quietly(src)
         raise
     finally:
         for fd in to_close:
@@ -159,8 +281,8 @@ def _close_quietly(fd: int) -> None:
 
 
 def _spawn_pty(
-    child: Child, path: str, argv: list[str], *, sigmask: Iterable[int],
-    sigdef: list[signal.Signals], to_close: list[int],
+    child: Child, path: str, argv: list[str], actions: list[Any], *,
+    sigmask: Iterable[int], sigdef: list[signal.Signals], to_close: list[int],
 ) -> Child:
     import fcntl
     import termios
@@ -184,33 +306,38 @@ def _spawn_pty(
     except OSError:
         pass
     name = os.ttyname(slave)
-    # after setsid, the first open of the slave makes it the child's controlling terminal
     first = 0 if stdin_tty else 1
-    actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
-        (os.POSIX_SPAWN_OPEN, first, name, os.O_RDWR, 0),
-    ]
+    # never the command's controlling terminal by this open: with job control the session
+    # leader opened it first, otherwise the command keeps the user's terminal
+    actions.append((os.POSIX_SPAWN_OPEN, first, name, os.O_RDWR | os.O_NOCTTY, 0))
     if first == 0:
         actions.append((os.POSIX_SPAWN_DUP2, 0, 1))
+    child.kinds["stdout"] = TTY
     if _isatty(2):
         actions.append((os.POSIX_SPAWN_DUP2, first, 2))
-    else:
-        err_r, err_w = _pipe()
-        to_close.append(err_w)
-        actions.append((os.POSIX_SPAWN_DUP2, err_w, 2))
-        child.streams.append((err_r, 2, "stderr.log"))
+        child.kinds["stderr"] = TTY
+    elif "stderr" not in child.kinds:  # not closed
+        _plan_outputs(child, (2,), actions, to_close)
     os.set_blocking(master, False)  # input is buffered, never blocks the output side
     child.streams.insert(0, (master, 1, "output.log"))
-    if stdin_tty:
-        child.streams.append((0, master, None))
-    child.pid = _posix_spawn(path, argv, actions, sigmask, sigdef, setsid=True)
-    if stdin_tty:
-        child.raw_fd = 0
-        child.saved_termios = enter_raw(0)
+    if not stdin_tty:
+        child.pid = _posix_spawn(path, argv, actions, sigmask, sigdef, setsid=False)
+        return child
+    child.streams.append((0, master, None))
+    from rage.record.session import SpawnFailed, start
+
+    try:
+        child.leader, child.pid, child.status_fd = start(
+            path, argv, name, actions, sigmask=sigmask, sigdef=list(sigdef), close=(master,))
+    except SpawnFailed as e:
+        raise CommandError(str(e), e.exit_code) from None
+    child.raw_fd = 0
+    child.saved_termios = enter_raw(0)
     return child
 
 
 def _posix_spawn(
-    path: str, argv: list[str], actions: list[tuple[int, ...] | tuple[int, int, str, int, int]],
+    path: str, argv: list[str], actions: list[Any],
     sigmask: Iterable[int], sigdef: list[signal.Signals], *, setsid: bool,
 ) -> int:
     try:

@@ -158,6 +158,8 @@ def _write_cache(path: str, key: tuple[Any, ...], settings: RecordingSettings,
 def status_for(exit_code: int | None, signal: int | None) -> str:
     """Classify how a process ended."""
     if signal:
+        if signal == getattr(_signal, "SIGPIPE", None):
+            return OK  # the reader stopped reading (`| head`): normal in a pipeline
         if signal in CRASH_SIGNALS:
             return CRASHED
         if signal in INTERRUPT_SIGNALS:

@@ -8,12 +8,15 @@ dataclasses, json, re, pathlib, typing or enum: it records through :mod:`rage.re
 shims start it with ``python -I -S`` (:func:`rage.record.shims.run_argv`). Its contract with the
 user:
 
-- the command sees the same streams (a pseudo-terminal when stdout is a terminal, see
-  :mod:`rage.record.spawn`) and gets every signal sent to the wrapper (:mod:`rage.record.relay`);
-- the exit status is the command's: 126/127 as in a shell, and when the command dies of
-  SIGINT, SIGTERM, SIGHUP or SIGPIPE the wrapper, after recording, dies of the same signal so
-  the calling shell sees a real signal death (a script stops on ^C). Other signals, whose
-  default action may dump core, become exit status 128+N;
+- the command cannot tell: it sees the same kinds of streams (a pseudo-terminal where the
+  user has a terminal, its own file, device or closed descriptor where the user has one, one
+  stream where stdout and stderr are one; see :mod:`rage.record.spawn`), gets every signal
+  sent to the wrapper, and on a terminal ^C, ^Z and background processes behave as without
+  rage (:mod:`rage.record.relay`, :mod:`rage.record.supervisor`, :mod:`rage.record.session`);
+- the exit status is the command's: 126/127 as in a shell, and when the command dies of a
+  signal the wrapper, after recording, dies of the same signal (its own core dumps turned
+  off) so the calling shell sees a real signal death: a script stops on ^C, bash prints
+  "Segmentation fault";
 - recording never gets in the way: if the history cannot be written, at start or midway, the
   command runs on untouched and one line ``rage: warning: not recording this run: ...``
   goes to stderr.
@@ -52,8 +55,10 @@ options:
 """
 
 PRUNE_INTERVAL_S = 3600.0  # a full retention pass at least this often (byte and age limits)
-# after recording, the wrapper dies of these too, so shells and scripts see the interruption
-RERAISED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE})
+# signals whose default action dumps core: the wrapper dies of them with its core dumps off
+CORE_SIGNALS = frozenset(
+    getattr(signal, n) for n in ("SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE",
+                                 "SIGSEGV", "SIGXCPU", "SIGXFSZ", "SIGSYS") if hasattr(signal, n))
 CRASH_NAMES = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
 
 
@@ -230,8 +235,9 @@ class Wrapper:
     def run(self, path: str) -> int:
         import time
 
-        from rage.record.relay import Supervisor, blocked_signals, relay
-        from rage.record.spawn import CommandError, choose_mode, restore_mode, spawn
+        from rage.record.relay import hand_off, relay
+        from rage.record.spawn import CommandError, choose_mode, job_control, restore_mode, spawn
+        from rage.record.supervisor import Supervisor, blocked_signals
 
         cwd = _cwd()
         patterns = self.opts.attach + tuple(self.settings.attach)
@@ -241,7 +247,7 @@ class Wrapper:
 
             before = snapshot(patterns, cwd)
         mode = choose_mode()
-        sigs = blocked_signals(mode)
+        sigs = blocked_signals(job_control(mode))
         old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
         # the run is dated from the spawn; its record is created while the child runs
         started_ns, t0 = time.time_ns(), time.monotonic()
@@ -256,29 +262,33 @@ class Wrapper:
         try:
             sup.start()
             self._start_recording(child, path, cwd, started_ns, t0)
-            relay(child, dict(self.captures), wake_r, lambda: sup.status is not None,
-                  self.capture_failed)
+            left = relay(child, dict(self.captures), wake_r, lambda: sup.status is not None,
+                         self.capture_failed, flushed=sup.flushed.release)
             sup.join()
+            hand_off(left)  # a background process still writes: it keeps its output
         finally:
             restore_mode(child.raw_fd, child.saved_termios)
+            if sup.typeahead and child.raw_fd is not None:
+                from rage.record.session import give_back
+
+                give_back(child.raw_fd, sup.typeahead)  # typed ahead for the shell
             os.close(wake_r)
             os.close(wake_w)
+            if child.status_fd is not None:
+                os.close(child.status_fd)
         status = sup.status if sup.status is not None else 0
         code = os.waitstatus_to_exitcode(status)
         sig = -code if code < 0 else None
-        self._finish(code, sig, sup.rusage, patterns=patterns, before=before, cwd=cwd)
+        self._finish(code, sig, sup.rusage, patterns=patterns, before=before, cwd=cwd,
+                     appended=child.appended)
         # retire the supervisor's signals: drop any still pending, then behave normally
         for s in sigs:
             if s != signal.SIGCHLD:
                 signal.signal(s, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         if sig is not None:
-            if sig in RERAISED:
-                sys.stdout.flush()
-                signal.signal(sig, signal.SIG_DFL)
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
-                os.kill(os.getpid(), sig)
-            return 128 + sig
+            _die_of(sig)
+            return 128 + sig  # only if the signal could not end this process
         return code
 
     def _start_recording(self, child: Child, path: str, cwd: str, started_ns: int,
@@ -291,7 +301,8 @@ class Wrapper:
             self.active = start_run(
                 home_root_str(), self.app, self.opts.argv, cwd=cwd, recorder="wrapper",
                 pid=child.pid, started_ns=started_ns, t0=t0,
-                extra={"wrapper_pid": os.getpid(), "mode": child.mode, "executable": path},
+                extra={"wrapper_pid": os.getpid(), "mode": child.mode, "executable": path,
+                       "streams": child.kinds},
             )
             for _src, _dst, name in child.streams:
                 if name:
@@ -302,13 +313,22 @@ class Wrapper:
             self.not_recording(e)
 
     def _finish(self, code: int, sig: int | None, rusage: Any, *, patterns: tuple[str, ...],
-                before: dict[str, tuple[int, int, int]] | None, cwd: str) -> None:
+                before: dict[str, tuple[int, int, int]] | None, cwd: str,
+                appended: list[tuple[int, str, int]]) -> None:
         active = self.active
         if active is None:
             return
         try:
             truncation = [c.close().to_dict() for c in self.captures.values()]
             self.captures = {}
+            if appended and not self.capture_error:
+                from rage.record.capture import copy_appended
+
+                for fd, name, start in appended:
+                    t = copy_appended(fd, start, active.file(name),
+                                      self.settings.output_cap)
+                    if t is not None:
+                        truncation.append(t.to_dict())
             extra: dict[str, Any] = {}
             if self.capture_error:
                 extra["capture_error"] = self.capture_error
@@ -361,13 +381,34 @@ class Wrapper:
             name = _signame(sig)
             if name in CRASH_NAMES:
                 what = f"crashed ({name})"
-            elif self.settings.hint_on_failure:
+            elif self.settings.hint_on_failure and sig != signal.SIGPIPE:
+                # SIGPIPE: the reader stopped reading (`| head`), normal in a pipeline
                 what = f"was killed ({name})"
         elif code != 0 and self.settings.hint_on_failure:
             what = f"failed (exit {code})"
         if what:
             # the run's own id: `--last` may name a later run by the time the user reports
             _err(f"rage: {self.app} {what}; to report it: rage report {run_id.rsplit('-', 1)[-1]}")
+
+
+def _die_of(sig: int) -> None:
+    """End this process with the child's signal, so the parent sees the same death (a
+    shell prints "Segmentation fault", a script stops on ^C). Core dumps are turned off
+    first: the child dumped its own core; the wrapper's would only overwrite it."""
+    sys.stdout.flush()
+    if sig in CORE_SIGNALS:
+        import resource
+
+        try:  # noqa: SIM105
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (OSError, ValueError):
+            pass
+    try:  # noqa: SIM105 - SIGKILL and SIGSTOP keep their default action anyway
+        signal.signal(sig, signal.SIG_DFL)
+    except (OSError, ValueError):
+        pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+    os.kill(os.getpid(), sig)
 
 
 def _signame(sig: int) -> str:
