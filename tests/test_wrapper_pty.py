@@ -191,8 +191,7 @@ def test_crash_on_a_terminal_prints_the_hint_after_restoring() -> None:
         assert term.finish() == -signal.SIGSEGV, term.seen
     run = only_run("segv")
     short = run["id"].rsplit("-", 1)[-1].encode()
-    assert b"rage: segv crashed (SIGSEGV); to report it: rage report " + short + b"
-" \
+    assert b"rage: segv crashed (SIGSEGV); to report it: rage report " + short + b"\r\n" \
         in term.seen
     assert run["status"] == "crashed"
 
