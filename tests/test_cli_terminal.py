@@ -23,14 +23,19 @@ def no_controls(data: str | bytes) -> bool:
 
 
 def test_inspect_makes_a_hostile_bundle_inert(tmp_path: Path) -> None:
-    b = make_bundle(tmp_path / "evil.tar.zst", summary=f"# hi {HOSTILE}\n".encode(),
-                    extra=[(f"run/{HOSTILE}.log", b"x")])
+    b = make_bundle(tmp_path / "evil.tar.zst", summary=f"# hi {HOSTILE}\n".encode())
     p = subprocess.run([RAGE, "inspect", str(b)], capture_output=True, timeout=60, check=False)
     assert p.returncode == 0, p.stderr
     assert no_controls(p.stdout) and no_controls(p.stderr)
     out = p.stdout.decode()
     assert "\\x1b]0;pwned\\x07" in out  # shown, escaped
     assert [ln for ln in out.splitlines() if ln.strip() == "checksums: ok"] == ["checksums: ok"]
+    # a member name with control characters is refused outright (the reader rejects it,
+    # as the receiver does), and the refusal quotes it escaped
+    b = make_bundle(tmp_path / "evil2.tar.zst", extra=[(f"run/{HOSTILE}.log", b"x")])
+    p = subprocess.run([RAGE, "inspect", str(b)], capture_output=True, timeout=60, check=False)
+    assert p.returncode == 6 and b"unsafe member name" in p.stderr
+    assert no_controls(p.stdout) and no_controls(p.stderr)
 
 
 def test_send_makes_the_server_answer_inert(tmp_path: Path) -> None:
