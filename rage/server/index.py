@@ -19,8 +19,9 @@ import hmac
 import json
 import re
 import secrets
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any, Literal
@@ -95,10 +96,13 @@ class Index:
         if url.startswith("sqlite"):
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
         self.engine = sa.create_engine(url, **kwargs)
+        self._write_lock: AbstractContextManager[Any] = nullcontext()
         if self.engine.dialect.name == "sqlite":
             _private_file(self.engine.url.database)
             _sqlite_setup(self.engine)
+            self._write_lock = threading.Lock()
         self.migrated_from = S.migrate(self.engine)
+        self._statements()
         self._secret = self._reporter_secret()
 
     def close(self) -> None:
@@ -106,7 +110,11 @@ class Index:
 
     @contextmanager
     def _write(self) -> Iterator[sa.Connection]:
-        with self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, \
+        # SQLite has one writer at a time, and a writer that finds the lock taken sleeps in
+        # steps of up to 100 ms before it tries again: threads of one receiver queue on a
+        # Python lock instead (woken at once). Other processes still meet the busy timeout.
+        with self._write_lock, \
+                self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, \
                 conn.begin():
             yield conn
 
@@ -137,41 +145,14 @@ class Index:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
-        """Count one stored bundle under ``sig``; None if the bundle is already indexed."""
-        with self._write() as conn:
-            if conn.execute(sa.select(S.bundles.c.id).where(
-                    S.bundles.c.id == facts.id)).first():
-                return None
-            row = self._upsert_signature(conn, sig, facts, count=1)
-            conn.execute(S.bundles.insert().values(
-                id=facts.id, signature_id=row.id, algo_version=sig.version,
-                received_at=facts.received_at, app=facts.app[:200],
-                app_version=_cap(facts.app_version, 100), reporter=facts.reporter,
-                run_status=_cap(facts.run_status, 32), command=_cap(facts.command, 500),
-                note=_cap(facts.note, 2000), size=facts.size))
-            self._count_day_and_reporter(conn, row.id, facts)
-            event: Event | None = "new" if row.count == 1 else None
-            if row.status == "fixed" and version_gt(facts.app_version, row.fixed_in):
-                done = conn.execute(S.signatures.update().where(
-                    S.signatures.c.id == row.id, S.signatures.c.status == "fixed").values(
-                    status="regressed", status_changed=facts.received_at))
-                if done.rowcount == 1:
-                    event = "regression"
-            return Recorded(row.id, sig.hash, event)
-
-    def _upsert_signature(self, conn: sa.Connection, sig: Signature, facts: BundleFacts,
-                          *, count: int) -> Any:
-        t = S.signatures
-        ins = self._insert(t).values(
-            hash=sig.hash, algo_version=sig.version, kind=sig.kind, app=sig.app,
-            text=sig.text, exception=sig.exception, reasons=json.dumps(list(sig.reasons)),
-            count=count, reporters=0, first_seen=facts.received_at,
-            last_seen=facts.received_at, first_version=_cap(facts.app_version, 100),
-            last_version=_cap(facts.app_version, 100), status="open")
+    def _statements(self) -> None:
+        """The write statements, built once: building a construct costs more than running
+        it (SQLAlchemy caches the compiled SQL, not the Python objects)."""
+        t, b = S.signatures, S.bundles
+        ins = self._insert(t)
         ex = ins.excluded
         later = ex.last_seen >= t.c.last_seen
-        ins = ins.on_conflict_do_update(index_elements=[t.c.hash], set_={
+        self._upsert_sig = ins.on_conflict_do_update(index_elements=[t.c.hash], set_={
             "count": t.c.count + ex.count,
             "last_seen": sa.case((later, ex.last_seen), else_=t.c.last_seen),
             "last_version": sa.case((later, sa.func.coalesce(ex.last_version,
@@ -180,21 +161,53 @@ class Index:
             "first_seen": sa.case((ex.first_seen < t.c.first_seen, ex.first_seen),
                                   else_=t.c.first_seen),
             "first_version": sa.func.coalesce(t.c.first_version, ex.first_version),
-        })
-        return conn.execute(ins.returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)).one()
+        }).returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)
+        self._bundle_known = sa.select(b.c.id).where(b.c.id == sa.bindparam("bid"))
+        self._add_bundle = b.insert()
+        days = S.signature_days
+        self._count_day = self._insert(days).on_conflict_do_update(
+            index_elements=[days.c.signature_id, days.c.day], set_={"count": days.c.count + 1})
+        self._add_reporter = self._insert(S.signature_reporters).on_conflict_do_nothing()
+        self._bump_reporters = t.update().where(t.c.id == sa.bindparam("sid")).values(
+            reporters=t.c.reporters + 1)
+        self._regress = t.update().where(t.c.id == sa.bindparam("sid"),
+                                         t.c.status == "fixed").values(
+            status="regressed", status_changed=sa.bindparam("changed"))
 
-    def _count_day_and_reporter(self, conn: sa.Connection, sig_id: int,
-                                facts: BundleFacts) -> None:
-        d = self._insert(S.signature_days).values(
-            signature_id=sig_id, day=facts.received_at.date(), count=1)
-        conn.execute(d.on_conflict_do_update(
-            index_elements=[S.signature_days.c.signature_id, S.signature_days.c.day],
-            set_={"count": S.signature_days.c.count + 1}))
-        r = conn.execute(self._insert(S.signature_reporters).values(
-            signature_id=sig_id, reporter=facts.reporter).on_conflict_do_nothing())
-        if r.rowcount == 1:
-            conn.execute(S.signatures.update().where(S.signatures.c.id == sig_id).values(
-                reporters=S.signatures.c.reporters + 1))
+    def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
+        """Count one stored bundle under ``sig``; None if the bundle is already indexed."""
+        with self._write() as conn:
+            if conn.execute(self._bundle_known, {"bid": facts.id}).first():
+                return None
+            row = self._upsert_signature(conn, sig, facts, count=1)
+            conn.execute(self._add_bundle, {
+                "id": facts.id, "signature_id": row.id, "algo_version": sig.version,
+                "received_at": facts.received_at, "app": facts.app[:200],
+                "app_version": _cap(facts.app_version, 100), "reporter": facts.reporter,
+                "run_status": _cap(facts.run_status, 32), "command": _cap(facts.command, 500),
+                "note": _cap(facts.note, 2000), "size": facts.size})
+            conn.execute(self._count_day, {"signature_id": row.id,
+                                           "day": facts.received_at.date(), "count": 1})
+            if conn.execute(self._add_reporter, {"signature_id": row.id,
+                                                 "reporter": facts.reporter}).rowcount == 1:
+                conn.execute(self._bump_reporters, {"sid": row.id})
+            event: Event | None = "new" if row.count == 1 else None
+            if row.status == "fixed" and version_gt(facts.app_version, row.fixed_in):
+                done = conn.execute(self._regress, {"sid": row.id,
+                                                    "changed": facts.received_at})
+                if done.rowcount == 1:
+                    event = "regression"
+            return Recorded(row.id, sig.hash, event)
+
+    def _upsert_signature(self, conn: sa.Connection, sig: Signature, facts: BundleFacts,
+                          *, count: int) -> Any:
+        version = _cap(facts.app_version, 100)
+        return conn.execute(self._upsert_sig, {
+            "hash": sig.hash, "algo_version": sig.version, "kind": sig.kind, "app": sig.app,
+            "text": sig.text, "exception": sig.exception,
+            "reasons": json.dumps(list(sig.reasons)), "count": count, "reporters": 0,
+            "first_seen": facts.received_at, "last_seen": facts.received_at,
+            "first_version": version, "last_version": version, "status": "open"}).one()
 
     def set_status(self, sig_hash: str, status: str, fixed_in: str | None = None) -> bool:
         """Mark fixed (in ``fixed_in``) or open again; False if there is no such signature."""

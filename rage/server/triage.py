@@ -38,6 +38,7 @@ from rage.server.storage import Storage, StoredBundle
 
 log = logging.getLogger("rage.server.triage")
 TEXT_CAP = 64 * 1024  # the tail of each member the signature reads
+SMALL_BUNDLE = 8 * 1024 * 1024  # inflated in memory at once (decompressed size)
 Environ = dict[str, Any]
 _HASH = r"(?P<hash>[0-9a-f]{8,64})"
 _ROUTES = [
@@ -71,20 +72,46 @@ class _Refused(Exception):
 
 def bundle_texts(src: IO[bytes], manifest: Mapping[str, Any],
                  max_decompressed: int) -> dict[str, str]:
-    """The tails of the members a signature reads; stops reading once it has them all."""
+    """The tails of the members a signature reads, from a bundle already validated against
+    ``manifest`` (so its sizes are true): a small bundle is inflated in one call and only
+    the tails are read; a large one is streamed, stopping once it has what it needs."""
     from rage.bundle import iter_capped
 
     files = manifest.get("files") if isinstance(manifest.get("files"), list) else []
     assert isinstance(files, list)
-    wanted = {f.get("name") for f in files if isinstance(f, dict)} & set(signing.MEMBERS)
+    sizes = {str(f.get("name")): f.get("size") for f in files if isinstance(f, dict)}
+    wanted = set(sizes) & set(signing.MEMBERS)
+    if "run/stderr.log" in wanted and sizes["run/stderr.log"]:
+        wanted.discard("run/output.log")  # a terminal run's combined output is the fallback
     out: dict[str, str] = {}
     if not wanted:
         return out
+    total = sum(s for s in sizes.values() if isinstance(s, int))
+    if total <= SMALL_BUNDLE:
+        return _texts_in_memory(src, wanted)
     for m in iter_capped(src, cap=TEXT_CAP, select=lambda name, _size: name in wanted,
                          max_decompressed=max_decompressed):
         out[m.name] = m.text
         if len(out) == len(wanted):
             break  # collectors come after the run's files: not inflated for nothing
+    return out
+
+
+def _texts_in_memory(src: IO[bytes], wanted: set[str]) -> dict[str, str]:
+    import io
+    import tarfile
+
+    import zstandard
+
+    with zstandard.ZstdDecompressor().stream_reader(src) as z:
+        data = z.read(SMALL_BUNDLE + 64 * 1024)  # the sizes were checked: this is all of it
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tf:
+        for info in tf.getmembers():
+            name = info.name.removeprefix("./")
+            if name in wanted and info.isreg() and (f := tf.extractfile(info)) is not None:
+                f.seek(max(0, info.size - TEXT_CAP))
+                out[name] = f.read().decode("utf-8", "replace")
     return out
 
 
