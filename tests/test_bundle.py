@@ -483,3 +483,74 @@ def test_peek_manifest_reads_only_the_first_member(tmp_path: Path) -> None:
         open_bundle(cut)
     with pytest.raises(BadInputError, match="not zstd"):
         peek_manifest(_hostile(tmp_path, "not-zstd"))
+
+
+# -- parser differentials: what rage reads must be what GNU tar extracts ----------------------
+
+def _tar_then(tail: bytes) -> bytes:
+    """A sound bundle's tar stream (end-of-archive zeros stripped), then ``tail``."""
+    members = {"run/stdout.log": b"what rage shows\n"}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in [("manifest.json", manifest_for(members)), *members.items()]:
+            info = reg(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    head = buf.getvalue().rstrip(b"\0")
+    return head + b"\0" * (-len(head) % 512) + tail
+
+
+def _hidden_members() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for name, data in (("run/stdout.log", b"hidden from rage\n"), (".bashrc", b"evil\n")):
+            info = reg(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        tar.addfile(special("etc", tarfile.SYMTYPE, "/etc"))
+    return buf.getvalue()
+
+
+def _gnu_tar_lists(path: Path) -> list[str]:
+    proc = subprocess.run(["tar", "--zstd", "-tf", str(path)], capture_output=True, text=True,
+                          check=False)
+    return proc.stdout.split()
+
+
+needs_gnu_tar = pytest.mark.skipif(
+    subprocess.run(["tar", "--version"], capture_output=True, text=True,
+                   check=False).stdout.find("GNU tar") < 0, reason="needs GNU tar")
+
+
+@needs_gnu_tar
+def test_a_bad_checksum_header_is_refused_not_read_as_the_end(tmp_path: Path) -> None:
+    bad = bytearray(512)
+    bad[:9] = b"garbage!!"
+    bad[148:156] = b"0000000\0"  # a checksum that does not match the block
+    path = tmp_path / "hidden.tar.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(_tar_then(bytes(bad)
+                                                                   + _hidden_members())))
+    # the differential is real: GNU tar skips the bad header and finds the hidden members
+    listed = _gnu_tar_lists(path)
+    assert ".bashrc" in listed and listed.count("run/stdout.log") == 2 and "etc" in listed
+    with pytest.raises(BadInputError, match="bad tar header"):
+        validate_bundle(path)
+    proc = run_rage("inspect", str(path))
+    assert proc.returncode == 6 and "bad tar header" in proc.stderr, proc.stderr
+    assert "checksums: ok" not in proc.stdout
+
+
+@needs_gnu_tar
+@pytest.mark.parametrize("tail", ["members", "one-byte"])
+def test_only_zero_blocks_may_follow_the_end_of_the_archive(tmp_path: Path, tail: str) -> None:
+    after = _hidden_members() if tail == "members" else b"\0" * 1023 + b"x"
+    path = tmp_path / "after.tar.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(
+        _tar_then(b"\0" * 1024 + after)))
+    with pytest.raises(BadInputError, match="after the end of the tar archive"):
+        validate_bundle(path)
+    # ... while trailing zero blocks (tar pads to a whole record) are fine
+    ok = tmp_path / "ok.tar.zst"
+    ok.write_bytes(zstandard.ZstdCompressor().compress(_tar_then(b"\0" * 20 * 512)))
+    assert validate_bundle(ok)["app"] == "demo"
+    assert _gnu_tar_lists(ok) == ["manifest.json", "run/stdout.log"]

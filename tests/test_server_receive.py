@@ -97,3 +97,16 @@ def test_meta_file_is_what_the_json_writer_of_rage_writes(tmp_path: Path) -> Non
     assert path.read_text("utf-8") == dumps_json(meta.to_dict()) + "\n"
     assert path.stat().st_mode & 0o777 == 0o600
     assert store.get_meta(meta.id) == meta
+
+
+def test_admin_listing_skips_oversized_legacy_metas(tmp_path: Path) -> None:
+    # a meta written before manifests were bounded can be tens of MB: the listing skips it
+    store = LocalStorage(tmp_path / "s")
+    for name, manifest in (("small", {"app": "a"}), ("huge", {"x": [0] * 1_000_000})):
+        tmp = store.tmp_dir() / name
+        tmp.write_bytes(b"x")
+        store.put(tmp, StoredBundle(id=new_id(), created_at="2026-01-01T00:00:00+00:00",
+                                    size=1, sha256="0" * 64, delete_token_hash=token_hash("t"),
+                                    manifest=manifest))
+    listed = store.list_recent(10)
+    assert [b.manifest for b in listed] == [{"app": "a"}]

@@ -18,8 +18,8 @@ from rage.bundle import (
     validate_bundle,
 )
 from rage.errors import BadInputError, NotFoundError
+from rage.server.bundle_page import _flatten as flatten
 from rage.server.multipart import PartTooLarge, copy_file_field
-from rage.server.pages import flatten
 from rage.server.storage import LocalStorage, StoredBundle, new_id, token_hash
 from tests.test_server import bomb_bundle, build_bundle, default_files
 
@@ -132,7 +132,54 @@ def test_ids_are_long_and_distinct() -> None:
 def test_flatten_nested() -> None:
     data = {"os": {"name": "Linux"}, "tags": ["a", "b"], "disks": [{"dev": "sda"}], "x": None}
     assert flatten(data) == [("os.name", "Linux"), ("tags", "a, b"), ("disks[0].dev", "sda"),
-                             ("x", "null")]
+                             ("x", "\u2014")]  # nothing is a dash, never "null"
+    many = {f"k{i}": i for i in range(10_000)}
+    assert len(flatten(many)) == 301  # stops early: the page shows 300 and says "more"
+
+
+def test_ansi_colours_become_classes_and_other_escapes_go() -> None:
+    from rage.server.ansi import Styler, strip
+
+    line = "\x1b[0m\x1b[01;34mbuild\x1b[0m <ok> \x1b]0;title\x07\x1b[2K\x1b[38;5;196mred"
+    html = str(Styler().line(line))
+    assert '<span class="b fg4">build</span>' in html
+    assert "&lt;ok&gt;" in html and "\x1b" not in html and "title" not in html
+    assert strip(line) == "build <ok> red"
+    styler = Styler(max_spans=3)
+    out = "".join(str(styler.line("\x1b[31mx")) for _ in range(10))
+    assert out.count("<span") == 3 and out.count("x") == 10  # bounded, nothing lost
+
+
+def test_traceback_frames_are_grouped_app_then_library() -> None:
+    from rage.server import tracebacks
+
+    text = ('Traceback (most recent call last):\n'
+            '  File "/home/u/app/cli.py", line 3, in main\n    run()\n'
+            '  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads\n    x\n'
+            '  File "/v/lib/python3.11/site-packages/click/core.py", line 1, in f\n    y\n'
+            '  File "/home/u/app/db.py", line 9, in save\n    z\n'
+            'OSError: disk full\n')
+    [block] = tracebacks.parse(text)
+    assert [(g.library, len(g.frames)) for g in block.groups] == [(False, 1), (True, 2),
+                                                                  (False, 1)]
+    assert block.outro == ["OSError: disk full"]
+    log = ["starting", *text.splitlines(), "after"]
+    assert tracebacks.line_spans(log) == set(range(1, len(log) - 1))
+    assert tracebacks.last_in(log) == text.rstrip("\n")
+
+
+def test_human_values() -> None:
+    from datetime import UTC, datetime
+
+    from rage.server import human
+
+    now = datetime(2026, 1, 3, tzinfo=UTC)
+    assert human.when("2026-01-01T00:00:00Z", now) == "2026-01-01 00:00:00 UTC (2 days ago)"
+    assert human.when(1767225600.0, now).startswith("2026-01-01 00:00:00 UTC")
+    assert human.size(1536) == "1.5 KiB" and human.size(None) == "\u2014"
+    assert human.duration(0.049) == "49 ms" and human.duration(75) == "1 min 15 s"
+    assert (human.value(False), human.value(None)) == ("no", "\u2014")
+    assert human.exit_text({"signal": 11}) == "killed by SIGSEGV"
 
 
 @pytest.mark.parametrize("kind", ["traversal", "absolute", "symlink", "device", "bad-manifest",
@@ -156,3 +203,12 @@ def test_agrees_with_rage_bundle_reader(tmp_path: Path, kind: str) -> None:
     reader = open_bundle(good, max_decompressed=10**8)
     assert reader.verify() == []
     assert validate_bundle(good, 10**8) == reader.manifest
+
+
+def test_templates_escape_by_default_and_carry_the_nonce() -> None:
+    from rage.server.templating import render
+
+    page = render("message.html", nonce="n0nce", title="<script>x</script>", text='"&')
+    assert "<script>x</script>" not in page
+    assert "&lt;script&gt;x&lt;/script&gt;" in page and "&#34;&amp;" in page
+    assert '<style nonce="n0nce">' in page and "http" not in page.split("<body>")[0]

@@ -25,12 +25,15 @@ class CappedMember:
     """One member's content for display: at most ``cap`` bytes of it, ``cut`` if it was cut.
 
     ``size`` is the member's full size; ``data`` its head or its tail, as asked.
+    ``lines_before`` counts the newlines in what a tail read left out, so the kept lines can
+    be numbered as they are in the whole member.
     """
 
     name: str
     size: int
     data: bytes
     cut: bool
+    lines_before: int = 0
 
     @property
     def text(self) -> str:
@@ -46,16 +49,20 @@ def _head(m: Member, cap: int) -> bytes:
     return bytes(buf)  # the rest is skipped (still inflated and counted) by the tar stream
 
 
-def _tail(m: Member, cap: int) -> bytes:
+def _tail(m: Member, cap: int) -> tuple[bytes, int]:
     buf = bytearray()
+    dropped_lines = 0
 
     def keep_end(chunk: bytes) -> None:
+        nonlocal dropped_lines
         buf.extend(chunk)
         if len(buf) > cap:
-            del buf[: len(buf) - cap]
+            cut = len(buf) - cap
+            dropped_lines += buf.count(b"\n", 0, cut)
+            del buf[:cut]
 
     m.pump(keep_end)
-    return bytes(buf)
+    return bytes(buf), dropped_lines
 
 
 def iter_capped(src: Source, *, cap: int, keep: Keep = "tail", select: Select | None = None,
@@ -72,8 +79,11 @@ def iter_capped(src: Source, *, cap: int, keep: Keep = "tail", select: Select | 
         for m in members:
             if select is not None and not select(m.name, m.size):
                 continue
-            data = _head(m, cap) if keep == "head" else _tail(m, cap)
-            yield CappedMember(m.name, m.size, data, m.size > cap)
+            if keep == "head":
+                yield CappedMember(m.name, m.size, _head(m, cap), m.size > cap)
+            else:
+                data, lines_before = _tail(m, cap)
+                yield CappedMember(m.name, m.size, data, m.size > cap, lines_before)
 
 
 def read_members(src: Source, *, cap: int, keep: Keep = "tail", select: Select | None = None,

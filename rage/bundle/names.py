@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import re
+
 from rage.errors import BadInputError
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.md"
 MAX_NAME = 1024
+# control characters would let a name forge log lines or drive a terminal; lone surrogates
+# are what non-UTF-8 bytes decode to, and no page or JSON answer can carry them
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def check_member_name(name: str) -> str:
     """Return ``name`` if it is already a plain relative POSIX path, else raise BadInputError.
 
-    Plain means: not empty, not absolute, no ``\\`` or NUL, and no empty, ``.`` or ``..``
-    component. The writer uses this strict form so a bundle never depends on normalisation.
+    Plain means: not empty, not absolute, no ``\\``, no control characters, valid UTF-8,
+    and no empty, ``.`` or ``..`` component. The writer uses this strict form so a bundle
+    never depends on normalisation.
     """
     parts = name.split("/")
-    if (not name or "\\" in name or "\0" in name or len(name) > MAX_NAME
+    if (not name or "\\" in name or len(name) > MAX_NAME or _UNPRINTABLE.search(name)
             or any(part in {"", ".", ".."} for part in parts)):
-        raise BadInputError(f"unsafe member name in bundle: {name[:200]!r}")
+        raise BadInputError(f"unsafe member name in bundle: {name[:200]!a}")
     return name
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from rage.bundle.names import SUMMARY, normalize_member_name
 from rage.bundle.stream import (
     DEFAULT_MAX_DECOMPRESSED,
+    BundleTooLarge,
     Member,
     MemberInfo,
     Source,
@@ -28,10 +29,11 @@ SCHEMA = 1
 MAX_MANIFEST = 16 * 1024 * 1024  # the manifest and summary are read into memory
 
 
-def _small(member: Member) -> tuple[bytes, MemberInfo]:
+def _small(member: Member, limit: int = MAX_MANIFEST) -> tuple[bytes, MemberInfo]:
     """A member that is read into memory whole (manifest, summary), bounded."""
-    if member.size > MAX_MANIFEST:
-        raise BadInputError(f"bundle member {member.name} is implausibly large: refused")
+    if member.size > limit:
+        raise BundleTooLarge(f"bundle member {member.name} ({member.size} bytes) is larger "
+                             f"than the {limit}-byte limit for it: refused")
     buf = bytearray()
     info = member.drain(buf.extend)
     return bytes(buf), info
@@ -42,6 +44,8 @@ def _loads_object(data: bytes) -> dict[str, Any]:
         manifest = json.loads(data)
     except (ValueError, UnicodeDecodeError) as e:
         raise BadInputError(f"bad manifest.json in bundle: {e}") from None
+    except RecursionError:
+        raise BadInputError("bad manifest.json in bundle: nested too deeply") from None
     if not isinstance(manifest, dict):
         raise BadInputError("bad manifest.json in bundle: not a JSON object")
     return manifest
@@ -101,8 +105,8 @@ def _failed(problem: str, more: int = 0) -> BadInputError:
     return BadInputError(f"bundle failed verification: {problem}{extra}")
 
 
-def _scan(src: Source, max_decompressed: int, *,
-          fail_fast: bool) -> tuple[dict[str, Any], str, list[MemberInfo]]:
+def _scan(src: Source, max_decompressed: int, *, fail_fast: bool,
+          max_manifest: int = MAX_MANIFEST) -> tuple[dict[str, Any], str, list[MemberInfo]]:
     """One pass: parse the manifest, keep the summary, hash every member.
 
     With ``fail_fast`` the first problem raises: a member the manifest does not list is
@@ -113,7 +117,7 @@ def _scan(src: Source, max_decompressed: int, *,
     members = iter_members(src, max_decompressed)
     with contextlib.closing(members):
         # the manifest is always first
-        manifest, listed = _parse_manifest(_small(next(members))[0])
+        manifest, listed = _parse_manifest(_small(next(members), max_manifest)[0])
         for m in members:
             if fail_fast and m.name not in listed:
                 raise _failed(f"{m.name}: not listed in the manifest")
@@ -212,13 +216,16 @@ def open_bundle(path: Path, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED)
 
 
 def validate_bundle(
-    src: Source, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED
+    src: Source, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, *,
+    max_manifest: int = MAX_MANIFEST,
 ) -> dict[str, Any]:
     """Check a received bundle end to end in one pass and return its manifest.
 
     Raises BadInputError at the first problem: unsafe, corrupt, not listed in or not matching
     the manifest; BundleTooLarge (a BadInputError) when it inflates beyond
-    ``max_decompressed``, refused before the excess is inflated.
+    ``max_decompressed``, refused before the excess is inflated; a manifest over
+    ``max_manifest`` bytes is refused before it is read.
     """
-    manifest, _summary, _found = _scan(src, max_decompressed, fail_fast=True)
+    manifest, _summary, _found = _scan(src, max_decompressed, fail_fast=True,
+                                       max_manifest=max_manifest)
     return manifest

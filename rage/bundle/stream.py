@@ -8,6 +8,10 @@ first problem stops the read:
   then must be unique);
 - only regular files and directories: links, devices, fifos and sparse files are refused;
 - ``manifest.json`` is the first member;
+- every header must be sound: Python's tarfile quietly ends the archive at a header with a bad
+  checksum where GNU tar skips it and carries on, so a bundle could hide members from rage
+  that ``tar -x`` extracts. Here a bad header is an error, and after the end of the archive
+  only zero bytes may follow;
 - the decompressed size is bounded twice: a tar header that claims more than the remaining
   budget is refused before a byte of its data is inflated, and a counting reader under the
   tar enforces the same budget for everything else (padding, pax headers, long names).
@@ -25,7 +29,7 @@ import tarfile
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, Self, cast
 
 from rage.bundle.names import MANIFEST, normalize_member_name
 from rage.errors import BadInputError
@@ -178,6 +182,33 @@ def _check_kind(name: str, info: tarfile.TarInfo) -> None:
         raise BadInputError(f"bundle member {name!r} is a special file: refused")
 
 
+# not in typeshed, stable since Python 3.2: a zero block / no bytes at all
+_END_OF_ARCHIVE: tuple[type[Exception], ...] = (
+    tarfile.EOFHeaderError, tarfile.EmptyHeaderError)  # type: ignore[attr-defined]
+
+
+class _StrictTarInfo(tarfile.TarInfo):
+    """Header parsing that refuses what tarfile would read as "end of archive" but GNU tar
+    would skip: a damaged header (bad checksum, bad number field) or a truncated one."""
+
+    @classmethod
+    def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
+        try:
+            return super().frombuf(buf, encoding, errors)
+        except _END_OF_ARCHIVE:
+            raise  # a zero block or the end of the stream: the archive really ends here
+        except tarfile.HeaderError as e:
+            raise BadInputError(f"corrupt bundle: bad tar header ({e}): refused") from None
+
+
+def _only_zeros_follow(tar: tarfile.TarFile) -> None:
+    """After the end-of-archive marker, the rest of the stream must be zero bytes."""
+    rest = cast(IO[bytes], tar.fileobj)
+    while chunk := rest.read(CHUNK):
+        if chunk.strip(b"\0"):
+            raise BadInputError("corrupt bundle: data after the end of the tar archive: refused")
+
+
 def iter_members(src: Source, max_decompressed: int) -> Generator[Member, None, None]:
     """Yield each regular-file member, in archive order, after the safety checks.
 
@@ -197,7 +228,7 @@ def iter_members(src: Source, max_decompressed: int) -> Generator[Member, None, 
         seen: set[str] = set()
         with corrupt_as_bad_input():
             tar = tarfile.open(  # noqa: SIM115 - a stream: nothing to close but the source
-                fileobj=cast(IO[bytes], bounded), mode="r|")
+                fileobj=cast(IO[bytes], bounded), mode="r|", tarinfo=_StrictTarInfo)
             for info in tar:
                 name = normalize_member_name(info.name)
                 _check_kind(name, info)
@@ -218,3 +249,4 @@ def iter_members(src: Source, max_decompressed: int) -> Generator[Member, None, 
                 yield Member(name, info.size, reader)
             if not seen:
                 raise BadInputError(f"not a rage bundle: no {MANIFEST}")
+            _only_zeros_follow(tar)

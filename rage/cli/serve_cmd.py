@@ -53,8 +53,19 @@ def _display_host(host: str) -> str:
               help="Require `Authorization: Bearer TOKEN` on uploads.")
 @click.option("--admin-token", envvar="RAGE_SERVER_ADMIN_TOKEN", metavar="TOKEN",
               help="Enable /admin (recent bundles) for this token.")
+@click.option("--max-manifest-size", default="256KiB", show_default=True, callback=_size,
+              help="Largest accepted manifest.json (it is stored and listed with the bundle).")
 @click.option("--threads", type=click.IntRange(1, 256), default=8, show_default=True,
               help="Worker threads.")
+@click.option("--connection-limit", type=click.IntRange(1, 100_000), default=100,
+              show_default=True,
+              help="Open connections before new ones wait (slow clients hold one each).")
+@click.option("--channel-timeout", type=click.IntRange(1, 3600), default=60,
+              show_default=True,
+              help="Seconds of silence before a connection is dropped.")
+@click.option("--trusted-proxy", metavar="ADDRESS",
+              help="A reverse proxy in front (e.g. 127.0.0.1): trust its X-Forwarded-For, "
+                   "-Proto and -Host headers.")
 @click.option("--database", envvar="RAGE_SERVER_DATABASE", metavar="URL",
               help="Triage index (SQLAlchemy URL) [default: sqlite file in the storage dir].")
 @click.option("--notify-webhook", multiple=True, metavar="URL",
@@ -63,8 +74,10 @@ def _display_host(host: str) -> str:
               help="Slack-compatible incoming webhook for the same events (repeatable).")
 def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
           max_decompressed_size: int, public_url: str | None, upload_token: str | None,
-          admin_token: str | None, threads: int, database: str | None,
-          notify_webhook: tuple[str, ...], notify_slack: tuple[str, ...]) -> None:
+          admin_token: str | None, max_manifest_size: int, threads: int,
+          connection_limit: int, channel_timeout: int, trusted_proxy: str | None,
+          database: str | None, notify_webhook: tuple[str, ...],
+          notify_slack: tuple[str, ...]) -> None:
     """Receive rage bundles: `curl -F file=@b.tar.zst URL/` prints a link to a page."""
     try:
         from waitress.server import create_server
@@ -72,7 +85,7 @@ def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
         raise UsageError("rage serve needs waitress",
                          hint="pip install 'rage-report[server]'") from None
     from rage.server.app import MULTIPART_SLACK, ReceiverApp, ServerConfig
-    from rage.server.storage import LocalStorage
+    from rage.server.storage import LocalStorage, sweep_parts
 
     if public_url and not public_url.startswith(("http://", "https://")):
         raise UsageError(f"--public-url must start with http:// or https://: {public_url!r}")
@@ -83,20 +96,32 @@ def serve(*, host: str, port: int, storage: Path | None, max_bundle_size: int,
         raise UsageError(f"cannot use storage directory {root}: {e.strerror}") from None
     config = ServerConfig(max_bundle_size=max_bundle_size,
                           max_decompressed=max_decompressed_size, public_url=public_url,
-                          upload_token=upload_token or None, admin_token=admin_token or None)
+                          upload_token=upload_token or None, admin_token=admin_token or None,
+                          max_manifest=max_manifest_size)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
+    if swept := sweep_parts(store.tmp_dir()):
+        logging.getLogger("rage.server").info("swept %d unfinished upload(s) left by a crash",
+                                              swept)
     from rage.server.setup import open_triage
 
     triage = open_triage(database or f"sqlite:///{root / 'index.sqlite3'}", store, config,
                          webhooks=notify_webhook, slack=notify_slack)
+    proxy: dict[str, object] = {}
+    if trusted_proxy:
+        proxy = {"trusted_proxy": trusted_proxy, "trusted_proxy_count": 1,
+                 "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto",
+                                           "x-forwarded-host"}}
     try:
         server = create_server(
             ReceiverApp(store, config, triage), host=host, port=port, threads=threads,
             # waitress refuses bodies far over the limit from the headers alone; the app
             # answers the rest with a JSON error
             max_request_body_size=2 * max_bundle_size + MULTIPART_SLACK,
-            ident="rage", clear_untrusted_proxy_headers=True)
+            ident="rage", clear_untrusted_proxy_headers=True,
+            connection_limit=connection_limit, channel_timeout=channel_timeout,
+            # idle connections are looked for this often: a timeout is honoured within ~1.5x
+            cleanup_interval=max(1, min(30, channel_timeout // 2)), **proxy)
     except OSError as e:
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
     url = f"http://{_display_host(server.effective_host)}:{server.effective_port}/"

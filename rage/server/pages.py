@@ -1,300 +1,54 @@
-"""HTML pages of the receiver: landing, one page per bundle, admin index, messages.
+"""HTML pages of the receiver: landing, one page per bundle, admin index, login, messages.
 
-Everything that comes from a bundle is untrusted and goes through :func:`esc`. Pages carry no
-external assets; the one inline ``<style>`` and ``<script>`` are allowed by a per-response
-CSP nonce, and the script only adds a filter box: without JavaScript every line is visible.
+Each page is a Jinja2 template (``templates/``, autoescape on; see :mod:`templating`);
+this module gathers what each one shows. Pages carry no external assets; the one inline
+``<style>`` and ``<script>`` are allowed by a per-response CSP nonce, and the script only
+adds filter boxes: without JavaScript every line is visible.
 """
 
 from __future__ import annotations
 
-import html
-import json
-import re
-import shlex
-import signal as _signal
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
 
 from rage.bundle import CappedMember
+from rage.server import bundle_page, human
+from rage.server.bundle_page import Links
 from rage.server.storage import StoredBundle
+from rage.server.templating import csp, render
 
-MAX_TABLE_ROWS = 2000
-
-CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 1.5rem;
-color:#1d2126;background:#fff}
-h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem;
-border-bottom:1px solid #dde;padding-bottom:.2rem}
-table{border-collapse:collapse;width:100%}td,th{text-align:left;vertical-align:top;
-padding:.15rem .5rem;border-bottom:1px solid #eef}th{width:12rem;color:#556;font-weight:600}
-pre,code,.log{font:12.5px/1.4 ui-monospace,Menlo,Consolas,monospace}
-pre{white-space:pre-wrap;word-break:break-all;margin:0}
-.log{border:1px solid #dde;border-radius:4px;max-height:40rem;overflow:auto;background:#fafbfc}
-.line{display:flex;white-space:pre-wrap;word-break:break-all}
-.line:hover{background:#eef3ff}.n{flex:0 0 4.5rem;text-align:right;padding-right:.8rem;
-color:#99a;user-select:none}
-.tb{background:#fff5f5;border:1px solid #f3c1c1;border-radius:4px;padding:.5rem}
-.tb .frame{color:#335}.tb .exc{color:#b00;font-weight:700}.tb .src{color:#555}
-.status-ok{color:#0a7a2f}.status-failed,.status-crashed{color:#b00;font-weight:700}
-.status-interrupted,.status-lost{color:#a66b00;font-weight:700}
-.lvl-ERROR,.lvl-CRITICAL{color:#b00;font-weight:700}.lvl-WARNING{color:#a66b00}
-.lvl-DEBUG{color:#889}.note{background:#fffbe6;border-left:4px solid #e6c200;padding:.4rem .7rem}
-.filter{margin:.3rem 0;padding:.25rem .4rem;width:20rem;font:inherit}
-.muted{color:#778}.cut{color:#a66b00}a{color:#1a56c4}[hidden]{display:none!important}
-"""
-
-# Shows the filter boxes (hidden without JS) and hides lines/rows that do not match.
-JS = """
-document.querySelectorAll('input.filter').forEach(function (box) {
-  var target = document.getElementById(box.dataset.target);
-  var count = document.getElementById(box.dataset.target + '-count');
-  var items = target.querySelectorAll('.line, tbody tr');
-  box.hidden = false;
-  box.addEventListener('input', function () {
-    var q = box.value.toLowerCase(), shown = 0;
-    items.forEach(function (el) {
-      var hit = !q || el.textContent.toLowerCase().indexOf(q) !== -1;
-      el.hidden = !hit;
-      if (hit) { shown++; }
-    });
-    if (count) { count.textContent = q ? shown + ' of ' + items.length + ' lines' : ''; }
-  });
-});
-"""
-
-
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def csp(nonce: str) -> str:
-    """The Content-Security-Policy for a page built with ``nonce``."""
-    return (f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; "
-            "img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-
-
-def layout(title: str, body: str, nonce: str, *, script: bool = False) -> str:
-    js = f'<script nonce="{esc(nonce)}">{JS}</script>' if script else ""
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f'<meta name="referrer" content="no-referrer"><title>{esc(title)}</title>'
-        f'<style nonce="{esc(nonce)}">{CSS}</style></head><body>{body}{js}</body></html>'
-    )
+__all__ = ["Links", "csp"]
 
 
 def landing_page(base_url: str, nonce: str, *, token_required: bool) -> str:
-    auth = ' -H "Authorization: Bearer $TOKEN"' if token_required else ""
-    body = f"""<h1>rage bundle receiver</h1>
-<p>This server receives <code>rage</code> bug-report bundles (<code>.tar.zst</code>) and
-gives each one a private page. Create a bundle with <code>rage report</code>, then upload:</p>
-<pre>curl{auth} -F file=@bundle.tar.zst {esc(base_url)}/
-curl{auth} -T bundle.tar.zst {esc(base_url)}/</pre>
-<p>Both print the bundle's link. Programs use the JSON API:
-<code>POST {esc(base_url)}/api/v1/bundles</code> with the bundle as the body
-(<code>Content-Type: application/zstd</code>); the answer holds the link and a deletion
-token.</p>{'<p>Uploads need the upload token.</p>' if token_required else ''}"""
-    return layout("rage receiver", body, nonce)
+    return render("landing.html", nonce=nonce, base_url=base_url, token_required=token_required)
 
 
-def message_page(title: str, text: str, nonce: str, *, form: str = "") -> str:
-    return layout(title, f"<h1>{esc(title)}</h1><p>{esc(text)}</p>{form}", nonce)
+def message_page(title: str, text: str, nonce: str) -> str:
+    return render("message.html", nonce=nonce, title=title, text=text)
+
+
+def error_page(status: int, text: str, nonce: str) -> str:
+    """What a browser gets for an error (API clients get JSON)."""
+    titles = {404: "Not found", 401: "Log in needed", 403: "Not allowed",
+              413: "Too large", 405: "Not allowed"}
+    return render("message.html", nonce=nonce, title=titles.get(status, "Error"), text=text)
 
 
 def delete_form(action: str, token: str, nonce: str) -> str:
-    form = (f'<form method="post" action="{esc(action)}">'
-            f'<input type="hidden" name="token" value="{esc(token)}">'
-            '<button type="submit">Delete this bundle</button></form>')
-    return message_page("Delete bundle?", "This removes the bundle and its page for good.",
-                        nonce, form=form)
+    return render("delete.html", nonce=nonce, title="Delete bundle?",
+                  text="This removes the bundle and its page for good.",
+                  action=action, token=token)
 
 
-def _rows(pairs: Iterable[tuple[str, str]], *, raw: bool = False) -> str:
-    """Two-column table; values are escaped unless ``raw`` (already-built HTML)."""
-    cells = "".join(f"<tr><th>{esc(k)}</th><td>{v if raw else esc(v)}</td></tr>"
-                    for k, v in pairs)
-    return f"<table>{cells}</table>"
+def login_page(nonce: str, *, next_url: str, error: str = "") -> str:
+    return render("login.html", nonce=nonce, next=next_url, error=error)
 
 
-def _exit(run: Mapping[str, Any]) -> str:
-    sig = run.get("signal")
-    if sig:
-        try:
-            return f"killed by {_signal.Signals(int(sig)).name}"
-        except (ValueError, TypeError):
-            return f"signal {sig}"
-    code = run.get("exit_code")
-    return "-" if code is None else str(code)
-
-
-def _duration(v: Any) -> str:
-    return f"{v:.2f}s" if isinstance(v, int | float) else "-"
-
-
-def _command(argv: Any) -> str:
-    if isinstance(argv, list) and all(isinstance(a, str) for a in argv):
-        return shlex.join(argv)
-    return str(argv)
-
-
-def _lines(text: str, ident: str, cut: bool, size: int) -> str:
-    note = (f'<p class="cut">only the last {len(text.encode())} of {size} bytes are shown; '
-            'download the bundle for the rest</p>') if cut else ""
-    rows = "".join(f'<div class="line"><span class="n">{i}</span><span>{esc(line)}</span></div>'
-                   for i, line in enumerate(text.splitlines(), 1))
-    return (f'{note}<input class="filter" type="search" placeholder="filter lines" hidden '
-            f'data-target="{esc(ident)}" aria-label="filter lines">'
-            f'<span class="muted" id="{esc(ident)}-count"></span>'
-            f'<div class="log" id="{esc(ident)}">{rows}</div>')
-
-
-_FRAME = re.compile(r'^\s*File ".*", line \d+')
-_EXC = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning)\b.*|^[\w.]+: ")
-
-
-def _traceback(text: str) -> str:
-    out = []
-    for line in text.splitlines():
-        if _FRAME.match(line):
-            cls = "frame"
-        elif line.startswith("    "):
-            cls = "src"
-        elif _EXC.match(line):
-            cls = "exc"
-        else:
-            cls = ""
-        out.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
-    return '<pre class="tb">' + "\n".join(out) + "</pre>"
-
-
-def _log_table(text: str, ident: str) -> str:
-    rows = []
-    for line in text.splitlines()[-MAX_TABLE_ROWS:]:
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            rec = {"msg": line}
-        if not isinstance(rec, dict):
-            rec = {"msg": line}
-        level = str(rec.get("level", ""))
-        lvl_cls = re.sub(r"[^A-Za-z]", "", level.upper())
-        exc = rec.get("exc")
-        exc_html = f"<pre>{esc(exc)}</pre>" if exc else ""
-        rows.append(f'<tr><td class="muted">{esc(rec.get("t", ""))}</td>'
-                    f'<td class="lvl-{lvl_cls}">{esc(level)}</td><td>{esc(rec.get("logger", ""))}'
-                    f'</td><td><pre>{esc(rec.get("msg", ""))}</pre>{exc_html}</td></tr>')
-    return (f'<input class="filter" type="search" placeholder="filter records" hidden '
-            f'data-target="{ident}" aria-label="filter records">'
-            f'<span class="muted" id="{ident}-count"></span>'
-            f'<div class="log" id="{ident}"><table><thead><tr><th>time</th><th>level</th>'
-            f'<th>logger</th><th>message</th></tr></thead><tbody>{"".join(rows)}</tbody>'
-            "</table></div>")
-
-
-def flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
-    """Nested JSON as (dotted key, scalar text) pairs; lists of scalars joined by commas."""
-    if isinstance(data, dict):
-        if not data:
-            return [(prefix or "(empty)", "{}")]
-        out: list[tuple[str, str]] = []
-        for k, v in data.items():
-            out.extend(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    if isinstance(data, list):
-        if all(not isinstance(v, dict | list) for v in data):
-            return [(prefix, ", ".join("null" if v is None else str(v) for v in data))]
-        out = []
-        for i, v in enumerate(data):
-            out.extend(flatten(v, f"{prefix}[{i}]"))
-        return out
-    return [(prefix or "(value)", "null" if data is None else str(data))]
-
-
-def _collector(member: CappedMember) -> str:
-    try:
-        section = json.loads(member.text) if not member.cut else None
-    except ValueError:
-        section = None
-    if not isinstance(section, dict):
-        return f'<p class="muted">{esc(member.name)}: not shown (too large or not JSON)</p>'
-    head = (f'<p><b>{esc(section.get("name", member.name))}</b> '
-            f'<span class="status-{esc(section.get("status", ""))}">{esc(section.get("status"))}'
-            f'</span> <span class="muted">{_duration(section.get("duration_s"))}</span></p>')
-    err = section.get("error")
-    err_html = f'<pre class="tb">{esc(err)}</pre>' if err else ""
-    pairs = flatten(section.get("data"))
-    more = (f'<p class="muted">{len(pairs) - MAX_TABLE_ROWS} more rows in the bundle</p>'
-            if len(pairs) > MAX_TABLE_ROWS else "")
-    return head + err_html + _rows(pairs[:MAX_TABLE_ROWS]) + more
-
-
-@dataclass(frozen=True)
-class Links:
-    url: str
-    raw_url: str
-
-
-def bundle_page(meta: StoredBundle, members: Mapping[str, CappedMember], links: Links,
-                nonce: str) -> str:
-    """The maintainer's page for one bundle: summary first, then crash, output, logs, facts."""
-    m = meta.manifest
-    run = m.get("run") if isinstance(m.get("run"), dict) else {}
-    assert isinstance(run, dict)
-    status = str(run.get("status", "unknown"))
-    app = f'{m.get("app", "?")} {m.get("app_version") or ""}'.strip()
-    summary = [
-        ("command", esc(_command(run.get("argv", [])))),
-        ("status", f'<span class="status-{esc(status)}">{esc(status)}</span>'),
-        ("exit", esc(_exit(run))),
-        ("duration", esc(_duration(run.get("duration_s")))),
-        ("app", esc(app)),
-        ("started", esc(run.get("started_at", "-"))),
-        ("cwd", esc(run.get("cwd", "-"))),
-        ("bundle", f'{esc(meta.created_at)} · rage {esc(m.get("rage_version", "?"))} · '
-                   f'{meta.size} bytes · <a href="{esc(links.raw_url)}" download>'
-                   "download .tar.zst</a>"),
-    ]
-    parts = [f"<h1>{esc(app)}: {esc(status)}</h1>"]
-    if m.get("note"):
-        parts.append(f'<p class="note">{esc(m["note"])}</p>')
-    parts.append(_rows(summary, raw=True))
-    for name, title in (("run/traceback.txt", "Traceback"), ("run/fatal.log", "Fatal error")):
-        if name in members:
-            parts.append(f"<h2>{title}</h2>{_traceback(members[name].text)}")
-    for name in ("run/output.log", "run/stdout.log", "run/stderr.log"):
-        if name in members:
-            mt = members[name]
-            ident = "out-" + name.split("/")[-1].split(".")[0]
-            parts.append(f"<h2>{esc(name[4:])}</h2>{_lines(mt.text, ident, mt.cut, mt.size)}")
-    if "run/log.jsonl" in members:
-        parts.append(f"<h2>Log records</h2>{_log_table(members['run/log.jsonl'].text, 'logrecs')}")
-    attachments = sorted(n for n in members if n.startswith("run/attachments/"))
-    for i, name in enumerate(attachments):
-        mt = members[name]
-        parts.append(f"<h2>{esc(name[4:])}</h2>{_lines(mt.text, f'att-{i}', mt.cut, mt.size)}")
-    collectors = sorted(n for n in members if n.startswith("collectors/"))
-    if collectors:
-        parts.append("<h2>Environment</h2>" + "".join(_collector(members[n]) for n in collectors))
-    counts = m.get("redaction_counts")
-    if isinstance(counts, dict) and counts:
-        parts.append("<h2>Redactions</h2>" + _rows((str(k), str(v)) for k, v in counts.items()))
-    sections = m.get("sections")
-    if isinstance(sections, dict) and sections:
-        rows = ((str(k), f'{v.get("status")} {_duration(v.get("duration_s"))} '
-                 f'{v.get("error") or ""}' if isinstance(v, dict) else str(v))
-                for k, v in sections.items())
-        parts.append("<h2>Sections</h2>" + _rows(rows))
-    truncation = m.get("truncation")
-    if isinstance(truncation, list) and truncation:
-        parts.append("<h2>Truncated</h2>" + _rows(flatten(truncation)))
-    if "summary.md" in members:
-        parts.append(f'<h2>summary.md</h2><pre>{esc(members["summary.md"].text)}</pre>')
-    files = m.get("files") if isinstance(m.get("files"), list) else []
-    assert isinstance(files, list)
-    parts.append("<h2>Files</h2>" + _rows(
-        (str(f.get("name")), f'{f.get("size")} bytes') for f in files if isinstance(f, dict)))
-    return layout(f"{app}: {status} — rage bundle", "".join(parts), nonce, script=True)
+def bundle_page_html(meta: StoredBundle, members: Mapping[str, CappedMember], links: Links,
+                     nonce: str) -> str:
+    """The maintainer's page for one bundle (bounded: see :mod:`bundle_page`)."""
+    return render("bundle.html", nonce=nonce, script=True,
+                  **bundle_page.context(meta, members, links))
 
 
 def admin_page(bundles: list[StoredBundle], base_url: str, nonce: str) -> str:
@@ -302,11 +56,9 @@ def admin_page(bundles: list[StoredBundle], base_url: str, nonce: str) -> str:
     for b in bundles:
         run = b.manifest.get("run") if isinstance(b.manifest.get("run"), dict) else {}
         assert isinstance(run, dict)
-        rows.append(
-            f'<tr><td>{esc(b.created_at)}</td><td><a href="{esc(base_url)}/b/{esc(b.id)}">'
-            f'{esc(b.manifest.get("app", "?"))}</a></td><td>{esc(run.get("status", "?"))}</td>'
-            f'<td><code>{esc(_command(run.get("argv", [])))}</code></td><td>{b.size}</td></tr>')
-    body = ("<h1>Recent bundles</h1><table><thead><tr><th>received</th><th>app</th>"
-            "<th>status</th><th>command</th><th>bytes</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table>")
-    return layout("rage receiver: recent bundles", body, nonce)
+        rows.append({"received": human.when(b.created_at), "id": b.id,
+                     "app": human.value(b.manifest.get("app") or "?", 80),
+                     "status": human.value(run.get("status") or "?", 40),
+                     "command": bundle_page.command(run.get("argv"), 300),
+                     "size": human.size(b.size)})
+    return render("admin.html", nonce=nonce, rows=rows, base_url=base_url)

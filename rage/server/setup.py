@@ -42,8 +42,7 @@ def open_triage(url: str, storage: Storage, config: ServerConfig, *,
         raise UsageError(f"cannot open the index at {_safe(url)}: "
                          f"{str(e.orig if hasattr(e, 'orig') else e).splitlines()[0]}") from None
     targets = [Target(u, "json") for u in webhooks] + [Target(u, "slack") for u in slack]
-    triage = Triage(index, admin_token=config.admin_token,
-                    notifier=Notifier(targets) if targets else None,
+    triage = Triage(index, notifier=Notifier(targets) if targets else None,
                     max_decompressed=config.max_decompressed)
     # a new index learns the bundles already stored; an old one re-signs what an older
     # algorithm signed. Both in the background: the receiver answers meanwhile.

@@ -7,7 +7,8 @@ backend keeps one file per bundle plus one small meta JSON per bundle::
     <root>/bundles/<id>.tar.zst     0600, moved into place by rename once validated
     <root>/meta/<id>.json           0600, written atomically after the bundle: its presence
                                     makes the bundle visible
-    <root>/tmp/                     uploads in progress (removed on failure)
+    <root>/tmp/                     uploads in progress (removed on failure; what a crash
+                                    left behind is swept at start-up)
 """
 
 from __future__ import annotations
@@ -40,6 +41,31 @@ def valid_id(bundle_id: str) -> bool:
 def token_hash(token: str) -> str:
     """What is stored instead of a deletion token (tokens are random, so no salt is needed)."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+MAX_LISTED_META = 4 * 1024 * 1024  # a bounded manifest's meta file is well under 1 MiB
+
+# waitress has the whole body before the app starts writing a part file, so a live one is
+# written continuously for seconds; one idle this long was left by a crash
+STALE_UPLOAD_S = 15 * 60
+
+
+def sweep_parts(directory: Path, idle: float = STALE_UPLOAD_S) -> int:
+    """Remove the ``upload-*.part`` files in ``directory`` idle for ``idle`` seconds.
+
+    Run at start-up on :meth:`Storage.tmp_dir`: a crash leaves its uploads there. A part
+    file still being written (another server on the same storage) is fresh and is kept.
+    """
+    import time
+
+    cutoff = time.time() - idle
+    swept = 0
+    for p in directory.glob("upload-*.part"):
+        with contextlib.suppress(FileNotFoundError):
+            if p.stat().st_mtime < cutoff:
+                p.unlink()
+                swept += 1
+    return swept
 
 
 @dataclass(frozen=True)
@@ -93,6 +119,7 @@ class LocalStorage:
     def tmp_dir(self) -> Path:
         return self.root / "tmp"
 
+
     def _bundle(self, bundle_id: str) -> Path:
         if not valid_id(bundle_id):
             raise NotFoundError(f"no bundle {bundle_id!r}")
@@ -111,6 +138,8 @@ class LocalStorage:
             # json.dumps writes what fsutil.write_json_atomic would, but in C and
             # without the deep copy of the manifest that to_dict() makes: profiled,
             # the two were about a sixth of a small upload's time in the app
+            # indented like every JSON file rage writes; the manifest's bytes, depth and value
+            # count are bounded before it gets here (limits.py), which bounds this file too
             text = json.dumps({f.name: getattr(meta, f.name) for f in fields(meta)},
                               indent=2)
             write_atomic(self._meta(meta.id), (text + "\n").encode())
@@ -152,7 +181,11 @@ class LocalStorage:
             for e in it:
                 if e.name.endswith(".json") and not e.name.startswith("."):
                     with contextlib.suppress(FileNotFoundError):
-                        entries.append((e.stat().st_mtime, e.name[:-5]))
+                        st = e.stat()
+                        # stored before manifests were bounded: listing it could cost
+                        # hundreds of MB; its own page still opens it
+                        if st.st_size <= MAX_LISTED_META:
+                            entries.append((st.st_mtime, e.name[:-5]))
         entries.sort(reverse=True)
         out = []
         for _, bundle_id in entries[:limit]:

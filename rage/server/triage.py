@@ -1,7 +1,8 @@
 """The maintainer's triage desk: signature list, signature page, JSON API, and the hooks
 that keep the index in step with storage.
 
-Routes (admin token as ``Authorization: Bearer``; off without ``--admin-token``)::
+Routes (the maintainer's: the admin login cookie or ``Authorization: Bearer`` with the admin
+token, checked by the receiver's ``require_admin``; off without ``--admin-token``)::
 
     GET  /triage                       signatures: ?app= &version= &status= &q= &sort= &page=
     GET  /triage/<hash>                one signature: counts, versions, days, bundles, why
@@ -18,7 +19,6 @@ a row without its bundle) and :meth:`Triage.on_deleted` after a deletion.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import logging
 import re
@@ -27,7 +27,6 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -35,6 +34,7 @@ from rage.server import signature as signing
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
 from rage.server.notify import Notifier
 from rage.server.storage import Storage, StoredBundle
+from rage.server.wsgi import HTTPError
 
 log = logging.getLogger("rage.server.triage")
 TEXT_CAP = 64 * 1024  # the tail of each member the signature reads
@@ -61,13 +61,6 @@ class Response:
     @property
     def html(self) -> bool:
         return self.ctype.startswith("text/html")
-
-
-class _Refused(Exception):
-    def __init__(self, status: int, message: str, headers: list[tuple[str, str]] | None = None):
-        super().__init__(message)
-        self.response = Response(status, (json.dumps({"error": message}) + "\n").encode(),
-                                 "application/json", headers or [])
 
 
 def bundle_texts(src: IO[bytes], manifest: Mapping[str, Any],
@@ -141,15 +134,11 @@ def _text(value: Any) -> str | None:
 class Triage:
     """The index, the notifier and the pages, for one receiver."""
 
-    def __init__(self, index: Index, *, admin_token: str | None,
-                 notifier: Notifier | None = None, max_decompressed: int = 512 * 1024 * 1024,
-                 is_admin: Callable[[Environ], bool] | None = None) -> None:
+    def __init__(self, index: Index, *, notifier: Notifier | None = None,
+                 max_decompressed: int = 512 * 1024 * 1024) -> None:
         self.index = index
-        self.admin_token = admin_token
         self.notifier = notifier
         self.max_decompressed = max_decompressed
-        self.is_admin = is_admin  # e.g. a login cookie, besides the Bearer token
-        self._templates: Any = None
 
     # -- hooks ----------------------------------------------------------------------------
 
@@ -210,30 +199,17 @@ class Triage:
 
     # -- routing --------------------------------------------------------------------------
 
-    def route(self, environ: Environ, method: str, path: str, nonce: str,
-              base_url: str) -> Response | None:
-        """The response for a triage route, or None when ``path`` is not one."""
+    def route(self, environ: Environ, method: str, path: str, nonce: str, base_url: str, *,
+              require_admin: Callable[[Environ], None]) -> Response | None:
+        """The response for a triage route, or None when ``path`` is not one. Refusals
+        raise the receiver's HTTPError (``require_admin`` raises its own: a login redirect
+        for a browser, 401/403 for a script)."""
         for rx, name in _ROUTES:
             if m := rx.match(path):
-                try:
-                    self._authorize(environ)
-                    handler = getattr(self, "_" + name)
-                    return handler(environ, method, nonce, base_url, **m.groupdict())  # type: ignore[no-any-return]
-                except _Refused as e:
-                    return e.response
+                require_admin(environ)
+                handler = getattr(self, "_" + name)
+                return handler(environ, method, nonce, base_url, **m.groupdict())  # type: ignore[no-any-return]
         return None
-
-    def _authorize(self, environ: Environ) -> None:
-        if not self.admin_token:
-            raise _Refused(404, "the triage pages are disabled (start with --admin-token)")
-        if self.is_admin is not None and self.is_admin(environ):
-            return
-        auth = environ.get("HTTP_AUTHORIZATION", "")
-        scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise _Refused(401, "admin token required", [("WWW-Authenticate", "Bearer")])
-        if not hmac.compare_digest(token.strip().encode(), self.admin_token.encode()):
-            raise _Refused(403, "wrong admin token")
 
     def _list_page(self, environ: Environ, method: str, nonce: str, base_url: str) -> Response:
         _only(method, "GET", "HEAD")
@@ -263,7 +239,7 @@ class Triage:
         _only(method, "GET", "HEAD")
         sig = self.index.signature(hash)
         if sig is None:
-            raise _Refused(404, f"no signature {hash}")
+            raise HTTPError(404, f"no signature {hash}")
         peak = max((d["count"] for d in sig["days"]), default=1)
         return self._render("triage_signature.html", nonce, sig=sig, peak=peak)
 
@@ -285,9 +261,9 @@ class Triage:
             try:
                 data = json.loads(body or b"{}")
             except ValueError:
-                raise _Refused(400, "body must be JSON") from None
+                raise HTTPError(400, "body must be JSON") from None
             if not isinstance(data, dict):
-                raise _Refused(400, "body must be a JSON object")
+                raise HTTPError(400, "body must be a JSON object")
             fixed_in = data.get("fixed_in")
             self._set_status(hash, str(data.get("status", "")),
                              str(fixed_in) if fixed_in is not None else None)
@@ -295,7 +271,7 @@ class Triage:
             _only(method, "GET", "HEAD", "POST")
         sig = self.index.signature(hash)
         if sig is None:
-            raise _Refused(404, f"no signature {hash}")
+            raise HTTPError(404, f"no signature {hash}")
         sig["url"] = f"{base_url}/triage/{hash}"
         for b in sig["bundles"]:
             b["url"] = f"{base_url}/b/{b['id']}"
@@ -303,21 +279,17 @@ class Triage:
 
     def _set_status(self, sig_hash: str, status: str, fixed_in: str | None) -> None:
         if status not in ("fixed", "open"):
-            raise _Refused(400, "status must be 'fixed' (with fixed_in) or 'open'")
+            raise HTTPError(400, "status must be 'fixed' (with fixed_in) or 'open'")
         if status == "fixed" and not fixed_in:
-            raise _Refused(400, "fixed_in (the version with the fix) is required")
+            raise HTTPError(400, "fixed_in (the version with the fix) is required")
         if not self.index.set_status(sig_hash, status, fixed_in):
-            raise _Refused(404, f"no signature {sig_hash}")
+            raise HTTPError(404, f"no signature {sig_hash}")
 
     def _render(self, name: str, nonce: str, **context: Any) -> Response:
-        if self._templates is None:
-            import jinja2
+        from rage.server.templating import render
 
-            self._templates = jinja2.Environment(
-                loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                autoescape=True, trim_blocks=True, lstrip_blocks=True)
-        text = self._templates.get_template(name).render(nonce=nonce, **context)
-        return Response(200, text.encode("utf-8"), "text/html; charset=utf-8",
+        text = render(name, nonce=nonce, **context)
+        return Response(200, text.encode("utf-8", "replace"), "text/html; charset=utf-8",
                         [("Cache-Control", "no-store")])
 
 
@@ -333,31 +305,31 @@ def _query(environ: Environ) -> Query:
         if raw is None:
             return default
         if not raw.isdigit() or not 1 <= int(raw) <= top:
-            raise _Refused(400, f"{key} must be a number from 1 to {top}")
+            raise HTTPError(400, f"{key} must be a number from 1 to {top}")
         return int(raw)
 
     sort = one("sort") or "last"
     if sort not in SORTS:
-        raise _Refused(400, f"sort must be one of {', '.join(SORTS)}")
+        raise HTTPError(400, f"sort must be one of {', '.join(SORTS)}")
     status = one("status")
     if status and status not in STATUSES:
-        raise _Refused(400, f"status must be one of {', '.join(STATUSES)}")
+        raise HTTPError(400, f"status must be one of {', '.join(STATUSES)}")
     return Query(app=one("app"), version=one("version"), status=status, q=one("q"), sort=sort,
                  page=number("page", 1, 100_000), per_page=number("per_page", 50, 200))
 
 
 def _only(method: str, *allowed: str) -> None:
     if method not in allowed:
-        raise _Refused(405, "method not allowed", [("Allow", ", ".join(allowed))])
+        raise HTTPError(405, "method not allowed", headers=[("Allow", ", ".join(allowed))])
 
 
 def _body(environ: Environ) -> bytes:
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        raise _Refused(400, "bad Content-Length") from None
+        raise HTTPError(400, "bad Content-Length") from None
     if length > 64 * 1024 or length < 0:
-        raise _Refused(413, "request body too large")
+        raise HTTPError(413, "request body too large")
     return environ["wsgi.input"].read(length) if length else b""
 
 
@@ -378,7 +350,7 @@ def _same_origin(environ: Environ) -> None:
         ok = not origin or (origin != "null"
                             and urlsplit(origin).netloc == environ.get("HTTP_HOST"))
     if not ok:
-        raise _Refused(403, "cross-origin form refused")
+        raise HTTPError(403, "cross-origin form refused")
 
 
 def _json(status: int, obj: Any) -> Response:

@@ -1,0 +1,73 @@
+"""Bounds on what one upload may cost the receiver, whatever the bundle holds.
+
+A manifest is stored with the bundle's metadata and read by every page that lists bundles,
+so it is bounded three ways before anything keeps it: bytes (checked before it is read),
+nesting depth and the number of JSON values (a small compressed upload can carry a manifest
+that parses into millions of objects). Lone surrogates (what non-UTF-8 bytes decode to,
+legitimately present in a recorded argv) are replaced by U+FFFD so no page or JSON answer
+has to encode them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rage.errors import BadInputError
+
+KiB = 1024
+MAX_MANIFEST_BYTES = 256 * KiB  # real manifests are a few KiB: run meta + one line per file
+MAX_DEPTH = 32
+MAX_VALUES = 20_000
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def loggable(text: str, limit: int = 500) -> str:
+    """``text`` for one log line: control characters escaped (an upload cannot forge a line
+    or drive the operator's terminal) and long texts cut."""
+    text = _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def clean_text(value: str) -> str:
+    """``value`` with lone surrogates replaced (they cannot be encoded as UTF-8)."""
+    return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+
+
+def tame_manifest(manifest: dict[str, Any], *, max_depth: int = MAX_DEPTH,
+                  max_values: int = MAX_VALUES) -> dict[str, Any]:
+    """A copy of ``manifest`` safe to store and render; BadInputError when it is too big.
+
+    Iterative (an explicit stack), so depth costs no Python recursion.
+    """
+    count = 0
+    root: dict[str, Any] = {}
+    # (source container, destination container, depth)
+    stack: list[tuple[Any, Any, int]] = [(manifest, root, 1)]
+    while stack:
+        src, dst, depth = stack.pop()
+        if depth > max_depth:
+            raise BadInputError(f"bad manifest.json in bundle: nested deeper than {max_depth}")
+        items = src.items() if isinstance(src, dict) else enumerate(src)
+        for key, value in items:
+            count += 1
+            if count > max_values:
+                raise BadInputError(
+                    f"bad manifest.json in bundle: more than {max_values} values")
+            if isinstance(value, dict):
+                new: Any = {}
+                stack.append((value, new, depth + 1))
+            elif isinstance(value, list):
+                new = []
+                stack.append((value, new, depth + 1))
+            elif isinstance(value, str):
+                new = clean_text(value)
+            else:
+                new = value
+            if isinstance(dst, dict):
+                dst[clean_text(str(key))] = new
+            else:
+                dst.append(new)
+    return root
