@@ -127,8 +127,9 @@ class Server:
     proc: subprocess.Popen[str]
 
     def stored(self) -> set[str]:
+        # the triage index (index.sqlite3 and its -wal, -shm) is not a stored upload
         return {str(p.relative_to(self.storage)) for p in self.storage.rglob("*")
-                if p.is_file()}
+                if p.is_file() and not p.name.startswith("index.sqlite3")}
 
 
 def start_server(storage: Path, *args: str, env: dict[str, str] | None = None) -> Server:
