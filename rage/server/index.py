@@ -162,8 +162,7 @@ class Index:
                                   else_=t.c.first_seen),
             "first_version": sa.func.coalesce(t.c.first_version, ex.first_version),
         }).returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)
-        self._bundle_known = sa.select(b.c.id).where(b.c.id == sa.bindparam("bid"))
-        self._add_bundle = b.insert()
+        self._add_bundle = self._insert(b).on_conflict_do_nothing()
         days = S.signature_days
         self._count_day = self._insert(days).on_conflict_do_update(
             index_elements=[days.c.signature_id, days.c.day], set_={"count": days.c.count + 1})
@@ -177,15 +176,16 @@ class Index:
     def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
         """Count one stored bundle under ``sig``; None if the bundle is already indexed."""
         with self._write() as conn:
-            if conn.execute(self._bundle_known, {"bid": facts.id}).first():
-                return None
             row = self._upsert_signature(conn, sig, facts, count=1)
-            conn.execute(self._add_bundle, {
+            added = conn.execute(self._add_bundle, {
                 "id": facts.id, "signature_id": row.id, "algo_version": sig.version,
                 "received_at": facts.received_at, "app": facts.app[:200],
                 "app_version": _cap(facts.app_version, 100), "reporter": facts.reporter,
                 "run_status": _cap(facts.run_status, 32), "command": _cap(facts.command, 500),
                 "note": _cap(facts.note, 2000), "size": facts.size})
+            if added.rowcount != 1:  # already indexed: undo the count (one statement fewer
+                conn.rollback()      # than looking first, in the case that matters)
+                return None
             conn.execute(self._count_day, {"signature_id": row.id,
                                            "day": facts.received_at.date(), "count": 1})
             if conn.execute(self._add_reporter, {"signature_id": row.id,
