@@ -199,8 +199,10 @@ class ReceiverApp:
                     raise HTTPError(400, "empty upload: send a .tar.zst bundle")
                 f.flush()
                 f.seek(0)
+                tails = self.triage.tails() if self.triage is not None else None
                 manifest = tame_manifest(validate_bundle(
-                    f, self.config.max_decompressed, max_manifest=self.config.max_manifest))
+                    f, self.config.max_decompressed, max_manifest=self.config.max_manifest,
+                    sinks=tails.sinks if tails is not None else None))
             token = secrets.token_urlsafe(24)
             meta = StoredBundle(
                 id=new_id(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -218,7 +220,7 @@ class ReceiverApp:
                 tmp.unlink()
         log.info("stored bundle %s (%d bytes)", meta.id, size)
         if self.triage is not None:  # after the bundle is stored: the index row comes last
-            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ))
+            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ), tails)
         return meta, token
 
     def _links(self, environ: Environ, bundle_id: str) -> dict[str, str]:

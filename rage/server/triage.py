@@ -63,6 +63,30 @@ class Response:
         return self.ctype.startswith("text/html")
 
 
+class Tails:
+    """Keeps the last TEXT_CAP bytes of each member a signature reads, fed by the receiver's
+    validation pass (``validate_bundle(..., sinks=tails.sinks)``): no second read."""
+
+    def __init__(self) -> None:
+        self._bufs: dict[str, bytearray] = {}
+        self.sinks: dict[str, Callable[[bytes], object]] = {
+            name: self._sink(name) for name in signing.MEMBERS}
+
+    def _sink(self, name: str) -> Callable[[bytes], object]:
+        buf = self._bufs.setdefault(name, bytearray())
+
+        def keep(chunk: bytes) -> None:
+            buf.extend(chunk)
+            if len(buf) > 2 * TEXT_CAP:  # trimmed now and then, not per chunk
+                del buf[:-TEXT_CAP]
+
+        return keep
+
+    def texts(self) -> dict[str, str]:
+        return {name: bytes(buf[-TEXT_CAP:]).decode("utf-8", "replace")
+                for name, buf in self._bufs.items() if buf}
+
+
 def bundle_texts(src: IO[bytes], manifest: Mapping[str, Any],
                  max_decompressed: int) -> dict[str, str]:
     """The tails of the members a signature reads, from a bundle already validated against
@@ -148,10 +172,12 @@ class Triage:
         return signing.compute(meta.manifest, texts)
 
     def on_stored(self, storage: Storage, meta: StoredBundle, environ: Environ,
-                  base_url: str) -> Recorded | None:
-        """Index a stored bundle and notify; never raises (the upload already succeeded)."""
+                  base_url: str, tails: Tails | None = None) -> Recorded | None:
+        """Index a stored bundle and notify; never raises (the upload already succeeded).
+        ``tails`` kept during validation spare reading the bundle again."""
         try:
-            sig = self.sign(storage, meta)
+            sig = (signing.compute(meta.manifest, tails.texts()) if tails is not None
+                   else self.sign(storage, meta))
             identity = str(meta.manifest.get("reporter") or environ.get("REMOTE_ADDR") or "?")
             recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)))
         except Exception:
@@ -168,6 +194,10 @@ class Triage:
             self.index.forget(bundle_id)
         except Exception:
             log.exception("could not remove bundle %s from the index", bundle_id)
+
+    @staticmethod
+    def tails() -> Tails:
+        return Tails()
 
     def reprocess(self, storage: Storage, *, backfill: bool = False) -> int:
         """Re-sign bundles signed by an older algorithm; with ``backfill``, also index
