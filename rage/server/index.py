@@ -162,16 +162,19 @@ class Index:
                                   else_=t.c.first_seen),
             "first_version": sa.func.coalesce(t.c.first_version, ex.first_version),
         }).returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)
-        self._add_bundle = self._insert(b).on_conflict_do_nothing()
+        # RETURNING says whether a row went in: a driver's rowcount is not reliable here
+        # (psycopg reports -1 for these inserts)
+        self._add_bundle = self._insert(b).on_conflict_do_nothing().returning(b.c.id)
         days = S.signature_days
         self._count_day = self._insert(days).on_conflict_do_update(
             index_elements=[days.c.signature_id, days.c.day], set_={"count": days.c.count + 1})
-        self._add_reporter = self._insert(S.signature_reporters).on_conflict_do_nothing()
+        self._add_reporter = self._insert(S.signature_reporters).on_conflict_do_nothing(
+        ).returning(S.signature_reporters.c.reporter)
         self._bump_reporters = t.update().where(t.c.id == sa.bindparam("sid")).values(
             reporters=t.c.reporters + 1)
         self._regress = t.update().where(t.c.id == sa.bindparam("sid"),
                                          t.c.status == "fixed").values(
-            status="regressed", status_changed=sa.bindparam("changed"))
+            status="regressed", status_changed=sa.bindparam("changed")).returning(t.c.id)
 
     def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
         """Count one stored bundle under ``sig``; None if the bundle is already indexed."""
@@ -183,19 +186,19 @@ class Index:
                 "app_version": _cap(facts.app_version, 100), "reporter": facts.reporter,
                 "run_status": _cap(facts.run_status, 32), "command": _cap(facts.command, 500),
                 "note": _cap(facts.note, 2000), "size": facts.size})
-            if added.rowcount != 1:  # already indexed: undo the count (one statement fewer
+            if added.first() is None:  # already indexed: undo the count (one statement fewer
                 conn.rollback()      # than looking first, in the case that matters)
                 return None
             conn.execute(self._count_day, {"signature_id": row.id,
                                            "day": facts.received_at.date(), "count": 1})
             if conn.execute(self._add_reporter, {"signature_id": row.id,
-                                                 "reporter": facts.reporter}).rowcount == 1:
+                                                 "reporter": facts.reporter}).first():
                 conn.execute(self._bump_reporters, {"sid": row.id})
             event: Event | None = "new" if row.count == 1 else None
             if row.status == "fixed" and version_gt(facts.app_version, row.fixed_in):
                 done = conn.execute(self._regress, {"sid": row.id,
                                                     "changed": facts.received_at})
-                if done.rowcount == 1:
+                if done.first() is not None:
                     event = "regression"
             return Recorded(row.id, sig.hash, event)
 
@@ -216,8 +219,8 @@ class Index:
         with self._write() as conn:
             r = conn.execute(S.signatures.update().where(S.signatures.c.hash == sig_hash).values(
                 status=status, fixed_in=_cap(fixed_in, 100) if status == "fixed" else None,
-                status_changed=now_utc()))
-            return bool(r.rowcount)
+                status_changed=now_utc()).returning(S.signatures.c.id))
+            return r.first() is not None
 
     def forget(self, bundle_id: str) -> None:
         """A deleted bundle leaves its signature's counters (recomputed from what is left)."""
