@@ -88,6 +88,31 @@ def test_fixed_then_later_version_reopens_as_regression(index: Index) -> None:
     assert r is not None and r.event is None
 
 
+def test_a_batch_counts_like_one_by_one(index: Index) -> None:
+    a, b = sig("a"), sig("b")
+    index.record(b, facts(0, version="1.0"))
+    assert index.set_status(b.hash, "fixed", "1.1")
+    got = index.record_many([
+        (a, facts(1, reporter="x", at=T0 + timedelta(days=1))),
+        (a, facts(2, reporter="x", at=T0)),
+        (a, facts(1)),  # the same bundle twice in one batch
+        (b, facts(3, version="1.0")),
+        (b, facts(4, version="1.2")),
+        (b, facts(5, version="1.3")),
+        (a, facts(6, reporter="y", version="0.9", at=T0 + timedelta(days=1))),
+    ])
+    assert [r.event if r else None for r in got] == [
+        "new", None, None, None, "regression", None, None]
+    assert got[2] is None and all(r is not None for n, r in enumerate(got) if n != 2)
+    one = index.signature(a.hash)
+    assert one is not None and (one["count"], one["reporters"]) == (3, 2)
+    assert one["days"] == [{"day": "2026-03-01", "count": 1}, {"day": "2026-03-02", "count": 2}]
+    assert (one["first_seen"], one["last_seen"]) == ("2026-03-01T12:00:00Z",
+                                                     "2026-03-02T12:00:00Z")
+    two = index.signature(b.hash)
+    assert two is not None and two["count"] == 4 and two["status"] == "regressed"
+
+
 def test_version_order() -> None:
     assert version_gt("1.10", "1.9") and version_gt("1.3", "1.3rc1")
     assert version_gt("1.3.1", "1.3") and not version_gt("1.3", "1.3")

@@ -20,6 +20,7 @@ import json
 import re
 import secrets
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from rage.server import schema as S
+from rage.server.batch import GroupCommit, aggregate
 from rage.server.signature import ALGORITHM_VERSION, Signature
 
 Event = Literal["new", "regression"]
@@ -101,12 +103,32 @@ class Index:
             _private_file(self.engine.url.database)
             _sqlite_setup(self.engine)
             self._write_lock = threading.Lock()
+            self._stop = threading.Event()
+            threading.Thread(target=self._checkpoints, name="rage-index-checkpoint",
+                             daemon=True).start()
         self.migrated_from = S.migrate(self.engine)
         self._statements()
+        self._group = GroupCommit(self.record_many)
         self._secret = self._reporter_secret()
 
     def close(self) -> None:
+        if hasattr(self, "_stop"):
+            self._stop.set()
         self.engine.dispose()
+
+    def _checkpoints(self, every: float = 1.0) -> None:
+        """Copy the WAL into the database now and then, beside the writers (PASSIVE never
+        blocks them); the WAL stays small and uploads never wait for an fsync."""
+        while not self._stop.wait(every):
+            try:  # on the driver's connection: outside a transaction, as a checkpoint must be
+                raw = self.engine.raw_connection()
+                try:
+                    raw.driver_connection.execute(  # type: ignore[union-attr]
+                        "PRAGMA wal_checkpoint(PASSIVE)")
+                finally:
+                    raw.close()
+            except Exception:  # the next round tries again; uploads go on meanwhile
+                continue
 
     @contextmanager
     def _write(self) -> Iterator[sa.Connection]:
@@ -162,55 +184,95 @@ class Index:
                                   else_=t.c.first_seen),
             "first_version": sa.func.coalesce(t.c.first_version, ex.first_version),
         }).returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)
+        self._add_bundles = b.insert()  # rows already known are filtered out first
+        days = S.signature_days
+        day_ins = self._insert(days)
+        self._count_day = day_ins.on_conflict_do_update(
+            index_elements=[days.c.signature_id, days.c.day],
+            set_={"count": days.c.count + day_ins.excluded.count})
         # RETURNING says whether a row went in: a driver's rowcount is not reliable here
         # (psycopg reports -1 for these inserts)
-        self._add_bundle = self._insert(b).on_conflict_do_nothing().returning(b.c.id)
-        days = S.signature_days
-        self._count_day = self._insert(days).on_conflict_do_update(
-            index_elements=[days.c.signature_id, days.c.day], set_={"count": days.c.count + 1})
         self._add_reporter = self._insert(S.signature_reporters).on_conflict_do_nothing(
         ).returning(S.signature_reporters.c.reporter)
         self._bump_reporters = t.update().where(t.c.id == sa.bindparam("sid")).values(
-            reporters=t.c.reporters + 1)
+            reporters=t.c.reporters + sa.bindparam("k"))
         self._regress = t.update().where(t.c.id == sa.bindparam("sid"),
                                          t.c.status == "fixed").values(
             status="regressed", status_changed=sa.bindparam("changed")).returning(t.c.id)
 
     def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
-        """Count one stored bundle under ``sig``; None if the bundle is already indexed."""
+        """Count one stored bundle under ``sig``; None if the bundle is already indexed.
+        Returns once it is committed (with whatever else was queued: see batch.py)."""
+        return self._group.submit(sig, facts)
+
+    def record_many(self, items: list[tuple[Signature, BundleFacts]]) -> list[Recorded | None]:
+        """Count many bundles in one transaction (None for those already indexed)."""
         with self._write() as conn:
-            row = self._upsert_signature(conn, sig, facts, count=1)
-            added = conn.execute(self._add_bundle, {
-                "id": facts.id, "signature_id": row.id, "algo_version": sig.version,
-                "received_at": facts.received_at, "app": facts.app[:200],
-                "app_version": _cap(facts.app_version, 100), "reporter": facts.reporter,
-                "run_status": _cap(facts.run_status, 32), "command": _cap(facts.command, 500),
-                "note": _cap(facts.note, 2000), "size": facts.size})
-            if added.first() is None:  # already indexed: undo the count (one statement fewer
-                conn.rollback()      # than looking first, in the case that matters)
-                return None
-            conn.execute(self._count_day, {"signature_id": row.id,
-                                           "day": facts.received_at.date(), "count": 1})
-            if conn.execute(self._add_reporter, {"signature_id": row.id,
-                                                 "reporter": facts.reporter}).first():
-                conn.execute(self._bump_reporters, {"sid": row.id})
-            event: Event | None = "new" if row.count == 1 else None
-            if row.status == "fixed" and version_gt(facts.app_version, row.fixed_in):
-                done = conn.execute(self._regress, {"sid": row.id,
-                                                    "changed": facts.received_at})
-                if done.first() is not None:
-                    event = "regression"
-            return Recorded(row.id, sig.hash, event)
+            return self._record_batch(conn, items)
+
+    def _record_batch(self, conn: sa.Connection,
+                      items: list[tuple[Signature, BundleFacts]]) -> list[Recorded | None]:
+        b = S.bundles
+        results: list[Recorded | None] = [None] * len(items)
+        known = set(conn.execute(sa.select(b.c.id).where(
+            b.c.id.in_([f.id for _, f in items]))).scalars())
+        fresh: list[int] = []
+        for n, (_, f) in enumerate(items):
+            if f.id not in known:
+                known.add(f.id)
+                fresh.append(n)
+        sub = [items[n] for n in fresh]
+        rows: list[dict[str, Any]] = []
+        days: Counter[tuple[int, date]] = Counter()
+        pairs: set[tuple[int, str]] = set()
+        for g in aggregate(sub).values():
+            sig, members = g["sig"], g["items"]
+            row = self._upsert_signature(conn, sig, g["first"], count=len(members),
+                                         last=g["last"])
+            regressed = None
+            if row.status == "fixed":
+                regressed = next((k for k in members
+                                  if version_gt(sub[k][1].app_version, row.fixed_in)), None)
+                if regressed is not None and conn.execute(self._regress, {
+                        "sid": row.id, "changed": sub[regressed][1].received_at}).first() is None:
+                    regressed = None  # another receiver reopened it first: one notification
+            for j, k in enumerate(members):
+                f = sub[k][1]
+                rows.append({
+                    "id": f.id, "signature_id": row.id, "algo_version": sig.version,
+                    "received_at": f.received_at, "app": f.app[:200],
+                    "app_version": _cap(f.app_version, 100), "reporter": f.reporter,
+                    "run_status": _cap(f.run_status, 32), "command": _cap(f.command, 500),
+                    "note": _cap(f.note, 2000), "size": f.size})
+                days[(row.id, f.received_at.date())] += 1
+                pairs.add((row.id, f.reporter))
+                event: Event | None = ("new" if row.count == len(members) and j == 0
+                                       else "regression" if k == regressed else None)
+                results[fresh[k]] = Recorded(row.id, sig.hash, event)
+        if not rows:
+            return results
+        conn.execute(self._add_bundles, rows)
+        conn.execute(self._count_day, [{"signature_id": sid, "day": d, "count": c}
+                                       for (sid, d), c in days.items()])
+        new_reporters: Counter[int] = Counter()
+        for sid, reporter in sorted(pairs):
+            if conn.execute(self._add_reporter, {"signature_id": sid,
+                                                 "reporter": reporter}).first():
+                new_reporters[sid] += 1
+        for sid, k in new_reporters.items():
+            conn.execute(self._bump_reporters, {"sid": sid, "k": k})
+        return results
 
     def _upsert_signature(self, conn: sa.Connection, sig: Signature, facts: BundleFacts,
-                          *, count: int) -> Any:
-        version = _cap(facts.app_version, 100)
+                          *, count: int, last: BundleFacts | None = None) -> Any:
+        last = last or facts
         return conn.execute(self._upsert_sig, {
             "hash": sig.hash, "algo_version": sig.version, "kind": sig.kind, "app": sig.app,
             "text": sig.text, "exception": sig.exception,
             "reasons": json.dumps(list(sig.reasons)), "count": count, "reporters": 0,
-            "first_seen": facts.received_at, "last_seen": facts.received_at,
-            "first_version": version, "last_version": version, "status": "open"}).one()
+            "first_seen": facts.received_at, "last_seen": last.received_at,
+            "first_version": _cap(facts.app_version, 100),
+            "last_version": _cap(last.app_version, 100), "status": "open"}).one()
 
     def set_status(self, sig_hash: str, status: str, fixed_in: str | None = None) -> bool:
         """Mark fixed (in ``fixed_in``) or open again; False if there is no such signature."""
@@ -388,8 +450,11 @@ def _sqlite_setup(engine: sa.Engine) -> None:
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # SQLAlchemy's "begin" event below starts them
         cur = dbapi_conn.cursor()
+        # checkpoints (the fsyncs) move to Index's background thread: an automatic one runs
+        # in the committing upload, with every other writer waiting behind it
         for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON",
-                       "busy_timeout=30000"):
+                       "busy_timeout=30000", "wal_autocheckpoint=0",
+                       "journal_size_limit=16777216"):  # the WAL file shrinks back to 16 MiB
             cur.execute(f"PRAGMA {pragma}")
         cur.close()
 
