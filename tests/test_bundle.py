@@ -554,3 +554,14 @@ def test_only_zero_blocks_may_follow_the_end_of_the_archive(tmp_path: Path, tail
     ok.write_bytes(zstandard.ZstdCompressor().compress(_tar_then(b"\0" * 20 * 512)))
     assert validate_bundle(ok)["app"] == "demo"
     assert _gnu_tar_lists(ok) == ["manifest.json", "run/stdout.log"]
+
+
+def test_deep_manifest_and_odd_member_names_are_one_line_errors(tmp_path: Path) -> None:
+    deep = b'{"schema": 1, "files": [], "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    path = raw_tar_zst(tmp_path / "deep.tar.zst", [(reg("manifest.json"), deep)])
+    proc = run_rage("inspect", str(path))
+    assert proc.returncode == 6 and "nested too deeply" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    for name in ("run/a\nb.log", "run/\x1b[2J.log", "run/\udcff.log"):
+        with pytest.raises(BadInputError, match="unsafe member name"):
+            check_member_name(name)

@@ -456,6 +456,10 @@ def test_bad_flags_are_one_line_errors(tmp_path: Path) -> None:
     assert p.returncode == 2 and "Traceback" not in p.stderr
     p = run_rage("serve", "--max-bundle-size", "lots", "--storage", str(tmp_path / "s"))
     assert p.returncode == 2 and "not a size" in p.stderr and "Traceback" not in p.stderr
+    for flag, value in (("--connection-limit", "0"), ("--channel-timeout", "-1"),
+                        ("--max-manifest-size", "big")):
+        p = run_rage("serve", flag, value, "--storage", str(tmp_path / "s"))
+        assert p.returncode == 2 and flag in p.stderr and "Traceback" not in p.stderr
 
 
 # -- with rage's own bundle writer and uploader -----------------------------------------------

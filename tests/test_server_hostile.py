@@ -218,3 +218,14 @@ def test_hostile_uploads_alongside_good_ones_lose_nothing(server: Server, tmp_pa
         assert (server.storage / "meta" / f"{bundle_id}.json").exists()
         assert requests.get(f"{server.url}/b/{bundle_id}", timeout=30).status_code == 200
     assert not list((server.storage / "tmp").iterdir())
+
+
+def test_guessing_the_admin_token_is_throttled(server: Server) -> None:
+    login = f"{server.url}/admin/login"
+    for _ in range(10):
+        r = requests.post(login, data={"token": "guess"}, allow_redirects=False, timeout=10)
+        assert r.status_code == 403
+    # the eleventh try is refused without being checked, even with the right token
+    r = requests.post(login, data={"token": ADMIN}, allow_redirects=False, timeout=10)
+    assert r.status_code == 429 and "Set-Cookie" not in r.headers
+    assert _admin(server).status_code == 200  # scripts with the Bearer token are unaffected

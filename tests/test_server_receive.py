@@ -110,3 +110,34 @@ def test_admin_listing_skips_oversized_legacy_metas(tmp_path: Path) -> None:
                                     manifest=manifest))
     listed = store.list_recent(10)
     assert [b.manifest for b in listed] == [{"app": "a"}]
+
+
+def _get(app: ReceiverApp, path: str, method: str = "GET") -> tuple[str, bytes]:
+    path, _, query = path.partition("?")
+    environ: dict[str, Any] = {"REQUEST_METHOD": method, "PATH_INFO": path,
+                               "QUERY_STRING": query, "wsgi.input": io.BytesIO(b""),
+                               "HTTP_HOST": "example.test", "wsgi.url_scheme": "http"}
+    status: list[str] = []
+    out = b"".join(app(environ, lambda s, _h: status.append(s)))
+    return status[0], out
+
+
+def test_a_page_is_built_from_the_bundle_once_and_forgotten_on_delete(
+        app: ReceiverApp, tmp_path: Path) -> None:
+    status, body = _post(app, build_bundle(tmp_path / "b.tar.zst").read_bytes(),
+                         "application/zstd")
+    assert status.startswith("201")
+    bundle_id = body["id"]
+    first = _get(app, f"/b/{bundle_id}")
+    assert first[0].startswith("200") and b"needle: disk full" in first[1]
+    # the second view does not read the bundle again: it works with the file gone
+    data = tmp_path / "store" / "bundles" / f"{bundle_id}.tar.zst"
+    kept = data.read_bytes()
+    data.unlink()
+    again = _get(app, f"/b/{bundle_id}")
+    assert again[0].startswith("200") and b"needle: disk full" in again[1]
+    data.write_bytes(kept)
+    token = body["delete_token"]
+    assert _get(app, f"/api/v1/bundles/{bundle_id}?token={token}", "DELETE")[0].startswith("200")
+    assert app.page_members.get(bundle_id) is None
+    assert _get(app, f"/b/{bundle_id}")[0].startswith("404")

@@ -163,6 +163,12 @@ def test_traceback_frames_are_grouped_app_then_library() -> None:
     assert [(g.library, len(g.frames)) for g in block.groups] == [(False, 1), (True, 2),
                                                                   (False, 1)]
     assert block.outro == ["OSError: disk full"]
+    fatal = ('Fatal Python error: Segmentation fault\n\nCurrent thread 0x7f (most recent call '
+             'first):\n  File "/home/u/app/native.py", line 7 in crash\n'
+             '  File "/usr/lib/python3.11/threading.py", line 9 in run\n')
+    [fblock] = tracebacks.parse(fatal)
+    assert [(g.library, [f.func for f in g.frames]) for g in fblock.groups] == [
+        (False, ["crash"]), (True, ["run"])]
     log = ["starting", *text.splitlines(), "after"]
     assert tracebacks.line_spans(log) == set(range(1, len(log) - 1))
     assert tracebacks.last_in(log) == text.rstrip("\n")
@@ -212,3 +218,36 @@ def test_templates_escape_by_default_and_carry_the_nonce() -> None:
     assert "<script>x</script>" not in page
     assert "&lt;script&gt;x&lt;/script&gt;" in page and "&#34;&amp;" in page
     assert '<style nonce="n0nce">' in page and "http" not in page.split("<body>")[0]
+
+
+def test_bundle_page_stays_bounded_whatever_the_members_hold() -> None:
+    import json as _json
+
+    from rage.bundle import CappedMember
+    from rage.server.bundle_page import Links
+    from rage.server.pages import bundle_page_html
+
+    cap = 256 * 1024
+
+    def member(name: str, data: bytes) -> CappedMember:
+        return CappedMember(name, len(data) * 100, data[-cap:], True, 10**6)
+
+    record = _json.dumps({"level": "ERROR", "msg": "m" * 5000, "exc": "e" * 20000}).encode()
+    collector = _json.dumps({"name": "c", "status": "ok", "data": {
+        f"k{i}": "v" * 1000 for i in range(250)}}).encode()  # under the 256 KiB read cap
+    members = {
+        **{f"run/{n}.log": member(f"run/{n}.log", b"\x1b[31mx\n" * cap)
+           for n in ("output", "stdout", "stderr")},
+        "run/log.jsonl": member("run/log.jsonl", (record + b"\n") * 20),
+        "run/traceback.txt": member("run/traceback.txt", b'  File "a", line 1, in f\n' * 10**4),
+        **{f"run/attachments/a{i}": member(f"run/attachments/a{i}", b"y" * cap)
+           for i in range(20)},
+        **{f"collectors/c{i}.json": CappedMember(f"collectors/c{i}.json", len(collector),
+                                                 collector, False) for i in range(40)},
+    }
+    meta = StoredBundle(id=new_id(), created_at="2026-01-01T00:00:00+00:00", size=1,
+                        sha256="0" * 64, delete_token_hash="x", manifest={
+                            "app": "a", "files": [{"name": f"f{i}", "size": 1}
+                                                  for i in range(5000)]})
+    html = bundle_page_html(meta, members, Links("http://h/b/x", "http://h/b/x.tar.zst"), "n")
+    assert len(html.encode()) < 2_500_000, len(html)

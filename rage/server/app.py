@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from rage.bundle import BundleTooLarge, read_members, validate_bundle
-from rage.bundle.stream import iter_members
 from rage.errors import BadInputError, NotFoundError
-from rage.server import auth, bundle_page, pages
+from rage.server import auth, bundle_page, downloads, pages
+from rage.server.cache import MemberCache
 from rage.server.limits import MAX_MANIFEST_BYTES, loggable, tame_manifest
 from rage.server.multipart import PartTooLarge, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
@@ -45,14 +45,11 @@ from rage.server.wsgi import (
     REASONS,
     HashingWriter,
     HTTPError,
-    attachment,
     bearer,
     content_length,
     copy_raw,
-    download_type,
     form,
     iter_file,
-    iter_member,
     not_allowed,
     query,
     security_headers,
@@ -100,7 +97,8 @@ _ROUTES = [
 
 
 class ReceiverApp:
-    """WSGI callable; thread-safe (state is in ``storage`` and the locked ``sessions``)."""
+    """WSGI callable; thread-safe (state is in ``storage``; the sessions, login throttle and
+    page cache lock themselves)."""
 
     def __init__(self, storage: Storage, config: ServerConfig,
                  triage: Triage | None = None) -> None:
@@ -108,6 +106,8 @@ class ReceiverApp:
         self.config = config
         self.triage = triage  # the signature index and its pages (rage.server.triage)
         self.sessions = auth.Sessions()
+        self.login_throttle = auth.Throttle()
+        self.page_members = MemberCache()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
@@ -288,6 +288,7 @@ class ReceiverApp:
         if not hmac.compare_digest(token_hash(token), meta.delete_token_hash):
             raise HTTPError(403, "wrong deletion token")
         self.storage.delete(bundle_id)
+        self.page_members.discard(bundle_id)
         if self.triage is not None:
             self.triage.on_deleted(bundle_id)
         log.info("deleted bundle %s", bundle_id)
@@ -313,9 +314,12 @@ class ReceiverApp:
         if method not in ("GET", "HEAD"):
             raise not_allowed("GET")
         meta = self.storage.get_meta(id)
-        with self.storage.open(id) as f:
-            members = read_members(f, max_decompressed=self.config.max_decompressed,
-                                   cap=self.config.display_cap, select=bundle_page.wanted())
+        members = self.page_members.get(id)
+        if members is None:
+            with self.storage.open(id) as f:
+                members = read_members(f, max_decompressed=self.config.max_decompressed,
+                                       cap=self.config.display_cap, select=bundle_page.wanted())
+            self.page_members.put(id, members)
         links = self._links(environ, id)
         page = pages.bundle_page_html(meta, members, pages.Links(links["url"], links["raw_url"]),
                                       nonce)
@@ -381,8 +385,14 @@ class ReceiverApp:
             raise not_allowed("GET, POST")
         fields = form(environ)
         target = auth.safe_next(fields.get("next"))
+        client = str(environ.get("REMOTE_ADDR", "?"))
+        if self.login_throttle.blocked(client):
+            page = pages.login_page(nonce, next_url=target,
+                                    error="Too many failed attempts: wait a minute.")
+            return self._html(sr, 429, page, nonce, no_store)
         if not auth.token_ok(fields.get("token"), self.config.admin_token):
-            log.info("failed admin login from %s", loggable(environ.get("REMOTE_ADDR", "?")))
+            self.login_throttle.failed(client)
+            log.info("failed admin login from %s", loggable(client))
             page = pages.login_page(nonce, next_url=target, error="That is not the admin token.")
             return self._html(sr, 403, page, nonce, no_store)
         sid = self.sessions.create()
@@ -407,20 +417,12 @@ class ReceiverApp:
         listed = {f.get("name") for f in meta.manifest.get("files", []) if isinstance(f, dict)}
         if name not in listed:
             raise HTTPError(404, f"no file {loggable(name, 200)!r} in this bundle")
-        f = self.storage.open(id)
-        members = iter_members(f, self.config.max_decompressed)
-        try:
-            for m in members:
-                if m.name == name:
-                    break
-            else:
-                raise HTTPError(404, "file not found in the bundle")
-        except BaseException:
-            members.close()
-            f.close()
-            raise
-        sr("200 OK", [("Content-Type", download_type(name)), ("Content-Length", str(m.size)),
-                      ("Content-Disposition", attachment(name)), *security_headers(None)])
-        return iter_member(m, members, f)
+        size, body = downloads.open_member(self.storage, id, name,
+                                           self.config.max_decompressed)
+        sr("200 OK", [("Content-Type", downloads.content_type(name)),
+                      ("Content-Length", str(size)),
+                      ("Content-Disposition", downloads.attachment(name)),
+                      *security_headers(None)])
+        return body
 
 

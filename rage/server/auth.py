@@ -55,6 +55,35 @@ class Sessions:
             self._expiry.pop(sid or "", None)
 
 
+class Throttle:
+    """At most ``limit`` failed logins per address per ``window`` seconds (then 429s).
+
+    Refuses rather than sleeps: a sleeping worker thread is one a guesser takes away from
+    everyone else. Bounded memory: the table is cleared when it grows past ``max_keys``.
+    """
+
+    def __init__(self, limit: int = 10, window: float = 60.0, max_keys: int = 10_000) -> None:
+        self.limit, self.window, self.max_keys = limit, window, max_keys
+        self._lock = threading.Lock()
+        self._fails: dict[str, list[float]] = {}
+
+    def blocked(self, key: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            recent = [t for t in self._fails.get(key, []) if t > now - self.window]
+            if recent:
+                self._fails[key] = recent
+            else:
+                self._fails.pop(key, None)
+            return len(recent) >= self.limit
+
+    def failed(self, key: str) -> None:
+        with self._lock:
+            if len(self._fails) >= self.max_keys:
+                self._fails.clear()
+            self._fails.setdefault(key, []).append(time.monotonic())
+
+
 def cookie(environ: dict[str, Any]) -> str | None:
     raw = environ.get("HTTP_COOKIE", "")
     if not raw:

@@ -24,7 +24,7 @@ MAX_LOG_LINES = 1000  # per log: the end of it
 MAX_LINE_CHARS = 2000
 TEXT_BUDGET = 768 * 1024  # characters of member text on one page, all logs together
 MAX_ROWS = 300  # per table
-ROW_BUDGET = 3000  # table rows on one page
+ROW_BUDGET = 2000  # table rows on one page
 MAX_RECORDS = 500
 MAX_ATTACHMENTS = 20
 MAX_COLLECTORS = 40
@@ -63,8 +63,8 @@ class _Budget:
         self.text = TEXT_BUDGET
         self.rows = ROW_BUDGET
 
-    def take_rows(self, n: int) -> int:
-        n = max(0, min(n, MAX_ROWS, self.rows))
+    def take_rows(self, n: int, most: int = MAX_ROWS) -> int:
+        n = max(0, min(n, most, self.rows))
         self.rows -= n
         return n
 
@@ -110,22 +110,31 @@ def _log(member: CappedMember, title: str, ident: str, links: Links,
 
 def _records(member: CappedMember, links: Links, budget: _Budget) -> dict[str, Any]:
     lines = member.text.splitlines()
-    shown = lines[-budget.take_rows(MAX_RECORDS):] if lines else []
+    n = budget.take_rows(len(lines), MAX_RECORDS)
     rows = []
-    for line in shown:
+    for line in lines[len(lines) - n:]:  # not lines[-n:]: n may be 0
+        if budget.text <= 0:
+            break  # the page's text budget also bounds long messages and tracebacks
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             rec = None
         if not isinstance(rec, dict):
             rec = {"msg": line}
         level = human.value(rec.get("level"), 20)
+        msg = strip(human.value(rec.get("msg"), MAX_LINE_CHARS))
+        exc = strip(str(rec["exc"])[-8000:]) if rec.get("exc") else ""
+        budget.text -= len(msg) + len(exc)
         rows.append({"t": human.value(rec.get("t"), 40), "level": level,
                      "cls": "".join(c for c in level.upper() if c.isalpha()),
-                     "logger": human.value(rec.get("logger"), 200),
-                     "msg": strip(human.value(rec.get("msg"), MAX_LINE_CHARS)),
-                     "exc": strip(str(rec["exc"])[-8000:]) if rec.get("exc") else ""})
-    more = len(lines) - len(shown) + (1 if member.cut else 0)
+                     "logger": human.value(rec.get("logger"), 200), "msg": msg, "exc": exc})
+    left_out = len(lines) - len(rows)
+    more = ""
+    if member.cut:
+        more = (f"earlier records (the first {human.size(member.size - len(member.data))} of "
+                f"{human.size(member.size)}) are not shown")
+    elif left_out:
+        more = f"{left_out} earlier records are not shown"
     return {"rows": rows, "more": more, "download": links.member(member.name)}
 
 
@@ -150,14 +159,18 @@ def _flatten(data: Any, prefix: str = "", out: list[tuple[str, str]] | None = No
     return out
 
 
-def _collector(member: CappedMember, links: Links, budget: _Budget) -> dict[str, Any]:
+def _parse_section(member: CappedMember) -> Any:
+    if member.cut:
+        return None
+    try:
+        return json.loads(member.text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _collector(member: CappedMember, section: Any, links: Links,
+               budget: _Budget) -> dict[str, Any]:
     name = member.name.removeprefix("collectors/").removesuffix(".json")
-    section: Any = None
-    if not member.cut:
-        try:
-            section = json.loads(member.text)
-        except (ValueError, RecursionError):
-            section = None
     view: dict[str, Any] = {"name": name, "download": links.member(member.name),
                             "status": "unreadable", "kind": "note", "rows": [], "more": 0,
                             "note": "too large or not JSON: download it to read it"}
@@ -257,13 +270,9 @@ def context(meta: StoredBundle, members: Mapping[str, CappedMember],
     status = human.value(run.get("status") or "unknown", 40)
     app = human.value(f'{m.get("app") or "?"} {m.get("app_version") or ""}'.strip(), 200)
     collectors = {n: members[n] for n in sorted(members) if n.startswith("collectors/")}
-    parsed = {}
-    for name, member in collectors.items():
-        try:
-            parsed[name.removeprefix("collectors/").removesuffix(".json")] = (
-                json.loads(member.text) if not member.cut else None)
-        except (ValueError, RecursionError):
-            continue
+    sections = {name: _parse_section(member) for name, member in collectors.items()}
+    parsed = {name.removeprefix("collectors/").removesuffix(".json"): section
+              for name, section in sections.items()}
     facts = [("Command", command(run.get("argv"))), ("Result", human.exit_text(run)),
              ("Started", human.when(run.get("started_at"))),
              ("Duration", human.duration(run.get("duration_s"))),
@@ -298,7 +307,8 @@ def context(meta: StoredBundle, members: Mapping[str, CappedMember],
         "facts": facts, "crash": crash, "logs": logs,
         "records": _records(members["run/log.jsonl"], links, budget)
         if "run/log.jsonl" in members else None,
-        "environment": [_collector(mb, links, budget) for mb in collectors.values()],
+        "environment": [_collector(mb, sections[n], links, budget)
+                        for n, mb in collectors.items()],
         "sections": _sections(m), "redactions": _redactions(m),
         "redaction_total": human.value(_get(m, "redaction", "total")),
         "truncation": _truncation(m),

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 START = "Traceback (most recent call last):"
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?$')
+# a traceback's `File "x", line 3, in f`, and faulthandler's `File "x", line 3 in f`
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:,? in (?P<func>.*))?$')
 _LIBRARY = re.compile(
     r"(?:^|[/\\])(?:site-packages|dist-packages)[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]"
     r"|^<frozen |[/\\]Lib[/\\]")

@@ -6,11 +6,9 @@ does; nothing here knows about bundles.
 
 from __future__ import annotations
 
-import contextlib
-import re
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs
 
 from rage.server.limits import loggable
 from rage.server.multipart import PartTooLarge, Sink
@@ -22,6 +20,8 @@ __all__ = ["loggable"]
 
 
 class HTTPError(Exception):
+    """An answer other than success: a status, a one-line message, extra headers."""
+
     def __init__(self, status: int, message: str, *, headers: Iterable[tuple[str, str]] = ()):
         super().__init__(message)
         self.status = status
@@ -30,25 +30,9 @@ class HTTPError(Exception):
 
 
 REASONS = {200: "OK", 201: "Created", 204: "No Content", 303: "See Other",
-            400: "Bad Request", 401: "Unauthorized",
-            403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-            411: "Length Required", 413: "Content Too Large", 500: "Internal Server Error"}
-def download_type(name: str) -> str:
-    if name.endswith((".log", ".txt", ".md", ".json", ".jsonl")):
-        return "text/plain; charset=utf-8"  # shown as text, never run as a page (nosniff)
-    return "application/octet-stream"
-
-
-def attachment(name: str) -> str:
-    base = name.rsplit("/", 1)[-1]
-    plain = re.sub(r"[^A-Za-z0-9._-]", "_", base) or "file"
-    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"
-
-
-def iter_member(m: Any, members: Any, f: IO[bytes]) -> Iterator[bytes]:
-    with contextlib.closing(members), f:
-        while chunk := m.read(256 * 1024):
-            yield chunk
+           400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+           405: "Method Not Allowed", 411: "Length Required", 413: "Content Too Large",
+           429: "Too Many Requests", 500: "Internal Server Error"}
 
 
 def security_headers(nonce: str | None) -> list[tuple[str, str]]:
