@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import re
 import secrets
 import threading
 from collections import Counter
@@ -30,15 +29,15 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from rage.server import queries
 from rage.server import schema as S
 from rage.server.batch import GroupCommit, aggregate
+from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query, version_gt, version_key
 from rage.server.signature import ALGORITHM_VERSION, Signature
 
 Event = Literal["new", "regression"]
-PAGE_SIZE = 50
-SORTS = {"last": S.signatures.c.last_seen, "count": S.signatures.c.count,
-         "first": S.signatures.c.first_seen}
-STATUSES = ("open", "fixed", "regressed")
+__all__ = ["PAGE_SIZE", "SORTS", "STATUSES", "BundleFacts", "Index", "Query", "Recorded",
+           "version_gt", "version_key"]
 
 
 @dataclass(frozen=True)
@@ -61,28 +60,6 @@ class Recorded:
     signature_id: int
     signature_hash: str
     event: Event | None
-
-
-@dataclass(frozen=True)
-class Query:
-    app: str | None = None
-    version: str | None = None
-    status: str | None = None
-    q: str | None = None
-    sort: str = "last"
-    page: int = 1
-    per_page: int = PAGE_SIZE
-
-
-def version_key(version: str) -> tuple[tuple[int, Any], ...]:
-    """Orders versions: 1.2 < 1.2.1 < 1.10, 1.3rc1 < 1.3 (no dependency on `packaging`)."""
-    parts = [(0, int(p)) if p.isdigit() else (-1, p.lower())
-             for p in re.findall(r"\d+|[A-Za-z]+", version)]
-    return (*parts, (0, -1))  # the end sorts after a pre-release tag, before more numbers
-
-
-def version_gt(a: str | None, b: str | None) -> bool:
-    return bool(a and b) and version_key(a or "") > version_key(b or "")
 
 
 def now_utc() -> datetime:
@@ -323,65 +300,22 @@ class Index:
             for sig_id in {old.signature_id, row.id}:
                 _rebuild(conn, sig_id)
 
-    # -- reading ---------------------------------------------------------------------------
+    # -- reading (rage.server.queries) ---------------------------------------------------------
 
     def search(self, query: Query) -> tuple[list[dict[str, Any]], int]:
         """One page of signatures matching ``query``, and how many match in all."""
-        t, b = S.signatures, S.bundles
-        where: list[Any] = []
-        if query.app:
-            where.append(t.c.app == query.app)
-        if query.status:
-            where.append(t.c.status == query.status)
-        if query.version:
-            where.append(sa.exists().where(b.c.signature_id == t.c.id,
-                                           b.c.app_version == query.version))
-        if query.q:
-            pat = "%" + re.sub(r"([\\%_])", r"\\\1", query.q[:200]) + "%"
-            where.append(sa.or_(
-                t.c.text.ilike(pat, escape="\\"), t.c.exception.ilike(pat, escape="\\"),
-                sa.exists().where(b.c.signature_id == t.c.id, sa.or_(
-                    b.c.note.ilike(pat, escape="\\"), b.c.command.ilike(pat, escape="\\")))))
-        order = SORTS.get(query.sort, t.c.last_seen)
-        per = max(1, min(query.per_page, 200))
-        page = max(1, query.page)
         with self._read() as conn:
-            total = conn.execute(sa.select(sa.func.count()).select_from(t).where(*where)).scalar()
-            rows = conn.execute(sa.select(t).where(*where).order_by(order.desc(), t.c.id.desc())
-                                .limit(per).offset((page - 1) * per)).mappings().all()
-        return [_sig_dict(r) for r in rows], int(total or 0)
+            return queries.search(conn, query)
 
     def signature(self, sig_hash: str, *, bundles: int = 100) -> dict[str, Any] | None:
         """A signature with its per-day counts, versions and newest bundles."""
-        t, b = S.signatures, S.bundles
         with self._read() as conn:
-            row = conn.execute(sa.select(t).where(t.c.hash == sig_hash)).mappings().first()
-            if row is None:
-                return None
-            out = _sig_dict(row)
-            days = conn.execute(sa.select(S.signature_days.c.day, S.signature_days.c.count)
-                                .where(S.signature_days.c.signature_id == row["id"])
-                                .order_by(S.signature_days.c.day)).all()
-            out["days"] = [{"day": d.isoformat(), "count": c} for d, c in days]
-            versions = conn.execute(
-                sa.select(b.c.app_version, sa.func.count()).where(b.c.signature_id == row["id"])
-                .group_by(b.c.app_version)).all()
-            out["versions"] = sorted(({"version": v, "count": c} for v, c in versions),
-                                     key=lambda x: version_key(x["version"] or ""))
-            items = conn.execute(sa.select(b).where(b.c.signature_id == row["id"]).order_by(
-                b.c.received_at.desc()).limit(bundles)).mappings().all()
-            out["bundles"] = [_bundle_dict(r) for r in items]
-        return out
+            return queries.signature(conn, sig_hash, bundles=bundles)
 
     def facets(self) -> dict[str, list[str]]:
         """The apps and versions there are, for the filter menus."""
         with self._read() as conn:
-            apps = conn.execute(sa.select(S.signatures.c.app).distinct().order_by(
-                S.signatures.c.app).limit(500)).scalars().all()
-            versions = conn.execute(sa.select(S.bundles.c.app_version).distinct().where(
-                S.bundles.c.app_version.is_not(None)).limit(500)).scalars().all()
-        return {"apps": list(apps), "versions": sorted(versions, key=version_key,
-                                                       reverse=True)}
+            return queries.facets(conn)
 
 
 def _rebuild(conn: sa.Connection, sig_id: int) -> None:
@@ -408,26 +342,6 @@ def _rebuild(conn: sa.Connection, sig_id: int) -> None:
         count=len(rows), reporters=len(reporters), first_seen=rows[0].received_at,
         last_seen=rows[-1].received_at, first_version=versions[0] if versions else None,
         last_version=versions[-1] if versions else None))
-
-
-def _sig_dict(r: sa.RowMapping) -> dict[str, Any]:
-    return {"hash": r["hash"], "kind": r["kind"], "app": r["app"], "text": r["text"],
-            "exception": r["exception"], "reasons": json.loads(r["reasons"]),
-            "algorithm_version": r["algo_version"], "count": r["count"],
-            "reporters": r["reporters"], "first_seen": _iso(r["first_seen"]),
-            "last_seen": _iso(r["last_seen"]), "first_version": r["first_version"],
-            "last_version": r["last_version"], "status": r["status"],
-            "fixed_in": r["fixed_in"], "status_changed": _iso(r["status_changed"])}
-
-
-def _bundle_dict(r: sa.RowMapping) -> dict[str, Any]:
-    return {"id": r["id"], "received_at": _iso(r["received_at"]), "app_version": r["app_version"],
-            "reporter": r["reporter"], "run_status": r["run_status"], "command": r["command"],
-            "note": r["note"], "size": r["size"]}
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat(timespec="seconds") + "Z" if value else None
 
 
 def _cap(value: str | None, n: int) -> str | None:
