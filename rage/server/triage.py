@@ -199,9 +199,10 @@ class Triage:
     def tails() -> Tails:
         return Tails()
 
-    def reprocess(self, storage: Storage, *, backfill: bool = False) -> int:
-        """Re-sign bundles signed by an older algorithm; with ``backfill``, also index
-        stored bundles the index does not know. Returns how many bundles changed."""
+    def reprocess(self, storage: Storage, *, recent: int = 0) -> int:
+        """Re-sign bundles signed by an older algorithm, and index those of the ``recent``
+        newest stored bundles that the index does not know (an upload whose index write
+        failed, or every bundle for a new index). Returns how many bundles changed."""
         done = 0
         while ids := self.index.stale():
             for bundle_id in ids:
@@ -212,8 +213,8 @@ class Triage:
                                 bundle_id)
                     self.index.forget(bundle_id)
                 done += 1
-        if backfill:
-            for meta in storage.list_recent(10**9):
+        if recent:
+            for meta in storage.list_recent(recent):
                 if not self.index.has(meta.id):
                     with contextlib.suppress(Exception):
                         sig = self.sign(storage, meta)
@@ -221,9 +222,9 @@ class Triage:
                         done += 1
         return done
 
-    def start_background(self, storage: Storage, *, backfill: bool) -> threading.Thread:
+    def start_background(self, storage: Storage, *, recent: int) -> threading.Thread:
         t = threading.Thread(target=self.reprocess, args=(storage,),
-                             kwargs={"backfill": backfill}, name="rage-reindex", daemon=True)
+                             kwargs={"recent": recent}, name="rage-reindex", daemon=True)
         t.start()
         return t
 
