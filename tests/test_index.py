@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,9 +30,9 @@ def facts(n: int, *, version: str | None = "1.0", reporter: str = "r1", note: st
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Index:
+def index(tmp_path: Path) -> Iterator[Index]:
     ix = Index(f"sqlite:///{tmp_path / 'index.sqlite3'}")
-    yield ix  # type: ignore[misc]
+    yield ix
     ix.close()
 
 
@@ -86,6 +88,31 @@ def test_fixed_then_later_version_reopens_as_regression(index: Index) -> None:
     assert r is not None and r.event is None
 
 
+def test_a_batch_counts_like_one_by_one(index: Index) -> None:
+    a, b = sig("a"), sig("b")
+    index.record(b, facts(0, version="1.0"))
+    assert index.set_status(b.hash, "fixed", "1.1")
+    got = index.record_many([
+        (a, facts(1, reporter="x", at=T0 + timedelta(days=1))),
+        (a, facts(2, reporter="x", at=T0)),
+        (a, facts(1)),  # the same bundle twice in one batch
+        (b, facts(3, version="1.0")),
+        (b, facts(4, version="1.2")),
+        (b, facts(5, version="1.3")),
+        (a, facts(6, reporter="y", version="0.9", at=T0 + timedelta(days=1))),
+    ])
+    assert [r.event if r else None for r in got] == [
+        "new", None, None, None, "regression", None, None]
+    assert got[2] is None and all(r is not None for n, r in enumerate(got) if n != 2)
+    one = index.signature(a.hash)
+    assert one is not None and (one["count"], one["reporters"]) == (3, 2)
+    assert one["days"] == [{"day": "2026-03-01", "count": 1}, {"day": "2026-03-02", "count": 2}]
+    assert (one["first_seen"], one["last_seen"]) == ("2026-03-01T12:00:00Z",
+                                                     "2026-03-02T12:00:00Z")
+    two = index.signature(b.hash)
+    assert two is not None and two["count"] == 4 and two["status"] == "regressed"
+
+
 def test_version_order() -> None:
     assert version_gt("1.10", "1.9") and version_gt("1.3", "1.3rc1")
     assert version_gt("1.3.1", "1.3") and not version_gt("1.3", "1.3")
@@ -134,3 +161,86 @@ def test_migrations_are_versioned(tmp_path: Path) -> None:
     with pytest.raises(schema.SchemaTooNew, match="upgrade rage"):
         Index(f"sqlite:///{path}")
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+# -- the same index on a real PostgreSQL 15 (Debian's), when this machine has one ----------
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[str]:
+    """A throwaway PostgreSQL on 127.0.0.1 (as the `postgres` user when run as root)."""
+    import os
+    import pwd
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    pytest.importorskip("psycopg")
+    if not (PG_BIN / "initdb").exists():
+        pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql-15)")
+    # not under pytest's tmp dir: its parents are private to this user, not to `postgres`
+    d = Path(tempfile.mkdtemp(prefix="rage-pg-"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses to run as root
+        shutil.chown(d, "postgres")
+        prefix = ["runuser", "-u", pwd.getpwnam("postgres").pw_name, "--"]
+    subprocess.run([*prefix, str(PG_BIN / "initdb"), "-D", str(d / "data"), "-U", "postgres",
+                    "--auth=trust"], check=True, capture_output=True, timeout=120)
+    subprocess.run([*prefix, str(PG_BIN / "pg_ctl"), "-D", str(d / "data"), "-w", "-l",
+                    str(d / "log"), "-o", f"-p {port} -k {d} -c listen_addresses=127.0.0.1",
+                    "start"], check=True, capture_output=True, timeout=120)
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/"
+    finally:
+        subprocess.run([*prefix, str(PG_BIN / "pg_ctl"), "-D", str(d / "data"), "-m", "fast",
+                        "stop"], capture_output=True, timeout=120, check=False)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _database(base: str, name: str) -> str:
+    import psycopg
+
+    port = base.rsplit(":", 1)[1].strip("/")
+    with psycopg.connect(f"host=127.0.0.1 port={port} user=postgres dbname=postgres",
+                         autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    return base + name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("check", [test_counts_days_versions_reporters,
+                                   test_fixed_then_later_version_reopens_as_regression,
+                                   test_search_filters_and_paging,
+                                   test_forget_and_reassign_rebuild_counters])
+def test_the_same_on_postgresql(postgres: str, check: Any) -> None:
+    ix = Index(_database(postgres, check.__name__[5:40]))
+    try:
+        check(ix)
+    finally:
+        ix.close()
+
+
+@pytest.mark.slow
+def test_concurrent_receivers_exact_on_postgresql(postgres: str) -> None:
+    url = _database(postgres, "concurrent")
+    indexes = [Index(url) for _ in range(3)]  # three receivers starting together: one migrates
+    sigs = [sig(f"cmd{i}") for i in range(5)]
+
+    def one(n: int) -> str | None:
+        r = indexes[n % 3].record(sigs[n % 5], facts(n, reporter=f"r{n % 7}"))
+        return r.event if r else "dup"
+
+    with ThreadPoolExecutor(12) as pool:
+        events = list(pool.map(one, range(300)))
+    assert events.count("new") == 5 and "dup" not in events
+    assert indexes[1].record(sigs[0], facts(0)) is None
+    rows, total = indexes[2].search(Query())
+    assert total == 5 and {(r["count"], r["reporters"]) for r in rows} == {(60, 7)}
+    for ix in indexes:
+        ix.close()

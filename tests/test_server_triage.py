@@ -249,6 +249,17 @@ def test_reindexes_on_start_and_after_an_algorithm_change(tmp_path: Path) -> Non
                                     for x in signatures(s)["signatures"]} == before)
     finally:
         stop_server(s)
+    with sqlite3.connect(db) as conn:  # as if the receiver died before the index write
+        bundle_id, sig_id = conn.execute(
+            "SELECT id, signature_id FROM bundles ORDER BY rowid DESC LIMIT 1").fetchone()
+        conn.execute("DELETE FROM bundles WHERE id = ?", (bundle_id,))
+        conn.execute("UPDATE signatures SET count = count - 1 WHERE id = ?", (sig_id,))
+    s = start_server(store, "--admin-token", ADMIN)
+    try:
+        assert _eventually(lambda: {x["hash"]: x["count"]
+                                    for x in signatures(s)["signatures"]} == before)
+    finally:
+        stop_server(s)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     s = start_server(store, "--admin-token", ADMIN)  # a lost index is rebuilt from storage

@@ -1,4 +1,4 @@
-"""The triage pages in a real headless chromium: filter, search, paging, mark fixed."""
+"""The triage pages in a real headless chromium: login, filter, search, paging, mark fixed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.test_server import (
 from tests.test_server_browser import browser, pytestmark  # the chromium fixture, the skip
 
 __all__ = ["browser", "pytestmark"]
-from tests.test_server_triage import ADMIN, AUTH
+from tests.test_server_triage import ADMIN
 
 pytest.importorskip("sqlalchemy")
 
@@ -49,10 +49,17 @@ def _populate(server: Server, tmp: Path) -> None:
 def test_triage_list_filters_searches_pages_and_marks_fixed(server: Server, browser: Any,
                                                             tmp_path: Path) -> None:
     _populate(server, tmp_path)
-    context = browser.new_context(extra_http_headers=AUTH)
+    context = browser.new_context()
     page = context.new_page()
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    # a browser is sent to the login form, and back to the list once logged in
+    page.goto(server.url + "/triage?app=mytool")
+    assert page.url.startswith(server.url + "/admin/login")
+    page.fill("input[name=token]", ADMIN)
+    page.get_by_role("button", name="Log in").click()
+    assert page.url == server.url + "/triage"
+    assert ADMIN not in page.url
     page.goto(server.url + "/triage")
     assert page.title() == "crash signatures — rage receiver"
     rows = page.locator("#signatures tbody tr")

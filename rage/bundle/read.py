@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,9 @@ def _failed(problem: str, more: int = 0) -> BadInputError:
 
 
 def _scan(src: Source, max_decompressed: int, *, fail_fast: bool,
-          max_manifest: int = MAX_MANIFEST) -> tuple[dict[str, Any], str, list[MemberInfo]]:
+          max_manifest: int = MAX_MANIFEST,
+          sinks: Mapping[str, Callable[[bytes], object]] | None = None,
+          ) -> tuple[dict[str, Any], str, list[MemberInfo]]:
     """One pass: parse the manifest, keep the summary, hash every member.
 
     With ``fail_fast`` the first problem raises: a member the manifest does not list is
@@ -125,7 +127,7 @@ def _scan(src: Source, max_decompressed: int, *, fail_fast: bool,
                 data, info = _small(m)
                 summary = data.decode("utf-8", "replace")
             else:
-                info = m.drain()
+                info = m.drain(sinks.get(m.name) if sinks else None)
             if fail_fast and (bad := _mismatch(info, listed[m.name])):
                 raise _failed(bad)
             found.append(info)
@@ -218,14 +220,16 @@ def open_bundle(path: Path, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED)
 def validate_bundle(
     src: Source, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, *,
     max_manifest: int = MAX_MANIFEST,
+    sinks: Mapping[str, Callable[[bytes], object]] | None = None,
 ) -> dict[str, Any]:
     """Check a received bundle end to end in one pass and return its manifest.
 
     Raises BadInputError at the first problem: unsafe, corrupt, not listed in or not matching
     the manifest; BundleTooLarge (a BadInputError) when it inflates beyond
     ``max_decompressed``, refused before the excess is inflated; a manifest over
-    ``max_manifest`` bytes is refused before it is read.
+    ``max_manifest`` bytes is refused before it is read. ``sinks`` (by member name) also get
+    those members' bytes as they are checked (the receiver keeps tails for the signature).
     """
     manifest, _summary, _found = _scan(src, max_decompressed, fail_fast=True,
-                                       max_manifest=max_manifest)
+                                       max_manifest=max_manifest, sinks=sinks)
     return manifest

@@ -117,7 +117,8 @@ class ReceiverApp:
         nonce = secrets.token_urlsafe(16)
         try:
             if self.triage is not None and (r := self.triage.route(
-                    environ, method, path, nonce, self.base_url(environ))) is not None:
+                    environ, method, path, nonce, self.base_url(environ),
+                    require_admin=self.require_admin)) is not None:
                 return self._respond(start_response, r.status, r.body, r.ctype,
                                      headers=r.headers, nonce=nonce if r.html else None)
             for rx, name in _ROUTES:
@@ -204,8 +205,10 @@ class ReceiverApp:
                     raise HTTPError(400, "empty upload: send a .tar.zst bundle")
                 f.flush()
                 f.seek(0)
+                tails = self.triage.tails() if self.triage is not None else None
                 manifest = tame_manifest(validate_bundle(
-                    f, self.config.max_decompressed, max_manifest=self.config.max_manifest))
+                    f, self.config.max_decompressed, max_manifest=self.config.max_manifest,
+                    sinks=tails.sinks if tails is not None else None))
             bundle_id, token = new_id(), secrets.token_urlsafe(24)
             if key is not None:  # a retry names the same bundle (rage.server.idempotency)
                 bundle_id, token = idempotency.bundle_id(key), idempotency.delete_token(key)
@@ -228,7 +231,7 @@ class ReceiverApp:
                 tmp.unlink()
         log.info("stored bundle %s (%d bytes)", meta.id, size)
         if self.triage is not None:  # after the bundle is stored: the index row comes last
-            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ))
+            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ), tails)
         return meta, token
 
     def _links(self, environ: Environ, bundle_id: str) -> dict[str, str]:

@@ -17,10 +17,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import re
 import secrets
+import threading
+from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
@@ -28,14 +29,15 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from rage.server import queries
 from rage.server import schema as S
+from rage.server.batch import GroupCommit, aggregate
+from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query, version_gt, version_key
 from rage.server.signature import ALGORITHM_VERSION, Signature
 
 Event = Literal["new", "regression"]
-PAGE_SIZE = 50
-SORTS = {"last": S.signatures.c.last_seen, "count": S.signatures.c.count,
-         "first": S.signatures.c.first_seen}
-STATUSES = ("open", "fixed", "regressed")
+__all__ = ["PAGE_SIZE", "SORTS", "STATUSES", "BundleFacts", "Index", "Query", "Recorded",
+           "version_gt", "version_key"]
 
 
 @dataclass(frozen=True)
@@ -60,28 +62,6 @@ class Recorded:
     event: Event | None
 
 
-@dataclass(frozen=True)
-class Query:
-    app: str | None = None
-    version: str | None = None
-    status: str | None = None
-    q: str | None = None
-    sort: str = "last"
-    page: int = 1
-    per_page: int = PAGE_SIZE
-
-
-def version_key(version: str) -> tuple[tuple[int, Any], ...]:
-    """Orders versions: 1.2 < 1.2.1 < 1.10, 1.3rc1 < 1.3 (no dependency on `packaging`)."""
-    parts = [(0, int(p)) if p.isdigit() else (-1, p.lower())
-             for p in re.findall(r"\d+|[A-Za-z]+", version)]
-    return (*parts, (0, -1))  # the end sorts after a pre-release tag, before more numbers
-
-
-def version_gt(a: str | None, b: str | None) -> bool:
-    return bool(a and b) and version_key(a or "") > version_key(b or "")
-
-
 def now_utc() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -97,13 +77,22 @@ class Index:
         else:  # a database server restarts: test pooled connections before using them
             kwargs["pool_pre_ping"] = True
         self.engine = sa.create_engine(url, **kwargs)
+        self._write_lock: AbstractContextManager[Any] = nullcontext()
         if self.engine.dialect.name == "sqlite":
             _private_file(self.engine.url.database)
             _sqlite_setup(self.engine)
+            self._write_lock = threading.Lock()
+            self._stop = threading.Event()
+            threading.Thread(target=self._checkpoints, name="rage-index-checkpoint",
+                             daemon=True).start()
         self.migrated_from = S.migrate(self.engine)
+        self._statements()
+        self._group = GroupCommit(self.record_many)
         self._secret = self._reporter_secret()
 
     def close(self) -> None:
+        if hasattr(self, "_stop"):
+            self._stop.set()
         self.engine.dispose()
 
     def ping(self) -> None:
@@ -111,9 +100,27 @@ class Index:
         with self.engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
 
+    def _checkpoints(self, every: float = 1.0) -> None:
+        """Copy the WAL into the database now and then, beside the writers (PASSIVE never
+        blocks them); the WAL stays small and uploads never wait for an fsync."""
+        while not self._stop.wait(every):
+            try:  # on the driver's connection: outside a transaction, as a checkpoint must be
+                raw = self.engine.raw_connection()
+                try:
+                    raw.driver_connection.execute(  # type: ignore[union-attr]
+                        "PRAGMA wal_checkpoint(PASSIVE)")
+                finally:
+                    raw.close()
+            except Exception:  # the next round tries again; uploads go on meanwhile
+                continue
+
     @contextmanager
     def _write(self) -> Iterator[sa.Connection]:
-        with self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, \
+        # SQLite has one writer at a time, and a writer that finds the lock taken sleeps in
+        # steps of up to 100 ms before it tries again: threads of one receiver queue on a
+        # Python lock instead (woken at once). Other processes still meet the busy timeout.
+        with self._write_lock, \
+                self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn, \
                 conn.begin():
             yield conn
 
@@ -144,41 +151,14 @@ class Index:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
-        """Count one stored bundle under ``sig``; None if the bundle is already indexed."""
-        with self._write() as conn:
-            if conn.execute(sa.select(S.bundles.c.id).where(
-                    S.bundles.c.id == facts.id)).first():
-                return None
-            row = self._upsert_signature(conn, sig, facts, count=1)
-            conn.execute(S.bundles.insert().values(
-                id=facts.id, signature_id=row.id, algo_version=sig.version,
-                received_at=facts.received_at, app=facts.app[:200],
-                app_version=_cap(facts.app_version, 100), reporter=facts.reporter,
-                run_status=_cap(facts.run_status, 32), command=_cap(facts.command, 500),
-                note=_cap(facts.note, 2000), size=facts.size))
-            self._count_day_and_reporter(conn, row.id, facts)
-            event: Event | None = "new" if row.count == 1 else None
-            if row.status == "fixed" and version_gt(facts.app_version, row.fixed_in):
-                done = conn.execute(S.signatures.update().where(
-                    S.signatures.c.id == row.id, S.signatures.c.status == "fixed").values(
-                    status="regressed", status_changed=facts.received_at))
-                if done.rowcount == 1:
-                    event = "regression"
-            return Recorded(row.id, sig.hash, event)
-
-    def _upsert_signature(self, conn: sa.Connection, sig: Signature, facts: BundleFacts,
-                          *, count: int) -> Any:
-        t = S.signatures
-        ins = self._insert(t).values(
-            hash=sig.hash, algo_version=sig.version, kind=sig.kind, app=sig.app,
-            text=sig.text, exception=sig.exception, reasons=json.dumps(list(sig.reasons)),
-            count=count, reporters=0, first_seen=facts.received_at,
-            last_seen=facts.received_at, first_version=_cap(facts.app_version, 100),
-            last_version=_cap(facts.app_version, 100), status="open")
+    def _statements(self) -> None:
+        """The write statements, built once: building a construct costs more than running
+        it (SQLAlchemy caches the compiled SQL, not the Python objects)."""
+        t, b = S.signatures, S.bundles
+        ins = self._insert(t)
         ex = ins.excluded
         later = ex.last_seen >= t.c.last_seen
-        ins = ins.on_conflict_do_update(index_elements=[t.c.hash], set_={
+        self._upsert_sig = ins.on_conflict_do_update(index_elements=[t.c.hash], set_={
             "count": t.c.count + ex.count,
             "last_seen": sa.case((later, ex.last_seen), else_=t.c.last_seen),
             "last_version": sa.case((later, sa.func.coalesce(ex.last_version,
@@ -187,23 +167,96 @@ class Index:
             "first_seen": sa.case((ex.first_seen < t.c.first_seen, ex.first_seen),
                                   else_=t.c.first_seen),
             "first_version": sa.func.coalesce(t.c.first_version, ex.first_version),
-        })
-        return conn.execute(ins.returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)).one()
+        }).returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)
+        self._add_bundles = b.insert()  # rows already known are filtered out first
+        days = S.signature_days
+        day_ins = self._insert(days)
+        self._count_day = day_ins.on_conflict_do_update(
+            index_elements=[days.c.signature_id, days.c.day],
+            set_={"count": days.c.count + day_ins.excluded.count})
+        # RETURNING says whether a row went in: a driver's rowcount is not reliable here
+        # (psycopg reports -1 for these inserts)
+        self._add_reporter = self._insert(S.signature_reporters).on_conflict_do_nothing(
+        ).returning(S.signature_reporters.c.reporter)
+        self._bump_reporters = t.update().where(t.c.id == sa.bindparam("sid")).values(
+            reporters=t.c.reporters + sa.bindparam("k"))
+        self._regress = t.update().where(t.c.id == sa.bindparam("sid"),
+                                         t.c.status == "fixed").values(
+            status="regressed", status_changed=sa.bindparam("changed")).returning(t.c.id)
 
-    def _count_day_and_reporter(self, conn: sa.Connection, sig_id: int,
-                                facts: BundleFacts) -> None:
-        d = self._insert(S.signature_days).values(
-            signature_id=sig_id, day=facts.received_at.date(), count=1)
-        conn.execute(d.on_conflict_do_update(
-            index_elements=[S.signature_days.c.signature_id, S.signature_days.c.day],
-            set_={"count": S.signature_days.c.count + 1}))
-        # RETURNING, not rowcount: psycopg reports no rowcount for this statement
-        r = conn.execute(self._insert(S.signature_reporters).values(
-            signature_id=sig_id, reporter=facts.reporter).on_conflict_do_nothing().returning(
-            S.signature_reporters.c.signature_id))
-        if r.first() is not None:
-            conn.execute(S.signatures.update().where(S.signatures.c.id == sig_id).values(
-                reporters=S.signatures.c.reporters + 1))
+    def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
+        """Count one stored bundle under ``sig``; None if the bundle is already indexed.
+        Returns once it is committed (with whatever else was queued: see batch.py)."""
+        return self._group.submit(sig, facts)
+
+    def record_many(self, items: list[tuple[Signature, BundleFacts]]) -> list[Recorded | None]:
+        """Count many bundles in one transaction (None for those already indexed)."""
+        with self._write() as conn:
+            return self._record_batch(conn, items)
+
+    def _record_batch(self, conn: sa.Connection,
+                      items: list[tuple[Signature, BundleFacts]]) -> list[Recorded | None]:
+        b = S.bundles
+        results: list[Recorded | None] = [None] * len(items)
+        known = set(conn.execute(sa.select(b.c.id).where(
+            b.c.id.in_([f.id for _, f in items]))).scalars())
+        fresh: list[int] = []
+        for n, (_, f) in enumerate(items):
+            if f.id not in known:
+                known.add(f.id)
+                fresh.append(n)
+        sub = [items[n] for n in fresh]
+        rows: list[dict[str, Any]] = []
+        days: Counter[tuple[int, date]] = Counter()
+        pairs: set[tuple[int, str]] = set()
+        for g in aggregate(sub).values():
+            sig, members = g["sig"], g["items"]
+            row = self._upsert_signature(conn, sig, g["first"], count=len(members),
+                                         last=g["last"])
+            regressed = None
+            if row.status == "fixed":
+                regressed = next((k for k in members
+                                  if version_gt(sub[k][1].app_version, row.fixed_in)), None)
+                if regressed is not None and conn.execute(self._regress, {
+                        "sid": row.id, "changed": sub[regressed][1].received_at}).first() is None:
+                    regressed = None  # another receiver reopened it first: one notification
+            for j, k in enumerate(members):
+                f = sub[k][1]
+                rows.append({
+                    "id": f.id, "signature_id": row.id, "algo_version": sig.version,
+                    "received_at": f.received_at, "app": f.app[:200],
+                    "app_version": _cap(f.app_version, 100), "reporter": f.reporter,
+                    "run_status": _cap(f.run_status, 32), "command": _cap(f.command, 500),
+                    "note": _cap(f.note, 2000), "size": f.size})
+                days[(row.id, f.received_at.date())] += 1
+                pairs.add((row.id, f.reporter))
+                event: Event | None = ("new" if row.count == len(members) and j == 0
+                                       else "regression" if k == regressed else None)
+                results[fresh[k]] = Recorded(row.id, sig.hash, event)
+        if not rows:
+            return results
+        conn.execute(self._add_bundles, rows)
+        conn.execute(self._count_day, [{"signature_id": sid, "day": d, "count": c}
+                                       for (sid, d), c in days.items()])
+        new_reporters: Counter[int] = Counter()
+        for sid, reporter in sorted(pairs):
+            if conn.execute(self._add_reporter, {"signature_id": sid,
+                                                 "reporter": reporter}).first():
+                new_reporters[sid] += 1
+        for sid, k in new_reporters.items():
+            conn.execute(self._bump_reporters, {"sid": sid, "k": k})
+        return results
+
+    def _upsert_signature(self, conn: sa.Connection, sig: Signature, facts: BundleFacts,
+                          *, count: int, last: BundleFacts | None = None) -> Any:
+        last = last or facts
+        return conn.execute(self._upsert_sig, {
+            "hash": sig.hash, "algo_version": sig.version, "kind": sig.kind, "app": sig.app,
+            "text": sig.text, "exception": sig.exception,
+            "reasons": json.dumps(list(sig.reasons)), "count": count, "reporters": 0,
+            "first_seen": facts.received_at, "last_seen": last.received_at,
+            "first_version": _cap(facts.app_version, 100),
+            "last_version": _cap(last.app_version, 100), "status": "open"}).one()
 
     def set_status(self, sig_hash: str, status: str, fixed_in: str | None = None) -> bool:
         """Mark fixed (in ``fixed_in``) or open again; False if there is no such signature."""
@@ -212,8 +265,8 @@ class Index:
         with self._write() as conn:
             r = conn.execute(S.signatures.update().where(S.signatures.c.hash == sig_hash).values(
                 status=status, fixed_in=_cap(fixed_in, 100) if status == "fixed" else None,
-                status_changed=now_utc()))
-            return bool(r.rowcount)
+                status_changed=now_utc()).returning(S.signatures.c.id))
+            return r.first() is not None
 
     def forget(self, bundle_id: str) -> None:
         """A deleted bundle leaves its signature's counters (recomputed from what is left)."""
@@ -273,65 +326,22 @@ class Index:
             for sig_id in {old.signature_id, row.id}:
                 _rebuild(conn, sig_id)
 
-    # -- reading ---------------------------------------------------------------------------
+    # -- reading (rage.server.queries) ---------------------------------------------------------
 
     def search(self, query: Query) -> tuple[list[dict[str, Any]], int]:
         """One page of signatures matching ``query``, and how many match in all."""
-        t, b = S.signatures, S.bundles
-        where: list[Any] = []
-        if query.app:
-            where.append(t.c.app == query.app)
-        if query.status:
-            where.append(t.c.status == query.status)
-        if query.version:
-            where.append(sa.exists().where(b.c.signature_id == t.c.id,
-                                           b.c.app_version == query.version))
-        if query.q:
-            pat = "%" + re.sub(r"([\\%_])", r"\\\1", query.q[:200]) + "%"
-            where.append(sa.or_(
-                t.c.text.ilike(pat, escape="\\"), t.c.exception.ilike(pat, escape="\\"),
-                sa.exists().where(b.c.signature_id == t.c.id, sa.or_(
-                    b.c.note.ilike(pat, escape="\\"), b.c.command.ilike(pat, escape="\\")))))
-        order = SORTS.get(query.sort, t.c.last_seen)
-        per = max(1, min(query.per_page, 200))
-        page = max(1, query.page)
         with self._read() as conn:
-            total = conn.execute(sa.select(sa.func.count()).select_from(t).where(*where)).scalar()
-            rows = conn.execute(sa.select(t).where(*where).order_by(order.desc(), t.c.id.desc())
-                                .limit(per).offset((page - 1) * per)).mappings().all()
-        return [_sig_dict(r) for r in rows], int(total or 0)
+            return queries.search(conn, query)
 
     def signature(self, sig_hash: str, *, bundles: int = 100) -> dict[str, Any] | None:
         """A signature with its per-day counts, versions and newest bundles."""
-        t, b = S.signatures, S.bundles
         with self._read() as conn:
-            row = conn.execute(sa.select(t).where(t.c.hash == sig_hash)).mappings().first()
-            if row is None:
-                return None
-            out = _sig_dict(row)
-            days = conn.execute(sa.select(S.signature_days.c.day, S.signature_days.c.count)
-                                .where(S.signature_days.c.signature_id == row["id"])
-                                .order_by(S.signature_days.c.day)).all()
-            out["days"] = [{"day": d.isoformat(), "count": c} for d, c in days]
-            versions = conn.execute(
-                sa.select(b.c.app_version, sa.func.count()).where(b.c.signature_id == row["id"])
-                .group_by(b.c.app_version)).all()
-            out["versions"] = sorted(({"version": v, "count": c} for v, c in versions),
-                                     key=lambda x: version_key(x["version"] or ""))
-            items = conn.execute(sa.select(b).where(b.c.signature_id == row["id"]).order_by(
-                b.c.received_at.desc()).limit(bundles)).mappings().all()
-            out["bundles"] = [_bundle_dict(r) for r in items]
-        return out
+            return queries.signature(conn, sig_hash, bundles=bundles)
 
     def facets(self) -> dict[str, list[str]]:
         """The apps and versions there are, for the filter menus."""
         with self._read() as conn:
-            apps = conn.execute(sa.select(S.signatures.c.app).distinct().order_by(
-                S.signatures.c.app).limit(500)).scalars().all()
-            versions = conn.execute(sa.select(S.bundles.c.app_version).distinct().where(
-                S.bundles.c.app_version.is_not(None)).limit(500)).scalars().all()
-        return {"apps": list(apps), "versions": sorted(versions, key=version_key,
-                                                       reverse=True)}
+            return queries.facets(conn)
 
 
 def _rebuild(conn: sa.Connection, sig_id: int) -> None:
@@ -360,26 +370,6 @@ def _rebuild(conn: sa.Connection, sig_id: int) -> None:
         last_version=versions[-1] if versions else None))
 
 
-def _sig_dict(r: sa.RowMapping) -> dict[str, Any]:
-    return {"hash": r["hash"], "kind": r["kind"], "app": r["app"], "text": r["text"],
-            "exception": r["exception"], "reasons": json.loads(r["reasons"]),
-            "algorithm_version": r["algo_version"], "count": r["count"],
-            "reporters": r["reporters"], "first_seen": _iso(r["first_seen"]),
-            "last_seen": _iso(r["last_seen"]), "first_version": r["first_version"],
-            "last_version": r["last_version"], "status": r["status"],
-            "fixed_in": r["fixed_in"], "status_changed": _iso(r["status_changed"])}
-
-
-def _bundle_dict(r: sa.RowMapping) -> dict[str, Any]:
-    return {"id": r["id"], "received_at": _iso(r["received_at"]), "app_version": r["app_version"],
-            "reporter": r["reporter"], "run_status": r["run_status"], "command": r["command"],
-            "note": r["note"], "size": r["size"]}
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat(timespec="seconds") + "Z" if value else None
-
-
 def _cap(value: str | None, n: int) -> str | None:
     return value[:n] if value else None
 
@@ -400,8 +390,11 @@ def _sqlite_setup(engine: sa.Engine) -> None:
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # SQLAlchemy's "begin" event below starts them
         cur = dbapi_conn.cursor()
+        # checkpoints (the fsyncs) move to Index's background thread: an automatic one runs
+        # in the committing upload, with every other writer waiting behind it
         for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON",
-                       "busy_timeout=30000"):
+                       "busy_timeout=30000", "wal_autocheckpoint=0",
+                       "journal_size_limit=16777216"):  # the WAL file shrinks back to 16 MiB
             cur.execute(f"PRAGMA {pragma}")
         cur.close()
 

@@ -42,12 +42,12 @@ def open_triage(url: str, storage: Storage, config: ServerConfig, *,
         raise UsageError(f"cannot open the index at {_safe(url)}: "
                          f"{str(e.orig if hasattr(e, 'orig') else e).splitlines()[0]}") from None
     targets = [Target(u, "json") for u in webhooks] + [Target(u, "slack") for u in slack]
-    triage = Triage(index, admin_token=config.admin_token,
-                    notifier=Notifier(targets) if targets else None,
+    triage = Triage(index, notifier=Notifier(targets) if targets else None,
                     max_decompressed=config.max_decompressed)
-    # a new index learns the bundles already stored; an old one re-signs what an older
-    # algorithm signed. Both in the background: the receiver answers meanwhile.
-    triage.start_background(storage, backfill=index.migrated_from == 0)
+    # a new index learns every bundle already stored, an old one the newest 1,000 it lacks
+    # (an upload whose index write failed), and re-signs what an older algorithm signed.
+    # In the background: the receiver answers meanwhile.
+    triage.start_background(storage, recent=10**9 if index.migrated_from == 0 else 1000)
     return triage
 
 

@@ -28,6 +28,7 @@ from rage.server.placeholders import parameterise
 
 ALGORITHM_VERSION = 1
 TEXT_MAX = 255
+LINE_MAX = 300  # characters of an output line considered
 MAX_FRAMES = 6  # innermost in-app frames kept: deeper callers rarely tell failures apart
 # members the signature reads (their tails), in the order they are tried
 MEMBERS = ("run/traceback.txt", "run/fatal.log", "run/stderr.log", "run/output.log")
@@ -39,10 +40,11 @@ _EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::|$)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PYDIR = re.compile(r"python\d(?:\.\d+)?")  # lib/python3.12/: the standard library
 _WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
-_ERRORISH = re.compile(
-    r"error|fatal|fail|exception|cannot|can't|could not|unable|denied|not found|no such|"
-    r"invalid|refused|timed? ?out|abort|panic|missing|unknown|unexpected|illegal|bad ",
-    re.IGNORECASE)
+# words that make a line "error-like"; plain substring tests on the lowered line (a regex
+# alternation costs ~50x more on long lines of word characters)
+_ERRORISH = ("error", "fatal", "fail", "exception", "cannot", "can't", "could not", "unable",
+             "denied", "not found", "no such", "invalid", "refused", "timed out", "timeout",
+             "abort", "panic", "missing", "unknown", "unexpected", "illegal", "bad ")
 
 
 @dataclass(frozen=True)
@@ -228,10 +230,13 @@ def _exit(app: str, run: Mapping[str, Any], output: str) -> Signature:
 
 
 def _error_line(output: str) -> str | None:
-    lines = [ln.strip() for ln in _ANSI.sub("", output[-64 * 1024:]).splitlines()]
-    lines = [ln for ln in lines if ln]
-    for ln in reversed(lines[-200:]):
-        if _ERRORISH.search(ln):
+    # the last 200 lines, each cut to LINE_MAX: an error message is short, and a megabyte
+    # on one line (a progress bar, a blob) must not cost a megabyte of regex work
+    lines = [ln.strip()[:LINE_MAX] for ln in output[-64 * 1024:].splitlines()[-200:]]
+    lines = [ln for ln in (_ANSI.sub("", ln) for ln in lines) if ln]
+    for ln in reversed(lines):
+        low = ln.lower()
+        if any(word in low for word in _ERRORISH):
             return ln
     return lines[-1] if lines else None
 

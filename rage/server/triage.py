@@ -1,7 +1,8 @@
 """The maintainer's triage desk: signature list, signature page, JSON API, and the hooks
 that keep the index in step with storage.
 
-Routes (admin token as ``Authorization: Bearer``; off without ``--admin-token``)::
+Routes (the maintainer's: the admin login cookie or ``Authorization: Bearer`` with the admin
+token, checked by the receiver's ``require_admin``; off without ``--admin-token``)::
 
     GET  /triage                       signatures: ?app= &version= &status= &q= &sort= &page=
     GET  /triage/<hash>                one signature: counts, versions, days, bundles, why
@@ -18,7 +19,6 @@ a row without its bundle) and :meth:`Triage.on_deleted` after a deletion.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import logging
 import re
@@ -27,7 +27,6 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -35,9 +34,11 @@ from rage.server import signature as signing
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
 from rage.server.notify import Notifier
 from rage.server.storage import Storage, StoredBundle
+from rage.server.wsgi import HTTPError
 
 log = logging.getLogger("rage.server.triage")
 TEXT_CAP = 64 * 1024  # the tail of each member the signature reads
+SMALL_BUNDLE = 8 * 1024 * 1024  # inflated in memory at once (decompressed size)
 Environ = dict[str, Any]
 _HASH = r"(?P<hash>[0-9a-f]{8,64})"
 _ROUTES = [
@@ -62,29 +63,72 @@ class Response:
         return self.ctype.startswith("text/html")
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, message: str, headers: list[tuple[str, str]] | None = None):
-        super().__init__(message)
-        self.response = Response(status, (json.dumps({"error": message}) + "\n").encode(),
-                                 "application/json", headers or [])
+class Tails:
+    """Keeps the last TEXT_CAP bytes of each member a signature reads, fed by the receiver's
+    validation pass (``validate_bundle(..., sinks=tails.sinks)``): no second read."""
+
+    def __init__(self) -> None:
+        self._bufs: dict[str, bytearray] = {}
+        self.sinks: dict[str, Callable[[bytes], object]] = {
+            name: self._sink(name) for name in signing.MEMBERS}
+
+    def _sink(self, name: str) -> Callable[[bytes], object]:
+        buf = self._bufs.setdefault(name, bytearray())
+
+        def keep(chunk: bytes) -> None:
+            buf.extend(chunk)
+            if len(buf) > 2 * TEXT_CAP:  # trimmed now and then, not per chunk
+                del buf[:-TEXT_CAP]
+
+        return keep
+
+    def texts(self) -> dict[str, str]:
+        return {name: bytes(buf[-TEXT_CAP:]).decode("utf-8", "replace")
+                for name, buf in self._bufs.items() if buf}
 
 
 def bundle_texts(src: IO[bytes], manifest: Mapping[str, Any],
                  max_decompressed: int) -> dict[str, str]:
-    """The tails of the members a signature reads; stops reading once it has them all."""
+    """The tails of the members a signature reads, from a bundle already validated against
+    ``manifest`` (so its sizes are true): a small bundle is inflated in one call and only
+    the tails are read; a large one is streamed, stopping once it has what it needs."""
     from rage.bundle import iter_capped
 
     files = manifest.get("files") if isinstance(manifest.get("files"), list) else []
     assert isinstance(files, list)
-    wanted = {f.get("name") for f in files if isinstance(f, dict)} & set(signing.MEMBERS)
+    sizes = {str(f.get("name")): f.get("size") for f in files if isinstance(f, dict)}
+    wanted = set(sizes) & set(signing.MEMBERS)
+    if "run/stderr.log" in wanted and sizes["run/stderr.log"]:
+        wanted.discard("run/output.log")  # a terminal run's combined output is the fallback
     out: dict[str, str] = {}
     if not wanted:
         return out
+    total = sum(s for s in sizes.values() if isinstance(s, int))
+    if total <= SMALL_BUNDLE:
+        return _texts_in_memory(src, wanted)
     for m in iter_capped(src, cap=TEXT_CAP, select=lambda name, _size: name in wanted,
                          max_decompressed=max_decompressed):
         out[m.name] = m.text
         if len(out) == len(wanted):
             break  # collectors come after the run's files: not inflated for nothing
+    return out
+
+
+def _texts_in_memory(src: IO[bytes], wanted: set[str]) -> dict[str, str]:
+    import io
+    import tarfile
+
+    import zstandard
+
+    with zstandard.ZstdDecompressor().stream_reader(src) as z:
+        data = z.read(SMALL_BUNDLE + 64 * 1024)  # the sizes were checked: this is all of it
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tf:
+        for info in tf.getmembers():
+            name = info.name.removeprefix("./")
+            if name in wanted and info.isreg() and (f := tf.extractfile(info)) is not None:
+                f.seek(max(0, info.size - TEXT_CAP))
+                out[name] = f.read().decode("utf-8", "replace")
     return out
 
 
@@ -114,15 +158,11 @@ def _text(value: Any) -> str | None:
 class Triage:
     """The index, the notifier and the pages, for one receiver."""
 
-    def __init__(self, index: Index, *, admin_token: str | None,
-                 notifier: Notifier | None = None, max_decompressed: int = 512 * 1024 * 1024,
-                 is_admin: Callable[[Environ], bool] | None = None) -> None:
+    def __init__(self, index: Index, *, notifier: Notifier | None = None,
+                 max_decompressed: int = 512 * 1024 * 1024) -> None:
         self.index = index
-        self.admin_token = admin_token
         self.notifier = notifier
         self.max_decompressed = max_decompressed
-        self.is_admin = is_admin  # e.g. a login cookie, besides the Bearer token
-        self._templates: Any = None
 
     # -- hooks ----------------------------------------------------------------------------
 
@@ -132,10 +172,12 @@ class Triage:
         return signing.compute(meta.manifest, texts)
 
     def on_stored(self, storage: Storage, meta: StoredBundle, environ: Environ,
-                  base_url: str) -> Recorded | None:
-        """Index a stored bundle and notify; never raises (the upload already succeeded)."""
+                  base_url: str, tails: Tails | None = None) -> Recorded | None:
+        """Index a stored bundle and notify; never raises (the upload already succeeded).
+        ``tails`` kept during validation spare reading the bundle again."""
         try:
-            sig = self.sign(storage, meta)
+            sig = (signing.compute(meta.manifest, tails.texts()) if tails is not None
+                   else self.sign(storage, meta))
             identity = str(meta.manifest.get("reporter") or environ.get("REMOTE_ADDR") or "?")
             recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)))
         except Exception:
@@ -153,9 +195,14 @@ class Triage:
         except Exception:
             log.exception("could not remove bundle %s from the index", bundle_id)
 
-    def reprocess(self, storage: Storage, *, backfill: bool = False) -> int:
-        """Re-sign bundles signed by an older algorithm; with ``backfill``, also index
-        stored bundles the index does not know. Returns how many bundles changed."""
+    @staticmethod
+    def tails() -> Tails:
+        return Tails()
+
+    def reprocess(self, storage: Storage, *, recent: int = 0) -> int:
+        """Re-sign bundles signed by an older algorithm, and index those of the ``recent``
+        newest stored bundles that the index does not know (an upload whose index write
+        failed, or every bundle for a new index). Returns how many bundles changed."""
         done = 0
         while ids := self.index.stale():
             for bundle_id in ids:
@@ -166,8 +213,8 @@ class Triage:
                                 bundle_id)
                     self.index.forget(bundle_id)
                 done += 1
-        if backfill:
-            for meta in storage.list_recent(10**9):
+        if recent:
+            for meta in storage.list_recent(recent):
                 if not self.index.has(meta.id):
                     with contextlib.suppress(Exception):
                         sig = self.sign(storage, meta)
@@ -175,38 +222,25 @@ class Triage:
                         done += 1
         return done
 
-    def start_background(self, storage: Storage, *, backfill: bool) -> threading.Thread:
+    def start_background(self, storage: Storage, *, recent: int) -> threading.Thread:
         t = threading.Thread(target=self.reprocess, args=(storage,),
-                             kwargs={"backfill": backfill}, name="rage-reindex", daemon=True)
+                             kwargs={"recent": recent}, name="rage-reindex", daemon=True)
         t.start()
         return t
 
     # -- routing --------------------------------------------------------------------------
 
-    def route(self, environ: Environ, method: str, path: str, nonce: str,
-              base_url: str) -> Response | None:
-        """The response for a triage route, or None when ``path`` is not one."""
+    def route(self, environ: Environ, method: str, path: str, nonce: str, base_url: str, *,
+              require_admin: Callable[[Environ], None]) -> Response | None:
+        """The response for a triage route, or None when ``path`` is not one. Refusals
+        raise the receiver's HTTPError (``require_admin`` raises its own: a login redirect
+        for a browser, 401/403 for a script)."""
         for rx, name in _ROUTES:
             if m := rx.match(path):
-                try:
-                    self._authorize(environ)
-                    handler = getattr(self, "_" + name)
-                    return handler(environ, method, nonce, base_url, **m.groupdict())  # type: ignore[no-any-return]
-                except _Refused as e:
-                    return e.response
+                require_admin(environ)
+                handler = getattr(self, "_" + name)
+                return handler(environ, method, nonce, base_url, **m.groupdict())  # type: ignore[no-any-return]
         return None
-
-    def _authorize(self, environ: Environ) -> None:
-        if not self.admin_token:
-            raise _Refused(404, "the triage pages are disabled (start with --admin-token)")
-        if self.is_admin is not None and self.is_admin(environ):
-            return
-        auth = environ.get("HTTP_AUTHORIZATION", "")
-        scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise _Refused(401, "admin token required", [("WWW-Authenticate", "Bearer")])
-        if not hmac.compare_digest(token.strip().encode(), self.admin_token.encode()):
-            raise _Refused(403, "wrong admin token")
 
     def _list_page(self, environ: Environ, method: str, nonce: str, base_url: str) -> Response:
         _only(method, "GET", "HEAD")
@@ -236,7 +270,7 @@ class Triage:
         _only(method, "GET", "HEAD")
         sig = self.index.signature(hash)
         if sig is None:
-            raise _Refused(404, f"no signature {hash}")
+            raise HTTPError(404, f"no signature {hash}")
         peak = max((d["count"] for d in sig["days"]), default=1)
         return self._render("triage_signature.html", nonce, sig=sig, peak=peak)
 
@@ -258,9 +292,9 @@ class Triage:
             try:
                 data = json.loads(body or b"{}")
             except ValueError:
-                raise _Refused(400, "body must be JSON") from None
+                raise HTTPError(400, "body must be JSON") from None
             if not isinstance(data, dict):
-                raise _Refused(400, "body must be a JSON object")
+                raise HTTPError(400, "body must be a JSON object")
             fixed_in = data.get("fixed_in")
             self._set_status(hash, str(data.get("status", "")),
                              str(fixed_in) if fixed_in is not None else None)
@@ -268,7 +302,7 @@ class Triage:
             _only(method, "GET", "HEAD", "POST")
         sig = self.index.signature(hash)
         if sig is None:
-            raise _Refused(404, f"no signature {hash}")
+            raise HTTPError(404, f"no signature {hash}")
         sig["url"] = f"{base_url}/triage/{hash}"
         for b in sig["bundles"]:
             b["url"] = f"{base_url}/b/{b['id']}"
@@ -276,21 +310,17 @@ class Triage:
 
     def _set_status(self, sig_hash: str, status: str, fixed_in: str | None) -> None:
         if status not in ("fixed", "open"):
-            raise _Refused(400, "status must be 'fixed' (with fixed_in) or 'open'")
+            raise HTTPError(400, "status must be 'fixed' (with fixed_in) or 'open'")
         if status == "fixed" and not fixed_in:
-            raise _Refused(400, "fixed_in (the version with the fix) is required")
+            raise HTTPError(400, "fixed_in (the version with the fix) is required")
         if not self.index.set_status(sig_hash, status, fixed_in):
-            raise _Refused(404, f"no signature {sig_hash}")
+            raise HTTPError(404, f"no signature {sig_hash}")
 
     def _render(self, name: str, nonce: str, **context: Any) -> Response:
-        if self._templates is None:
-            import jinja2
+        from rage.server.templating import render
 
-            self._templates = jinja2.Environment(
-                loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                autoescape=True, trim_blocks=True, lstrip_blocks=True)
-        text = self._templates.get_template(name).render(nonce=nonce, **context)
-        return Response(200, text.encode("utf-8"), "text/html; charset=utf-8",
+        text = render(name, nonce=nonce, **context)
+        return Response(200, text.encode("utf-8", "replace"), "text/html; charset=utf-8",
                         [("Cache-Control", "no-store")])
 
 
@@ -306,31 +336,31 @@ def _query(environ: Environ) -> Query:
         if raw is None:
             return default
         if not raw.isdigit() or not 1 <= int(raw) <= top:
-            raise _Refused(400, f"{key} must be a number from 1 to {top}")
+            raise HTTPError(400, f"{key} must be a number from 1 to {top}")
         return int(raw)
 
     sort = one("sort") or "last"
     if sort not in SORTS:
-        raise _Refused(400, f"sort must be one of {', '.join(SORTS)}")
+        raise HTTPError(400, f"sort must be one of {', '.join(SORTS)}")
     status = one("status")
     if status and status not in STATUSES:
-        raise _Refused(400, f"status must be one of {', '.join(STATUSES)}")
+        raise HTTPError(400, f"status must be one of {', '.join(STATUSES)}")
     return Query(app=one("app"), version=one("version"), status=status, q=one("q"), sort=sort,
                  page=number("page", 1, 100_000), per_page=number("per_page", 50, 200))
 
 
 def _only(method: str, *allowed: str) -> None:
     if method not in allowed:
-        raise _Refused(405, "method not allowed", [("Allow", ", ".join(allowed))])
+        raise HTTPError(405, "method not allowed", headers=[("Allow", ", ".join(allowed))])
 
 
 def _body(environ: Environ) -> bytes:
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        raise _Refused(400, "bad Content-Length") from None
+        raise HTTPError(400, "bad Content-Length") from None
     if length > 64 * 1024 or length < 0:
-        raise _Refused(413, "request body too large")
+        raise HTTPError(413, "request body too large")
     return environ["wsgi.input"].read(length) if length else b""
 
 
@@ -351,7 +381,7 @@ def _same_origin(environ: Environ) -> None:
         ok = not origin or (origin != "null"
                             and urlsplit(origin).netloc == environ.get("HTTP_HOST"))
     if not ok:
-        raise _Refused(403, "cross-origin form refused")
+        raise HTTPError(403, "cross-origin form refused")
 
 
 def _json(status: int, obj: Any) -> Response:
