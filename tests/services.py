@@ -92,7 +92,7 @@ def run_seaweedfs() -> Iterator[SeaweedFS]:
         [weed, "server", f"-dir={root}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
          f"-master.port={master}", f"-volume.port={volume}", "-volume.max=100",
          "-master.volumeSizeLimitMB=64", "-filer", f"-filer.port={filer}",
-         "-s3", f"-s3.port={s3}"],
+         "-s3", f"-s3.port={s3}", "-s3.port.iceberg=0", "-s3.port.lance=0"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     endpoint = f"http://127.0.0.1:{s3}"
     try:
