@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from rage.errors import ConfigError
 from rage.redact import patterns as P
 from rage.redact.literals import registered_literals
+from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
@@ -25,7 +26,7 @@ from rage.redact.scan import (
     group_plan,
     scan_plan,
 )
-from rage.sensitive import looks_secret_name
+from rage.sensitive import looks_harmless_value, looks_secret_name
 
 MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
 PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
@@ -33,6 +34,11 @@ PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 _PSEUDONYM = re.compile(r"user-\d+")
+_LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
+_ESCAPED_EOL = re.compile(rb"\\r\\n|\\n")
+_NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
+_NETRC_PREV = re.compile(rb"(?:^|\s)(?:login|machine|account)\s")
+_NETRC = re.compile(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
 
 _Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 Spans = list[tuple[int, int]]
@@ -119,9 +125,10 @@ class RedactionEngine:
                 anchored.setdefault(a[0], []).extend(fmt.anchored)
                 trig(fallback.setdefault(a[0], {}), fmt.triggers, fmt.back)
         add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
-        for _name, form in P.KEY_VALUE_FORMS:
-            add(form, self._key_value)
+        for name, form in P.KEY_VALUE_FORMS:
+            add(form, self._key_value_form(name))
         trig(ci, P.SECRET_WORDS, IDENT)
+        trig(ci, P.FORM_TRIGGERS, 0)
         if self._pseudonymize:
             self._add_names(add, lambda t, i: trig(ci if i else cs, [t], 0))
         self._alts = handlers
@@ -210,20 +217,35 @@ class RedactionEngine:
             return m.start(g), m.end(g), self._defer + raw + b"\x00"
         return m.start(g), m.end(g), self._pseudonym(name).encode()
 
-    def _key_value(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+    def _key_value_form(self, name: str) -> _Handler:
+        forced = name.startswith("forced-")
+        netrc = name == "forced-netrc"
+
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+            if netrc and not _netrc_context(m.string, m.start(), m.end()):
+                return m.start() + 1
+            return self._key_value(m, i, forced=forced)
+        return handle
+
+    def _key_value(self, m: re.Match[bytes], i: int, *, forced: bool = False
+                   ) -> tuple[int, int, bytes] | int:
         kg, vg = f"k{i}", f"v{i}"
         vs, ve = m.span(vg)
         has_key = kg in m.re.groupindex
         if has_key:
             key = m.group(kg).strip(b"\"'").lstrip(b"-")
-            if not looks_secret_name(key.decode("ascii", "replace")):
+            if not forced and not looks_secret_name(key.decode("ascii", "replace")):
                 return m.end(kg)
+            if key.lower() in (b"key", b"name") and _NEXT_VALUE.match(m.string, ve):
+                return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
         else:  # a bare "Bearer <token>"
             key = b"authorization"
         lkey = key.lower()
         buf = m.string
         value = buf[vs:ve]
-        if value[:1] in (b'"', b"'") and len(value) >= 2:
+        if value[:2] == b'\\"' and value[-2:] == b'\\"' and len(value) >= 4:
+            vs, ve = vs + 2, ve - 2  # keep the escaped quotes
+        elif value[:1] in (b'"', b"'") and len(value) >= 2:
             vs, ve = vs + 1, ve - 1  # keep the quotes
         if lkey in (b"cookie", b"set-cookie"):
             kind = "cookie"
@@ -236,6 +258,8 @@ class RedactionEngine:
             # or up to the quote that opened the header ("Cookie: a=1; b=2")
             end = buf.find(b"\n", vs, len(buf))
             end = len(buf) if end < 0 else end
+            esc = _ESCAPED_EOL.search(buf, vs, end)  # a dump: `...\r\nHost: x\r\n'`
+            end = esc.start() if esc is not None else end
             ks = m.start(kg) if has_key else 0
             opener = buf[ks:ks + 1] if buf[ks:ks + 1] in (b'"', b"'") else buf[max(ks - 1, 0):ks]
             if opener in (b'"', b"'"):
@@ -251,9 +275,11 @@ class RedactionEngine:
                 vs += len(buf[vs:ve]) - len(buf[vs:ve].lstrip())
                 value = buf[vs:ve]
         low = value.lower()
-        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or (
-            value.isdigit() and len(value) <= 6
-            and not any(w in lkey.decode("ascii", "replace").lower() for w in P.PASSWORD_WORDS)
+        skey = lkey.decode("ascii", "replace")
+        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or _LINE_NO.match(value) or (
+            looks_harmless_value(value.decode("utf-8", "replace"))
+            and not (value.strip(b"\"'").isdigit()
+                     and any(w in skey for w in P.PASSWORD_WORDS))
         ):
             return m.end(kg) if has_key else m.end()
         self._count(kind)
@@ -339,6 +365,9 @@ class RedactionEngine:
         if a >= b:
             return b""
         region = buf[a:b] if a or b != len(buf) else buf
+        if needs_normalizing(region):  # matched, and kept, as the terminal showed it
+            region = buf = normalize(region)
+            a = 0
         starts = candidate_starts(region, self._scan, reference=self.reference_scan)
         if not starts:
             return region
@@ -371,6 +400,20 @@ class RedactionEngine:
             pos = max(m.end() - a, last)
         parts.append(region[last:])
         return b"".join(parts)
+
+
+def _netrc_context(buf: bytes, s: int, e: int) -> bool:
+    """``password X`` is a .netrc entry after ``login u`` or alone on its line."""
+    ls = buf.rfind(b"\n", 0, s) + 1
+    if _NETRC.search(buf, ls, s):
+        return True
+    le = buf.find(b"\n", e)
+    le = len(buf) if le < 0 else le
+    if buf[ls:s].strip() or buf[e:le].strip():
+        return False
+    # one keyword per line: the entry's `login` or `machine` is on the line before
+    prev = buf[buf.rfind(b"\n", 0, max(ls - 1, 0)) + 1:ls]
+    return _NETRC_PREV.search(prev) is not None
 
 
 def host_names(host: str | None) -> tuple[str, ...]:
