@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 
 from rage.errors import ConfigError
 from rage.redact import patterns as P
+from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
 from rage.redact.literals import registered_literals
 from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.scan import (
@@ -34,6 +35,8 @@ PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 _PSEUDONYM = re.compile(r"user-\d+")
+# named groups of catalogue entries, renamed per alternative: `(?P<secret>` -> `(?P<secret_7>`
+_GROUP_NAME = re.compile(rb"\(\?P([<=])(\w+)(?=[>)])")
 _LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
 _ESCAPED_EOL = re.compile(rb"\\r\\n|\\n")
 _NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
@@ -73,6 +76,8 @@ class RedactionEngine:
         self._scan = ScanPlan(cs=(), ci=(), anchors={}, fallback={}, url_at=False)
         self.reference_scan = False  # tests: search every plain trigger (see rage.redact.scan)
         self._pem = re.compile(P.PRIVATE_KEY)
+        self._catalogue = _catalogue()
+        self._searched: dict[bytes, tuple[re.Pattern[bytes], ...]] = {}
         # in a worker process: other people's names unknown at fork time are written as
         # marker + name + NUL, for the parent to number in order of first appearance
         self._defer: bytes | None = None
@@ -116,14 +121,22 @@ class RedactionEngine:
             trig(cs, enc, 0)
         anchored: dict[int, list[bytes]] = {}
         fallback: dict[int, dict[bytes, set[int]]] = {}
-        for fmt in P.TOKEN_FORMATS:
-            add(fmt.regex, self._whole(fmt.kind))
-            a = anchor_for(fmt.anchored) if fmt.anchored else None
+        searched: dict[bytes, list[re.Pattern[bytes]]] = {}
+        for fmt in self._catalogue:
+            i = len(alts)
+            add(_GROUP_NAME.sub(b"(?P\\1\\2_%d" % i, fmt.regex),
+                self._format_handler(fmt.kind, f"secret_{i}" if fmt.has_secret else None))
+            if not fmt.at_start:
+                for p in fmt.prefixes:
+                    searched.setdefault(p, []).append(fmt.search)
+                continue
+            a = anchor_for(fmt.prefixes)
             if a is None:
-                trig(cs, fmt.triggers, fmt.back)
+                trig(cs, fmt.prefixes, 0)
             else:
-                anchored.setdefault(a[0], []).extend(fmt.anchored)
-                trig(fallback.setdefault(a[0], {}), fmt.triggers, fmt.back)
+                anchored.setdefault(a[0], []).extend(fmt.prefixes)
+                trig(fallback.setdefault(a[0], {}), fmt.prefixes, 0)
+        self._searched = {p: tuple(v) for p, v in searched.items()}
         add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
         for name, form in P.KEY_VALUE_FORMS:
             add(form, self._key_value_form(name))
@@ -187,6 +200,19 @@ class RedactionEngine:
         trig(b"/Users/", False)
 
     # handlers: return (start, end, replacement) or, to decline, the position to resume at
+
+    def _format_handler(self, kind: str, group: str | None) -> _Handler:
+        if group is None:
+            return self._whole(kind)
+        rep = f"[REDACTED:{kind}]".encode()
+
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+            s, e = m.span(group)
+            if s < 0:
+                return m.start() + 1
+            self._count(kind)
+            return s, e, rep
+        return handle
 
     def _whole(self, kind: str) -> _Handler:
         return self._fixed(kind, f"[REDACTED:{kind}]".encode())
@@ -369,6 +395,11 @@ class RedactionEngine:
             region = buf = normalize(region)
             a = 0
         starts = candidate_starts(region, self._scan, reference=self.reference_scan)
+        if self._searched:
+            found: set[int] = set()
+            search_starts(region, self._searched, found)
+            if found:
+                starts = sorted(found.union(starts))
         if not starts:
             return region
         parts: list[bytes] = []
@@ -400,6 +431,16 @@ class RedactionEngine:
             pos = max(m.end() - a, last)
         parts.append(region[last:])
         return b"".join(parts)
+
+
+_CATALOGUE: tuple[Compiled, ...] | None = None
+
+
+def _catalogue() -> tuple[Compiled, ...]:
+    global _CATALOGUE
+    if _CATALOGUE is None:
+        _CATALOGUE = compiled_catalogue()
+    return _CATALOGUE
 
 
 def _netrc_context(buf: bytes, s: int, e: int) -> bool:

@@ -12,61 +12,8 @@ provider format or by the name they are stored under (``password=...``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-# A token must not be glued to a letter or digit on its left ("task-sk-..." is not a key).
-_LEFT = rb"(?<![A-Za-z0-9])"
-
-
-@dataclass(frozen=True)
-class TokenFormat:
-    """A provider's credential format: the whole match is replaced by ``[REDACTED:kind]``."""
-
-    kind: str
-    regex: bytes
-    triggers: tuple[bytes, ...]  # case-sensitive literals, one of which every match contains
-    back: int = 0  # how far before its trigger a match starts
-    # literals one of which every match starts with, each holding an anchor byte (`_`, `A`, `J`):
-    # found by one pass for the byte instead of one pass per trigger (see rage/redact/scan.py)
-    anchored: tuple[bytes, ...] = ()
-
-
-TOKEN_FORMATS: tuple[TokenFormat, ...] = (
-    TokenFormat("aws-access-key", _LEFT + rb"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}",
-                (b"IA", b"CA"), back=2, anchored=(b"AKIA", b"ASIA", b"ABIA", b"ACCA")),
-    TokenFormat("github-token", _LEFT + rb"gh[pousr]_[A-Za-z0-9]{36,251}",
-                (b"gh",), anchored=(b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_")),
-    TokenFormat("github-token", _LEFT + rb"github_pat_[A-Za-z0-9_]{22,255}",
-                (b"github_pat_",), anchored=(b"github_pat_",)),
-    # whole prefixes, dash included: found with the other dashed triggers in one pass
-    TokenFormat("gitlab-token", _LEFT + rb"gl(?:pat|dt|rt)-[A-Za-z0-9_\-]{20,255}",
-                (b"glpat-", b"gldt-", b"glrt-")),
-    TokenFormat("slack-token", _LEFT + rb"xox[abposre]-[A-Za-z0-9\-]{10,250}",
-                tuple(b"xox%c-" % c for c in b"abposre")),
-    TokenFormat("slack-token",
-                rb"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}",
-                (b"hooks.slack.com/services/",), back=len(b"https://")),
-    TokenFormat("stripe-key", _LEFT + rb"[sr]k_(?:live|test)_[A-Za-z0-9]{16,250}",
-                (b"k_",), back=1, anchored=(b"sk_live_", b"sk_test_", b"rk_live_", b"rk_test_")),
-    TokenFormat("npm-token", _LEFT + rb"npm_[A-Za-z0-9]{36}", (b"npm_",), anchored=(b"npm_",)),
-    TokenFormat("pypi-token", _LEFT + rb"pypi-AgE[A-Za-z0-9_\-]{50,1000}", (b"pypi-",)),
-    # before openai: both start with "sk-"
-    TokenFormat("anthropic-key",
-                _LEFT + rb"sk-ant-(?:api|admin|oat|ort)[0-9]{2}-[A-Za-z0-9_\-]{20,300}",
-                (b"sk-",)),
-    # project/service keys carry a dash-separated type; legacy keys are one alphanumeric run
-    # (a dash-separated slug like "sk-learn-tutorial-..." must not match)
-    TokenFormat("openai-key",
-                _LEFT + rb"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,300}"
-                rb"|[A-Za-z0-9]{32,300})",
-                (b"sk-",)),
-    TokenFormat("google-api-key", _LEFT + rb"AIza[0-9A-Za-z_\-]{35}", (b"AIza",),
-                anchored=(b"AIza",)),
-    TokenFormat("jwt",
-                rb"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{8,8192}"
-                rb"\.[A-Za-z0-9_\-]{0,4096}",
-                (b"eyJ",), anchored=(b"eyJ",)),
-)
+# Provider token formats are data, in rage/redact/formats.py (compiled by
+# rage/redact/catalogue.py); this module holds the key/value, header, URL and key-block rules.
 
 # Words that make a name look secret; a superset prefilter for
 # rage.sensitive.looks_secret_name, which has the final say on every candidate key.
