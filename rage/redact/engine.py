@@ -15,6 +15,7 @@ from rage.errors import ConfigError
 from rage.redact import patterns as P
 from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
 from rage.redact.literals import registered_literals
+from rage.redact.multiline import hold_back, redact_multiline
 from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.scan import (
     GROUP_BYTES,
@@ -329,10 +330,10 @@ class RedactionEngine:
             if nl >= 0:
                 limit = nl + 1
             elif n > MAX_SEGMENT:
-                cut = max(buf.rfind(b" ", 0, MAX_SEGMENT), buf.rfind(b"\t", 0, MAX_SEGMENT))
-                limit = cut + 1 if cut > MAX_SEGMENT // 2 else MAX_SEGMENT
+                limit = segment_cut(buf)
             else:
                 return 0, []
+            limit = hold_back(buf, limit)  # a value across lines is redacted whole
         spans: Spans = []
         p = buf.find(P.PRIVATE_KEY_BEGIN, 0, limit)
         while p >= 0:
@@ -401,7 +402,7 @@ class RedactionEngine:
             if found:
                 starts = sorted(found.union(starts))
         if not starts:
-            return region
+            return redact_multiline(region, self._count)
         parts: list[bytes] = []
         last = 0  # in region coordinates
         pos = 0
@@ -430,7 +431,7 @@ class RedactionEngine:
             last = ve - a
             pos = max(m.end() - a, last)
         parts.append(region[last:])
-        return b"".join(parts)
+        return redact_multiline(b"".join(parts), self._count)
 
 
 _CATALOGUE: tuple[Compiled, ...] | None = None
@@ -441,6 +442,20 @@ def _catalogue() -> tuple[Compiled, ...]:
     if _CATALOGUE is None:
         _CATALOGUE = compiled_catalogue()
     return _CATALOGUE
+
+
+def segment_cut(buf: bytes) -> int:
+    """Where a line longer than :data:`MAX_SEGMENT` is cut in a stream: after the last
+    record separator (``,`` ``;`` ``}`` ``]`` ``>`` ``|``) in its second half, so that a
+    ``"key": "value"`` pair or a token crossing the 1 MiB mark lands whole in the next
+    segment; else after the last space or quote; else at the mark (a run of half a MiB of
+    token characters holds no token the engine would match: tokens end at a boundary)."""
+    lo = MAX_SEGMENT // 2
+    for seps in (b",;}]>|", b" \t\"'"):
+        cut = max(buf.rfind(bytes([c]), lo, MAX_SEGMENT) for c in seps)
+        if cut >= lo:
+            return cut + 1
+    return MAX_SEGMENT
 
 
 def _netrc_context(buf: bytes, s: int, e: int) -> bool:
