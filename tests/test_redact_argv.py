@@ -85,3 +85,55 @@ def test_bundle_has_no_argv_secret_anywhere(tmp_path: Path) -> None:
     summary = (dest / "summary.md").read_text()
     assert "--token '[REDACTED:secret-field]'" in summary
     assert os.fsencode(str(script.name)) in blob  # the rest of the command line is evidence
+
+
+TOKEN = "ghp_" + "Zq8Lr2Vx9Kp4Tn6Wm1Hc3Bd5Fg7Js0Ya2Ue4"
+SHA = "0123456789abcdef0123456789abcdef01234567"
+UUID = "3f2a1b4c-1234-4abc-9def-0123456789ab"
+
+
+def _bundle_files(tmp_path: Path, *args: str, env: dict[str, str] | None = None
+                  ) -> dict[str, bytes]:
+    out = tmp_path / "b.tar.zst"
+    proc = run_rage("report", "--last", "--yes", "--output", str(out), *args, env=env)
+    assert proc.returncode == 0, proc.stderr
+    dest = tmp_path / "x"
+    dest.mkdir()
+    subprocess.run(f"zstd -qdc {out} | tar -x -C {dest}", shell=True, check=True)
+    return {p.relative_to(dest).as_posix(): p.read_bytes()
+            for p in dest.rglob("*") if p.is_file()}
+
+
+def test_pty_recording_with_colour_codes_is_redacted(tmp_path: Path) -> None:
+    """pty mode keeps every escape the program wrote: a coloured token, and a key=value cut
+    by grep's `\\e[01;31m...\\e[m\\e[K`, are found, and the bundle holds the plain text."""
+    from tests.test_select import pty_rage
+
+    script = tmp_path / "colour.py"  # the secrets in its output only, not in argv
+    script.write_text(f"print('\\x1b[32m{TOKEN}\\x1b[0m')\n"
+                      f"print('password\\x1b[01;31m\\x1b[K=\\x1b[m\\x1b[K{S}')\n"
+                      "print('done')\n")
+    with pty_rage("run", "--app", "ptyapp", "--", sys.executable, str(script)) as p:
+        p.expect("done")
+        assert p.wait() == 0
+    files = _bundle_files(tmp_path, "--no-collect")
+    blob = b"".join(files.values())
+    assert TOKEN.encode() not in blob and S.encode() not in blob
+    output = files.get("run/output.log", b"")
+    assert b"[REDACTED:github-token]" in output and b"\x1b" not in output
+    assert b"password=[REDACTED:secret-field]" in output
+
+
+def test_environment_section_keeps_evidence_and_hides_secrets(tmp_path: Path) -> None:
+    env = dict(os.environ, GIT_COMMIT=SHA, BUILD_ID=UUID, MAX_TOKENS="4096",
+               AUTH_METHOD="oidc", KEY_VAULT_NAME="acme-prod-kv", DB_PASS=S,
+               storageAccountKey=S + "2", GITHUB_PAT=S + "3")
+    proc = run_rage("run", "--app", "envapp", "--", sys.executable, "-c", "pass", env=env)
+    assert proc.returncode == 0, proc.stderr
+    files = _bundle_files(tmp_path, "--only", "environment", env=env)
+    blob = b"".join(files.values())
+    assert S.encode() not in blob
+    envjson = files["collectors/environment.json"].decode()
+    for name, value in (("GIT_COMMIT", SHA), ("BUILD_ID", UUID), ("MAX_TOKENS", "4096"),
+                        ("AUTH_METHOD", "oidc"), ("KEY_VAULT_NAME", "acme-prod-kv")):
+        assert f'"{name}": "{value}"' in envjson, name

@@ -20,7 +20,10 @@ from typing import Any
 
 from rage.redact.formats import FORMATS, SecretFormat
 
-_BEFORE = rb"(?<![A-Za-z0-9])"
+# not glued to a letter or digit on the left, except the `m`/`K` that ends a colour code
+# written out as text (`\x1b[32m`, `\u001b[0m` in JSON logs, `\033[1;31m` in source code),
+# where the escape itself was never a byte the normaliser could remove
+_BEFORE = rb"(?:(?<![A-Za-z0-9])|(?<=[0-9;\[][mK]))"
 _AFTER = rb"(?![A-Za-z0-9])"
 MIN_PREFIX = 3
 _GLOBAL_FLAGS = re.compile(rb"\(\?([aiLmsux]+)\)")
