@@ -51,7 +51,7 @@ def _leading(regex: str) -> set[str] | None:
 
     def walk(items: Any) -> set[str] | None:
         lit = ""
-        for op, av in items:
+        for pos, (op, av) in enumerate(items):
             if op is c.LITERAL:
                 lit += chr(av)
                 continue
@@ -68,6 +68,11 @@ def _leading(regex: str) -> set[str] | None:
                 return out
             if op is c.AT:
                 continue
+            if op is c.IN and len(av) <= 8 and all(o is c.LITERAL for o, _v in av):
+                # a small class (`[sr]k_live_`): one literal per member
+                rest = walk(list(items)[pos + 1:])
+                tails = rest if rest is not None else {""}
+                return {lit + chr(v) + t for _o, v in av for t in tails}
             break
         return {lit} if lit else None
 

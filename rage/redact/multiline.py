@@ -45,24 +45,30 @@ _OPENERS = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret", b"Beare
 Count = Callable[[str], None]
 
 
+_RULES_BY_NEEDLE = (
+    (b": |", "block"), (b": >", "block"), (b"kind: Secret", "secret"), (b"value:", "pair"),
+    (b"value\":", "pair"), (b"value':", "pair"), (b"Private-Lines:", "ppk"),
+    (b"[REDACTED:auth-header]", "wrapped"), (b"[REDACTED:jwt]", "wrapped"),
+)
+
+
 def needed(buf: bytes) -> bool:
     """Cheap test: could any rule apply to ``buf``?"""
-    return (b": |" in buf or b": >" in buf or b"[REDACTED:" in buf or b"value" in buf
-            or b"kind: Secret" in buf or b"Private-Lines:" in buf)
+    return any(n in buf for n, _rule in _RULES_BY_NEEDLE)
 
 
 def redact_multiline(buf: bytes, count: Count) -> bytes:
     """Apply every rule to ``buf`` (already redacted line by line)."""
-    if not needed(buf):
+    found = [(rule, at) for needle, rule in _RULES_BY_NEEDLE
+             if (at := _line_numbers(buf, needle))]
+    if not found:
         return buf
     lines = buf.split(b"\n")
+    rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
+             "ppk": _ppk, "wrapped": _wrapped}
     hit = False
-    for needle, rule in ((b": |", _block_scalars), (b": >", _block_scalars),
-                         (b"kind: Secret", _secret_data), (b"value", _name_value),
-                         (b"Private-Lines:", _ppk), (b"[REDACTED:", _wrapped)):
-        at = _line_numbers(buf, needle)
-        if at:
-            hit |= rule(lines, at, count)
+    for rule, at in found:
+        hit |= rules[rule](lines, at, count)
     return b"\n".join(lines) if hit else buf
 
 
@@ -130,12 +136,18 @@ def _wrapped(lines: list[bytes], at: list[int], count: Count) -> bool:
         prev = lines[i].rstrip(b"\r")
         if not prev.endswith((b"[REDACTED:auth-header]", b"[REDACTED:jwt]")):
             continue
+        kind = prev[prev.rindex(b"[REDACTED:") + 10:-1].decode()
         j = i + 1
         while j < len(lines) and _WRAPPED.fullmatch(lines[j]) and _tokenish(lines[j]):
-            lines[j] = _mask(lines[j], "secret-field", count)
+            # the rest of a secret already counted: replaced, not counted again
+            lines[j] = _mask(lines[j], kind, _no_count)
             hit = True
             j += 1
     return hit
+
+
+def _no_count(kind: str) -> None:
+    pass
 
 
 def _tokenish(line: bytes) -> bool:
