@@ -1,0 +1,530 @@
+"""The independent redaction corpus (tests/corpus/): every catalogued kind in every context,
+the structural shapes, argv and the environment, then real runs end to end; and the benign
+corpus of real tool output that must survive untouched.
+
+Cases today's engine still fails are listed in tests/corpus/known_failures.txt and marked
+``xfail(strict=True)``: when a fix lands, the XPASS fails the run and says which line of
+that file to delete; ``python -m tests.corpus.known`` regenerates the file.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import random
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rage.redact import Redactor
+from rage.redact.engine import is_name
+from rage.redact.formats import FORMATS, SecretFormat
+from tests.conftest import rage_cmd
+from tests.corpus.contexts import (
+    ARGV,
+    STRUCTURAL,
+    TOKEN_CONTEXTS,
+    names,
+    password,
+    render,
+)
+from tests.corpus.secrets import SAMPLES, sample
+from tests.test_select import Pty
+
+CORPUS = Path(__file__).parent / "corpus"
+KNOWN = {
+    line.split("#")[0].strip()
+    for line in (CORPUS / "known_failures.txt").read_text().splitlines()
+    if line.split("#")[0].strip()
+}
+NO_XFAIL = os.environ.get("RAGE_CORPUS_NO_XFAIL") == "1"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
+
+# why a whole class of cases fails today; the case id says which member of the class
+CONTEXT_REASON = {
+    "ansi-color": "a token right after a colour escape is not matched",
+    "grep-color": "grep --color escapes around the value cut the match",
+    "ansi-label": "colour escapes between the label and the value",
+    "xml-element": "XML element values are not parsed",
+    "xml-attr": "XML key/value attributes are not parsed",
+    "csv": "CSV fields are not parsed",
+    "escaped-json": "escaped JSON inside a JSON string",
+    "http-debug": "one-line HTTP debug dumps",
+    "sql": "SQL string literals",
+    "code-arrow": "code shapes (=>)",
+    "semicolon-list": "unquoted values cut at ';'",
+    "comma-list": "unquoted values cut at ','",
+    "cr-redraw": "carriage-return redraws",
+    "k8s-env": "name/value on separate lines",
+    "yaml-block": "YAML block scalars",
+}
+
+
+def known(case: str, reason: str) -> Any:
+    """Mark ``case`` strict-xfail when today's engine is known to fail it."""
+    if case in KNOWN and not NO_XFAIL:
+        why = f"{reason} (delete '{case}' from tests/corpus/known_failures.txt when fixed)"
+        return pytest.mark.xfail(strict=True, reason=why)
+    return ()
+
+
+def leaks(secret: str, out: str) -> str | None:
+    """The part of ``secret`` still visible in ``out``: the whole, or any 12-character piece
+    (a secret cut in two by a separator or an escape is still a leak)."""
+    texts = (out, _ANSI.sub("", out))
+    if any(secret in t for t in texts):
+        return secret
+    n = 12
+    for i in range(len(secret) - n + 1):
+        piece = secret[i : i + n]
+        if any(piece in t for t in texts):
+            return piece
+    return None
+
+
+@pytest.fixture(autouse=True)
+def rage_home() -> None:
+    """Thousands of in-process cases touch no state directory: skip the per-test one
+    (conftest's); every subprocess below gets its own RAGE_HOME explicitly."""
+
+
+@pytest.fixture(scope="module")
+def redactor() -> Redactor:
+    return Redactor(pseudonymize=False)
+
+
+# -- the catalogue itself ------------------------------------------------------------------
+
+
+def _boundary_matches(fmt: SecretFormat, text: str) -> Iterator[re.Match[str]]:
+    """Matches as the engine takes them: not glued to [A-Za-z0-9] on either side."""
+    for m in re.finditer(fmt.regex, text):
+        s, e = m.span()
+        if s > 0 and text[s - 1].isascii() and text[s - 1].isalnum():
+            continue
+        if e < len(text) and text[e].isascii() and text[e].isalnum():
+            continue
+        yield m
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=[f"{f.kind}#{i}" for i, f in enumerate(FORMATS)])
+def test_catalogue_entry_is_well_formed(fmt: SecretFormat) -> None:
+    compiled = re.compile(fmt.regex)
+    assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", fmt.kind)
+    assert fmt.prefixes and all(len(p) >= 3 for p in fmt.prefixes)
+    assert fmt.source.startswith("https://") and fmt.provider
+    assert "\n" not in fmt.regex and "\\b" not in fmt.regex and "(?<" not in fmt.regex
+    assert set(compiled.groupindex) <= {"secret"}
+
+
+def test_every_kind_has_samples_and_every_sample_a_kind() -> None:
+    assert {f.kind for f in FORMATS} == {kind for kind, _ in SAMPLES.values()}
+    assert len(FORMATS) > 100
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_sample_is_matched_by_its_format(name: str) -> None:
+    kind, secret, planted = sample(name)
+    hits = [
+        (f, m)
+        for f in FORMATS
+        if f.kind == kind
+        for m in _boundary_matches(f, planted)
+        if secret in m.group("secret" if "(?P<secret>" in f.regex else 0)
+    ]
+    assert hits, f"{name}: {planted!r}"
+    assert all(any(p in m.group(0) for p in f.prefixes) for f, m in hits)
+
+
+def _benign_lines() -> list[tuple[str, str]]:
+    out, section = [], "misc"
+    for line in (CORPUS / "benign.txt").read_text().splitlines():
+        if line.startswith("## "):
+            section = re.sub(r"[^a-z0-9]+", "-", line[3:].lower()).strip("-")
+        elif line and not line.startswith("# "):
+            slug = re.sub(r"[^A-Za-z0-9]+", "-", line).strip("-")[:48].lower()
+            out.append((f"{section}:{slug}", line))
+    return out
+
+
+BENIGN = _benign_lines()
+
+
+def test_catalogue_spares_the_benign_corpus() -> None:
+    hits = [
+        (f.kind, line) for _, line in BENIGN for f in FORMATS for _m in _boundary_matches(f, line)
+    ]
+    assert hits == []
+
+
+# -- through the public API ----------------------------------------------------------------
+
+
+def _token_cases() -> Iterator[Any]:
+    for name in sorted(SAMPLES):
+        for ctx in TOKEN_CONTEXTS:
+            case = f"token:{name}@{ctx}"
+            if f"token:{name}@bare" in KNOWN:
+                reason = "the engine does not know this format"
+            else:
+                reason = CONTEXT_REASON.get(ctx, f"context {ctx}")
+            yield pytest.param(name, ctx, id=f"{name}@{ctx}", marks=known(case, reason))
+
+
+@pytest.mark.parametrize(("name", "ctx"), list(_token_cases()))
+def test_token_in_context(redactor: Redactor, name: str, ctx: str) -> None:
+    kind, secret, planted = sample(name)
+    text = render(TOKEN_CONTEXTS[ctx], planted, kind)
+    out = redactor.text(text)
+    # pytest.fail without a traceback: thousands of known failures stay cheap
+    if (piece := leaks(secret, out)) is not None or "[REDACTED" not in out:
+        pytest.fail(f"{piece!r} survives in {out!r}", pytrace=False)
+
+
+def _structural(name: str) -> tuple[str, tuple[str, ...]]:
+    return STRUCTURAL[name](random.Random(f"rage-corpus:structural:{name}"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=known(f"structural:{n}", f"shape {n}")) for n in STRUCTURAL],
+)
+def test_structural_shape(redactor: Redactor, name: str) -> None:
+    text, secrets = _structural(name)
+    out = redactor.text(text)
+    for s in secrets:
+        if (piece := leaks(s, out)) is not None:
+            pytest.fail(f"{piece!r} survives in {out!r}", pytrace=False)
+
+
+def _argv_secret(name: str) -> str:
+    return password(random.Random(f"rage-corpus:argv:{name}"))
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=known(f"argv:{n}", f"argv form {n}")) for n in ARGV]
+)
+def test_argv_as_the_report_redacts_it(redactor: Redactor, name: str) -> None:
+    secret = _argv_secret(name)
+    argv = ARGV[name](secret)
+    meta = json.dumps(redactor.data({"argv": argv}))
+    command = redactor.text(shlex.join(argv))
+    for out in (meta, command):
+        if (piece := leaks(secret, out)) is not None:
+            pytest.fail(f"{piece!r} survives in {out!r}", pytrace=False)
+
+
+def _env_cases() -> Iterator[Any]:
+    for name in sorted(SAMPLES):
+        for form in ("named", "in-options"):
+            case = f"env:{name}@{form}"
+            yield pytest.param(name, form, id=f"{name}@{form}", marks=known(case, f"env {form}"))
+
+
+@pytest.mark.parametrize(("name", "form"), list(_env_cases()))
+def test_environment_value(redactor: Redactor, name: str, form: str) -> None:
+    kind, secret, planted = sample(name, "env")
+    env = {names(kind)[0]: planted} if form == "named" else {"ACME_OPTS": f"-v {planted} -q"}
+    out = json.dumps(redactor.data(env))
+    if (piece := leaks(secret, out)) is not None:
+        pytest.fail(f"{piece!r} survives in {out!r}", pytrace=False)
+
+
+@pytest.mark.parametrize(
+    ("case", "line"),
+    [
+        pytest.param(c, t, id=c, marks=known(f"benign:{c}", "a harmless line is damaged"))
+        for c, t in BENIGN
+    ],
+)
+def test_benign_line_survives(redactor: Redactor, case: str, line: str) -> None:
+    if (out := redactor.text(line)) != line:
+        pytest.fail(f"damaged: {out!r}", pytrace=False)
+
+
+BENIGN_ENV = {
+    "GIT_COMMIT": "3f9c2a7be41d0c58e6f2a9b7d1c4e8f05a6b3c21",
+    "BUILD_ID": "6f1d2c3b-9a8e-4f7d-b6c5-a4e3d2c1b0f9",
+    "MAX_TOKENS": "4096",
+    "AUTH_METHOD": "oidc",
+    "SESSION_TIMEOUT": "3600",
+    "KEY_VAULT_NAME": "acme-prod-kv",
+    "PUBLIC_KEY_PATH": "/etc/app/signing.pub",
+    "TOKEN_FILE": "/run/secrets/token",
+}
+
+
+@pytest.mark.parametrize(
+    "var",
+    [
+        pytest.param(v, marks=known(f"benign-env:{v}", "a harmless variable is damaged"))
+        for v in BENIGN_ENV
+    ],
+)
+def test_benign_environment_survives(redactor: Redactor, var: str) -> None:
+    assert redactor.data({var: BENIGN_ENV[var]}) == {var: BENIGN_ENV[var]}
+
+
+# -- end to end: real runs (pipes, a pty), an attached log, argv and the environment, then
+# `rage report` and every byte of the bundle read back ---------------------------------------
+
+E2E_SAMPLES = (
+    "github-token",
+    "aws-access-key",
+    "slack-token",
+    "stripe-webhook-secret",
+    "sendgrid-api-key",
+    "telegram-bot-token/url",
+    "discord-bot-token",
+    "vault-token",
+    "docker-hub-token",
+    "google-oauth-token",
+    "age-secret-key",
+    "heroku-api-key",
+    "databricks-token",
+    "huggingface-token",
+    "atlassian-api-token",
+    "azure-storage-key/connection-string",
+    "shopify-token/shared-secret",
+    "twilio-api-key",
+    "openai-key",
+    "jwt",
+)
+E2E_CONTEXTS = (
+    "log-sentence",
+    "ansi-color",
+    "traceback-arg",
+    "url-path",
+    "json-list",
+    "exception-message",
+    "grep-color",
+    "bare",
+)
+OUTPUT_SURFACES = ("stdout", "stderr", "attach", "pty")
+SURFACES = (*OUTPUT_SURFACES, "argv", "env")
+
+CHILD = r"""
+import json, sys
+plan = json.load(open(sys.argv[1]))
+for line in plan["stdout"]:
+    print(line, flush=True)
+for line in plan["stderr"]:
+    print(line, file=sys.stderr, flush=True)
+if plan.get("attach"):
+    with open(plan["attach"], "w") as f:
+        f.write("\n".join(plan["attach_lines"]) + "\n")
+"""
+
+
+def _plants(surface: str) -> list[tuple[str, str, str]]:
+    """(sample, secret, text) planted in one surface; each surface gets its own secrets."""
+    out = []
+    for i, name in enumerate(E2E_SAMPLES):
+        kind, secret, planted = sample(name, surface)
+        if surface in {"argv", "env"}:
+            text = planted
+        else:
+            text = render(TOKEN_CONTEXTS[E2E_CONTEXTS[i % len(E2E_CONTEXTS)]], planted, kind)
+        out.append((name, secret, text))
+    return out
+
+
+def _argv_tail() -> list[str]:
+    """The argv plants as a command line carries them: flags with values and bare words."""
+    tail: list[str] = []
+    for i, (_, _, text) in enumerate(_plants("argv")):
+        tail += [["--token", text], [f"--api-key={text}"], [text]][i % 3]
+    return tail
+
+
+def _env() -> dict[str, str]:
+    out = {}
+    for i, (name, _, text) in enumerate(_plants("env")):
+        var = names(SAMPLES[name][0])[0] if i % 2 else f"ACME_SETTING_{i}"
+        out[var] = text
+    return out
+
+
+def _benign_for_e2e() -> list[str]:
+    return [t for _, t in BENIGN if not _holds_user(t)]
+
+
+def _holds_user(line: str) -> bool:
+    """True when ``line`` holds this machine's user name, which a report pseudonymises."""
+    user = getpass.getuser()
+    return is_name(user) and user in line
+
+
+def _extract(bundle: Path, dest: Path) -> dict[str, str]:
+    dest.mkdir()
+    subprocess.run(f"zstd -dc '{bundle}' | tar -x -C '{dest}'", shell=True, check=True)
+    return {
+        str(p.relative_to(dest)): p.read_bytes().decode("utf-8", "replace")
+        for p in sorted(dest.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    """Two recorded runs (pipes, pty), each reported to a bundle; members by name."""
+    root = tmp_path_factory.mktemp("corpus-e2e")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGE_")}
+    env |= {"RAGE_HOME": str(root / "home"), "RAGE_CONFIG": str(root / "config.toml")}
+    child = root / "tool.py"
+    child.write_text(CHILD)
+    benign = _benign_for_e2e()
+    plan = {
+        "stdout": [t for _, _, t in _plants("stdout")] + benign,
+        "stderr": [t for _, _, t in _plants("stderr")],
+        "attach": str(root / "app.log"),
+        "attach_lines": [t for _, _, t in _plants("attach")],
+    }
+    (root / "pipe.json").write_text(json.dumps(plan))
+    pty_plan = {"stdout": [t for _, _, t in _plants("pty")] + benign, "stderr": []}
+    (root / "pty.json").write_text(json.dumps(pty_plan))
+
+    run = subprocess.run(
+        rage_cmd(
+            "run",
+            "--attach",
+            str(root / "app.log"),
+            "--",
+            sys.executable,
+            str(child),
+            str(root / "pipe.json"),
+            *_argv_tail(),
+        ),
+        env=env | _env(),
+        cwd=root,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    out: dict[str, dict[str, str]] = {}
+    out["pipe"] = _report(root, env, "pipe")
+
+    term = Pty(
+        rage_cmd("run", "--", sys.executable, str(child), str(root / "pty.json")),
+        env=env | {"TERM": "xterm-256color"},
+    )
+    try:
+        assert term.wait(timeout=120) == 0, term.seen[-2000:]
+    finally:
+        term.close()
+    out["pty"] = _report(root, env, "pty")
+    return out
+
+
+def _report(root: Path, env: dict[str, str], name: str) -> dict[str, str]:
+    bundle = root / f"{name}.tar.zst"
+    proc = subprocess.run(
+        rage_cmd("report", "--last", "--yes", "--output", str(bundle)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    members = _extract(bundle, root / name)
+    raw = subprocess.run(["zstd", "-dc", str(bundle)], check=True, capture_output=True).stdout
+    members["<tar stream>"] = raw.decode("utf-8", "replace")
+    return members
+
+
+def _e2e_cases() -> Iterator[Any]:
+    for surface in SURFACES:
+        for name in E2E_SAMPLES:
+            case = f"e2e:{surface}:{name}"
+            yield pytest.param(
+                surface, name, id=f"{surface}:{name}", marks=known(case, f"{surface} surface")
+            )
+
+
+@pytest.mark.parametrize(("surface", "name"), list(_e2e_cases()))
+def test_bundle_keeps_no_planted_secret(
+    bundles: dict[str, dict[str, str]], surface: str, name: str
+) -> None:
+    secret = next(s for n, s, _ in _plants(surface) if n == name)
+    run = bundles["pty" if surface == "pty" else "pipe"]
+    found = {m: piece for m, text in run.items() if (piece := leaks(secret, text))}
+    if found:
+        pytest.fail(f"survives in {found}", pytrace=False)
+
+
+def test_bundle_shows_the_run(bundles: dict[str, dict[str, str]]) -> None:
+    pipe = bundles["pipe"]
+    assert {
+        "manifest.json",
+        "summary.md",
+        "run/meta.json",
+        "run/stdout.log",
+        "run/stderr.log",
+        "run/attachments/app.log",
+        "collectors/environment.json",
+    } <= set(pipe)
+    assert json.loads(pipe["run/meta.json"])["mode"] == "pipe"
+    assert json.loads(bundles["pty"]["run/meta.json"])["mode"] == "pty"
+    counts = json.loads(pipe["manifest.json"])["redaction"]["counts"]
+    assert sum(counts.values()) >= len(E2E_SAMPLES)
+
+
+def _benign_e2e_cases() -> Iterator[Any]:
+    for mode in ("pipe", "pty"):
+        for case, line in BENIGN:
+            yield pytest.param(
+                mode,
+                line,
+                id=f"{mode}:{case}",
+                marks=known(f"e2e-benign:{mode}:{case}", "a harmless line is damaged"),
+            )
+
+
+@pytest.mark.parametrize(("mode", "line"), list(_benign_e2e_cases()))
+def test_bundle_keeps_benign_output(
+    bundles: dict[str, dict[str, str]], mode: str, line: str
+) -> None:
+    if _holds_user(line):
+        pytest.skip("the line holds this machine's user name, which is pseudonymised")
+    member = "run/stdout.log" if mode == "pipe" else "run/output.log"
+    text = bundles[mode].get(member, "").replace("\r\n", "\n")
+    if line not in text.splitlines():
+        pytest.fail("damaged or missing", pytrace=False)
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=known(f"e2e-argv:{n}", f"argv form {n}")) for n in ARGV]
+)
+def test_argv_form_end_to_end(tmp_path: Path, name: str) -> None:
+    """A real command with a secret argument, recorded, reported and read back."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGE_")}
+    env |= {
+        "RAGE_HOME": str(tmp_path / "home"),
+        "RAGE_CONFIG": str(tmp_path / "c.toml"),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+    }
+    secret = _argv_secret(name)
+    argv = ARGV[name](secret)
+    tool = bin_dir / argv[0]  # a stand-in that accepts the arguments and succeeds
+    tool.write_text("#!/bin/sh\nexit 0\n")
+    tool.chmod(0o755)
+    run = subprocess.run(
+        rage_cmd("run", "--", *argv), env=env, capture_output=True, timeout=60, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    members = _report(tmp_path, env, "bundle")
+    assert json.loads(members["run/meta.json"])["argv"][0] == argv[0]
+    found = {m: p for m, t in members.items() if (p := leaks(secret, t))}
+    assert found == {}
