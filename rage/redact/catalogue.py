@@ -15,8 +15,9 @@ report.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from rage.redact.formats import FORMATS, SecretFormat
 
@@ -41,6 +42,7 @@ class Compiled:
     search: re.Pattern[bytes]  # the alternative alone, to search a line (at_start False)
 
 
+_T = TypeVar("_T", bound=tuple[Any, ...])
 SKIPPED: list[tuple[str, str]] = []  # (kind, why): entries the engine left out
 
 
@@ -124,20 +126,35 @@ def compiled_catalogue() -> tuple[Compiled, ...]:
     return tuple(out)
 
 
-def search_starts(region: bytes, searched: dict[bytes, tuple[re.Pattern[bytes], ...]],
-                  starts: set[int]) -> None:
-    """Starts of the formats whose prefix is not where their match starts: each line holding
-    such a prefix is searched with those formats' regexes."""
-    for prefix, pats in searched.items():
-        i = region.find(prefix)
+def search_starts(region: bytes, searched: dict[bytes, tuple[_T, ...]],
+                  hits: dict[int, list[_T]], finder: Any = None) -> None:
+    """Where the formats whose prefix is not where their match starts do start: each line
+    holding such a prefix is searched with those formats' regexes (``entry[0]``); ``hits``
+    gets start -> the entries found there. ``finder``, an Aho-Corasick automaton of the
+    prefixes in ``searched``'s order, finds them all in one pass."""
+    prefixes = list(searched)
+    found: dict[bytes, list[int]] = {}
+    if finder is not None:
+        for idx, i, _e in finder.find_matches_as_indexes(region, overlapping=True):
+            found.setdefault(prefixes[idx], []).append(i)
+    for prefix, entries in searched.items():
+        where = iter(found.get(prefix, ())) if finder is not None else _finds(region, prefix)
         done_to = -1
-        while i >= 0:
+        for i in where:
             if i >= done_to:
                 ls = region.rfind(b"\n", 0, i) + 1
                 le = region.find(b"\n", i)
                 le = len(region) if le < 0 else le
-                for pat in pats:
-                    for m in pat.finditer(region, ls, le):
-                        starts.add(m.start())
+                for entry in entries:
+                    for m in entry[0].finditer(region, ls, le):
+                        got = hits.setdefault(m.start(), [])
+                        if entry not in got:
+                            got.append(entry)
                 done_to = le
-            i = region.find(prefix, i + 1)
+
+
+def _finds(region: bytes, needle: bytes) -> Iterator[int]:
+    i = region.find(needle)
+    while i >= 0:
+        yield i
+        i = region.find(needle, i + 1)

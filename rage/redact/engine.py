@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from rage.errors import ConfigError
 from rage.redact import patterns as P
@@ -21,11 +22,14 @@ from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
     IDENT,
+    KEY,
     Anchor,
     ScanPlan,
     anchor_for,
     candidate_starts,
     group_plan,
+    native_available,
+    native_plan,
     scan_plan,
 )
 from rage.sensitive import looks_harmless_value, looks_secret_name
@@ -36,8 +40,6 @@ PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 _PSEUDONYM = re.compile(r"user-\d+")
-# named groups of catalogue entries, renamed per alternative: `(?P<secret>` -> `(?P<secret_7>`
-_GROUP_NAME = re.compile(rb"\(\?P([<=])(\w+)(?=[>)])")
 _LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
 _ESCAPED_EOL = re.compile(rb"\\r\\n|\\n")
 _NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
@@ -46,6 +48,7 @@ _NETRC = re.compile(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
 
 _Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 Spans = list[tuple[int, int]]
+_Format = tuple["re.Pattern[bytes]", _Handler]  # a catalogue entry's regex and its handler
 
 
 def is_name(name: str | None) -> bool:
@@ -77,9 +80,13 @@ class RedactionEngine:
         self._scan = ScanPlan(cs=(), ci=(), anchors={}, fallback={}, url_at=False)
         self.reference_scan = False  # tests: search every plain trigger (see rage.redact.scan)
         self._pem = re.compile(P.PRIVATE_KEY)
+        self._lits: re.Pattern[bytes] | None = None
+        self._literal = self._whole("literal")
+        self._heads: dict[bytes, tuple[_Format, ...]] = {}
+        self._search_ac: Any = None
         self._catalogue = _catalogue()
         self._cat_prefixes = tuple(p for f in self._catalogue if f.at_start for p in f.prefixes)
-        self._searched: dict[bytes, tuple[re.Pattern[bytes], ...]] = {}
+        self._searched: dict[bytes, tuple[_Format, ...]] = {}
         # in a worker process: other people's names unknown at fork time are written as
         # marker + name + NUL, for the parent to number in order of first appearance
         self._defer: bytes | None = None
@@ -117,21 +124,27 @@ class RedactionEngine:
             alts.append(b"(?P<a%d>%s)" % (i, regex))
             handlers.append(handler)
 
+        self._lits = None
         if lits:
             enc = [s.encode("utf-8", "surrogatepass") for s in lits]
-            add(b"|".join(re.escape(e) for e in enc), self._whole("literal"))
+            # tried first at every start: what the user registered wins over any format
+            self._lits = re.compile(b"|".join(re.escape(e) for e in enc))
             trig(cs, enc, 0)
         anchored: dict[int, list[bytes]] = {}
         fallback: dict[int, dict[bytes, set[int]]] = {}
-        searched: dict[bytes, list[re.Pattern[bytes]]] = {}
+        searched: dict[bytes, list[_Format]] = {}
+        heads: dict[bytes, list[_Format]] = {}
+        # catalogue formats are not alternatives of the combined regex (which would try all
+        # of them at every start): a start is tried against the formats whose prefix begins
+        # with the three bytes found there, in catalogue order
         for fmt in self._catalogue:
-            i = len(alts)
-            add(_GROUP_NAME.sub(b"(?P\\1\\2_%d" % i, fmt.regex),
-                self._format_handler(fmt.kind, f"secret_{i}" if fmt.has_secret else None))
+            entry = (fmt.search, self._format_handler(fmt.kind, fmt.has_secret))
             if not fmt.at_start:
                 for p in fmt.prefixes:
-                    searched.setdefault(p, []).append(fmt.search)
+                    searched.setdefault(p, []).append(entry)
                 continue
+            for head in dict.fromkeys(p[:3] for p in fmt.prefixes):
+                heads.setdefault(head, []).append(entry)
             a = anchor_for(fmt.prefixes)
             if a is None:
                 trig(cs, fmt.prefixes, 0)
@@ -139,10 +152,16 @@ class RedactionEngine:
                 anchored.setdefault(a[0], []).extend(fmt.prefixes)
                 trig(fallback.setdefault(a[0], {}), fmt.prefixes, 0)
         self._searched = {p: tuple(v) for p, v in searched.items()}
+        self._search_ac = None
+        if searched and native_available():
+            import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
+
+            self._search_ac = ahocorasick_rs.BytesAhoCorasick(list(searched))
+        self._heads = {h: tuple(v) for h, v in heads.items()}
         add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
         for name, form in P.KEY_VALUE_FORMS:
             add(form, self._key_value_form(name))
-        trig(ci, P.SECRET_WORDS, IDENT)
+        trig(ci, P.SECRET_WORDS, KEY)
         trig(ci, P.FORM_TRIGGERS, 0)
         trig(cs, P.LINE_TRIGGERS, IDENT)
         if self._pseudonymize:
@@ -157,11 +176,16 @@ class RedactionEngine:
                         trig(cs, [t], mode)
                 continue
             anchors[c] = a[1]
+        every_cs = dict(cs)
+        for f in fallback.values():
+            for t, modes in f.items():
+                every_cs.setdefault(t, set()).update(modes)
+        native = native_plan(scan_plan(every_cs), scan_plan(ci))
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
         self._scan = ScanPlan(cs=cs_rest, ci=ci_rest, anchors=anchors,
                               fallback={c: scan_plan(f) for c, f in fallback.items()},
-                              url_at=True, groups=groups, ci_groups=ci_groups)
+                              url_at=True, groups=groups, ci_groups=ci_groups, native=native)
         master = re.compile(b"|".join(alts))
         # the outer group of an alternative closes last: m.lastindex names the alternative
         self._group_alt = [0] * (master.groups + 1)
@@ -204,13 +228,13 @@ class RedactionEngine:
 
     # handlers: return (start, end, replacement) or, to decline, the position to resume at
 
-    def _format_handler(self, kind: str, group: str | None) -> _Handler:
-        if group is None:
+    def _format_handler(self, kind: str, has_secret: bool) -> _Handler:
+        if not has_secret:
             return self._whole(kind)
         rep = f"[REDACTED:{kind}]".encode()
 
         def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
-            s, e = m.span(group)
+            s, e = m.span("secret")
             if s < 0:
                 return m.start() + 1
             self._count(kind)
@@ -406,11 +430,11 @@ class RedactionEngine:
             region = buf = normalize(region)
             a = 0
         starts = candidate_starts(region, self._scan, reference=self.reference_scan)
+        hits: dict[int, list[_Format]] = {}
         if self._searched:
-            found: set[int] = set()
-            search_starts(region, self._searched, found)
-            if found:
-                starts = sorted(found.union(starts))
+            search_starts(region, self._searched, hits, self._search_ac)
+            if hits:
+                starts = sorted(hits.keys() | set(starts))
         if not starts:
             return redact_multiline(region, self._count)
         parts: list[bytes] = []
@@ -420,6 +444,9 @@ class RedactionEngine:
         handlers = self._alts
         match = master.match
         group_alt = self._group_alt
+        lits = self._lits
+        heads = self._heads
+        no_formats: tuple[_Format, ...] = ()
         for s in starts:
             if s < pos or s < 0:
                 continue
@@ -427,11 +454,23 @@ class RedactionEngine:
                 line_end = region.find(b"\n", s)
                 if line_end < 0:
                     line_end = len(region)
-            m = match(buf, a + s, a + line_end)
-            if m is None:
-                continue
-            alt = group_alt[m.lastindex or 1]
-            res = handlers[alt](m, alt)
+            p, end = a + s, a + line_end
+            m = lits.match(buf, p, end) if lits is not None else None
+            if m is not None:
+                res = self._literal(m, 0)
+            else:
+                for pat, handler in (*heads.get(buf[p:p + 3], no_formats),
+                                     *hits.get(s, no_formats)):
+                    m = pat.match(buf, p, end)
+                    if m is not None:
+                        res = handler(m, 0)
+                        break
+                else:
+                    m = match(buf, p, end)
+                    if m is None:
+                        continue
+                    alt = group_alt[m.lastindex or 1]
+                    res = handlers[alt](m, alt)
             if isinstance(res, int):
                 pos = max(res - a, s + 1)
                 continue

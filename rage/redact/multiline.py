@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
@@ -62,8 +63,8 @@ def needed(buf: bytes) -> bool:
 
 def redact_multiline(buf: bytes, count: Count) -> bytes:
     """Apply every rule to ``buf`` (already redacted line by line)."""
-    found = [(rule, at) for needle, rule in _RULES_BY_NEEDLE
-             if (at := _line_numbers(buf, needle))]
+    found = [(rule, at) for needle, rule, positions in _needles(buf)
+             if (at := _line_numbers(buf, needle, positions))]
     if not found:
         return buf
     lines = buf.split(b"\n")
@@ -75,18 +76,50 @@ def redact_multiline(buf: bytes, count: Count) -> bytes:
     return b"\n".join(lines) if hit else buf
 
 
-def _line_numbers(buf: bytes, needle: bytes) -> list[int]:
-    """Indices of the lines of ``buf`` holding ``needle`` (found with ``find``: no loop over
-    lines that hold nothing)."""
+def _needles(buf: bytes) -> list[tuple[bytes, str, list[int] | None]]:
+    """The needles in ``buf``: with ``ahocorasick-rs``, all in one pass (positions known);
+    else one ``find`` each (positions found later)."""
+    ac = _automaton()
+    if ac is None:
+        return [(n, rule, None) for n, rule in _RULES_BY_NEEDLE if n in buf]
+    pos: dict[int, list[int]] = {}
+    for idx, i, _e in ac.find_matches_as_indexes(buf, overlapping=True):
+        pos.setdefault(idx, []).append(i)
+    return [(_RULES_BY_NEEDLE[k][0], _RULES_BY_NEEDLE[k][1], v) for k, v in sorted(pos.items())]
+
+
+_AC: list[Any] = []
+
+
+def _automaton() -> Any:
+    if not _AC:
+        from rage.redact.scan import native_available
+
+        if native_available():
+            import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
+
+            _AC.append(ahocorasick_rs.BytesAhoCorasick([n for n, _r in _RULES_BY_NEEDLE]))
+        else:
+            _AC.append(None)
+    return _AC[0]
+
+
+def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None) -> list[int]:
+    """Indices of the lines of ``buf`` holding ``needle`` (found with ``find``, or given:
+    no loop over lines that hold nothing)."""
     out: list[int] = []
     n = pos = 0
-    i = buf.find(needle)
-    while i >= 0:
+    if positions is None:
+        positions = []
+        i = buf.find(needle)
+        while i >= 0:
+            positions.append(i)
+            i = buf.find(needle, i + 1)
+    for i in positions:
         n += buf.count(b"\n", pos, i)
         pos = i
         if not out or out[-1] != n:
             out.append(n)
-        i = buf.find(needle, i + 1)
     return out
 
 
