@@ -14,9 +14,11 @@ import json
 import os
 import random
 import re
+import select
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -417,11 +419,28 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str
         env=env | {"TERM": "xterm-256color"},
     )
     try:
-        assert term.wait(timeout=120) == 0, term.seen[-2000:]
+        assert drain(term, 120) == 0, term.seen[-2000:]
     finally:
         term.close()
     out["pty"] = _report(root, env, "pty")
     return out
+
+
+def drain(term: Pty, timeout: float) -> int:
+    """Read the terminal until the child closes it (a child blocked on a full terminal
+    never exits), then reap it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not select.select([term.master], [], [], 1.0)[0]:
+            continue
+        try:
+            chunk = os.read(term.master, 65536)
+        except OSError:  # EIO: every holder of the terminal has closed it
+            break
+        if not chunk:
+            break
+        term.seen += chunk
+    return term.proc.wait(timeout=max(1.0, deadline - time.monotonic()))
 
 
 def _report(root: Path, env: dict[str, str], name: str) -> dict[str, str]:
