@@ -40,7 +40,8 @@ from typing import Any
 from rage.fsutil import open_private
 from rage.redact.engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine, host_names
 from rage.redact.literals import register_literal, scrub_literals
-from rage.sensitive import looks_secret_name
+from rage.redact.patterns import PASSWORD_WORDS
+from rage.sensitive import looks_harmless_value, looks_secret_name
 
 BLOCK = 1024 * 1024  # bytes a stream gathers before redacting a batch of whole lines
 _CHUNK = 1024 * 1024
@@ -72,6 +73,16 @@ def _default_hostname() -> str | None:
         return socket.gethostname()
     except OSError:
         return None
+
+
+def _evidence(key: str, value: str | int | float) -> bool:
+    """A number, path or placeholder under a secret name is kept (MAX_TOKENS: 4096), but not
+    a number under a password-like name (a PIN)."""
+    text = str(value)
+    if not looks_harmless_value(text):
+        return False
+    digits = text.strip().lstrip("-+").replace(".", "", 1).isdigit()
+    return not (digits and any(w in key.lower() for w in PASSWORD_WORDS))
 
 
 _Bytes = bytes  # the Redactor.bytes method shadows the builtin inside the class
@@ -153,6 +164,13 @@ class Redactor(RedactionEngine):
             for out in self.stream(iter(lambda: f.read(_CHUNK), b""), size=size):
                 g.write(out)
 
+    def argv(self, argv: list[str]) -> list[str]:
+        """Redact a command line as one (``--token X``, ``-pX``, ``vault login X``...: see
+        :mod:`rage.redact.argv`); other elements are redacted as text."""
+        from rage.redact.argv import ArgvRedactor
+
+        return ArgvRedactor(self.text, self._count).redact([str(a) for a in argv])
+
     def data(self, obj: Any) -> Any:
         """Redact JSON-like data: dicts, lists, tuples, strings (other values pass through).
 
@@ -167,7 +185,8 @@ class Redactor(RedactionEngine):
             for k, v in obj.items():
                 nk = self.text(k) if isinstance(k, str) else k
                 if isinstance(k, str) and looks_secret_name(k) and not isinstance(v, dict) \
-                        and v is not None and not isinstance(v, bool) and v not in ("", [], ()):
+                        and v is not None and not isinstance(v, bool) and v not in ("", [], ()) \
+                        and not (isinstance(v, str | int | float) and _evidence(k, v)):
                     self._count("secret-field")
                     out[nk] = "[REDACTED:secret-field]"
                 else:

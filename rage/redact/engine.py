@@ -13,7 +13,10 @@ from collections.abc import Callable, Iterable
 
 from rage.errors import ConfigError
 from rage.redact import patterns as P
+from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
 from rage.redact.literals import registered_literals
+from rage.redact.multiline import hold_back, redact_multiline
+from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
@@ -25,7 +28,7 @@ from rage.redact.scan import (
     group_plan,
     scan_plan,
 )
-from rage.sensitive import looks_secret_name
+from rage.sensitive import looks_harmless_value, looks_secret_name
 
 MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
 PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
@@ -33,6 +36,13 @@ PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 _PSEUDONYM = re.compile(r"user-\d+")
+# named groups of catalogue entries, renamed per alternative: `(?P<secret>` -> `(?P<secret_7>`
+_GROUP_NAME = re.compile(rb"\(\?P([<=])(\w+)(?=[>)])")
+_LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
+_ESCAPED_EOL = re.compile(rb"\\r\\n|\\n")
+_NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
+_NETRC_PREV = re.compile(rb"(?:^|\s)(?:login|machine|account)\s")
+_NETRC = re.compile(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
 
 _Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 Spans = list[tuple[int, int]]
@@ -67,6 +77,8 @@ class RedactionEngine:
         self._scan = ScanPlan(cs=(), ci=(), anchors={}, fallback={}, url_at=False)
         self.reference_scan = False  # tests: search every plain trigger (see rage.redact.scan)
         self._pem = re.compile(P.PRIVATE_KEY)
+        self._catalogue = _catalogue()
+        self._searched: dict[bytes, tuple[re.Pattern[bytes], ...]] = {}
         # in a worker process: other people's names unknown at fork time are written as
         # marker + name + NUL, for the parent to number in order of first appearance
         self._defer: bytes | None = None
@@ -110,18 +122,27 @@ class RedactionEngine:
             trig(cs, enc, 0)
         anchored: dict[int, list[bytes]] = {}
         fallback: dict[int, dict[bytes, set[int]]] = {}
-        for fmt in P.TOKEN_FORMATS:
-            add(fmt.regex, self._whole(fmt.kind))
-            a = anchor_for(fmt.anchored) if fmt.anchored else None
+        searched: dict[bytes, list[re.Pattern[bytes]]] = {}
+        for fmt in self._catalogue:
+            i = len(alts)
+            add(_GROUP_NAME.sub(b"(?P\\1\\2_%d" % i, fmt.regex),
+                self._format_handler(fmt.kind, f"secret_{i}" if fmt.has_secret else None))
+            if not fmt.at_start:
+                for p in fmt.prefixes:
+                    searched.setdefault(p, []).append(fmt.search)
+                continue
+            a = anchor_for(fmt.prefixes)
             if a is None:
-                trig(cs, fmt.triggers, fmt.back)
+                trig(cs, fmt.prefixes, 0)
             else:
-                anchored.setdefault(a[0], []).extend(fmt.anchored)
-                trig(fallback.setdefault(a[0], {}), fmt.triggers, fmt.back)
+                anchored.setdefault(a[0], []).extend(fmt.prefixes)
+                trig(fallback.setdefault(a[0], {}), fmt.prefixes, 0)
+        self._searched = {p: tuple(v) for p, v in searched.items()}
         add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
-        for _name, form in P.KEY_VALUE_FORMS:
-            add(form, self._key_value)
+        for name, form in P.KEY_VALUE_FORMS:
+            add(form, self._key_value_form(name))
         trig(ci, P.SECRET_WORDS, IDENT)
+        trig(ci, P.FORM_TRIGGERS, 0)
         if self._pseudonymize:
             self._add_names(add, lambda t, i: trig(ci if i else cs, [t], 0))
         self._alts = handlers
@@ -181,6 +202,19 @@ class RedactionEngine:
 
     # handlers: return (start, end, replacement) or, to decline, the position to resume at
 
+    def _format_handler(self, kind: str, group: str | None) -> _Handler:
+        if group is None:
+            return self._whole(kind)
+        rep = f"[REDACTED:{kind}]".encode()
+
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+            s, e = m.span(group)
+            if s < 0:
+                return m.start() + 1
+            self._count(kind)
+            return s, e, rep
+        return handle
+
     def _whole(self, kind: str) -> _Handler:
         return self._fixed(kind, f"[REDACTED:{kind}]".encode())
 
@@ -210,20 +244,35 @@ class RedactionEngine:
             return m.start(g), m.end(g), self._defer + raw + b"\x00"
         return m.start(g), m.end(g), self._pseudonym(name).encode()
 
-    def _key_value(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+    def _key_value_form(self, name: str) -> _Handler:
+        forced = name.startswith("forced-")
+        netrc = name == "forced-netrc"
+
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+            if netrc and not _netrc_context(m.string, m.start(), m.end()):
+                return m.start() + 1
+            return self._key_value(m, i, forced=forced)
+        return handle
+
+    def _key_value(self, m: re.Match[bytes], i: int, *, forced: bool = False
+                   ) -> tuple[int, int, bytes] | int:
         kg, vg = f"k{i}", f"v{i}"
         vs, ve = m.span(vg)
         has_key = kg in m.re.groupindex
         if has_key:
             key = m.group(kg).strip(b"\"'").lstrip(b"-")
-            if not looks_secret_name(key.decode("ascii", "replace")):
+            if not forced and not looks_secret_name(key.decode("ascii", "replace")):
                 return m.end(kg)
+            if key.lower() in (b"key", b"name") and _NEXT_VALUE.match(m.string, ve):
+                return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
         else:  # a bare "Bearer <token>"
             key = b"authorization"
         lkey = key.lower()
         buf = m.string
         value = buf[vs:ve]
-        if value[:1] in (b'"', b"'") and len(value) >= 2:
+        if value[:2] == b'\\"' and value[-2:] == b'\\"' and len(value) >= 4:
+            vs, ve = vs + 2, ve - 2  # keep the escaped quotes
+        elif value[:1] in (b'"', b"'") and len(value) >= 2:
             vs, ve = vs + 1, ve - 1  # keep the quotes
         if lkey in (b"cookie", b"set-cookie"):
             kind = "cookie"
@@ -236,6 +285,8 @@ class RedactionEngine:
             # or up to the quote that opened the header ("Cookie: a=1; b=2")
             end = buf.find(b"\n", vs, len(buf))
             end = len(buf) if end < 0 else end
+            esc = _ESCAPED_EOL.search(buf, vs, end)  # a dump: `...\r\nHost: x\r\n'`
+            end = esc.start() if esc is not None else end
             ks = m.start(kg) if has_key else 0
             opener = buf[ks:ks + 1] if buf[ks:ks + 1] in (b'"', b"'") else buf[max(ks - 1, 0):ks]
             if opener in (b'"', b"'"):
@@ -251,9 +302,11 @@ class RedactionEngine:
                 vs += len(buf[vs:ve]) - len(buf[vs:ve].lstrip())
                 value = buf[vs:ve]
         low = value.lower()
-        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or (
-            value.isdigit() and len(value) <= 6
-            and not any(w in lkey.decode("ascii", "replace").lower() for w in P.PASSWORD_WORDS)
+        skey = lkey.decode("ascii", "replace")
+        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or _LINE_NO.match(value) or (
+            looks_harmless_value(value.decode("utf-8", "replace"))
+            and not (value.strip(b"\"'").isdigit()
+                     and any(w in skey for w in P.PASSWORD_WORDS))
         ):
             return m.end(kg) if has_key else m.end()
         self._count(kind)
@@ -277,10 +330,10 @@ class RedactionEngine:
             if nl >= 0:
                 limit = nl + 1
             elif n > MAX_SEGMENT:
-                cut = max(buf.rfind(b" ", 0, MAX_SEGMENT), buf.rfind(b"\t", 0, MAX_SEGMENT))
-                limit = cut + 1 if cut > MAX_SEGMENT // 2 else MAX_SEGMENT
+                limit = segment_cut(buf)
             else:
                 return 0, []
+            limit = hold_back(buf, limit)  # a value across lines is redacted whole
         spans: Spans = []
         p = buf.find(P.PRIVATE_KEY_BEGIN, 0, limit)
         while p >= 0:
@@ -339,9 +392,17 @@ class RedactionEngine:
         if a >= b:
             return b""
         region = buf[a:b] if a or b != len(buf) else buf
+        if needs_normalizing(region):  # matched, and kept, as the terminal showed it
+            region = buf = normalize(region)
+            a = 0
         starts = candidate_starts(region, self._scan, reference=self.reference_scan)
+        if self._searched:
+            found: set[int] = set()
+            search_starts(region, self._searched, found)
+            if found:
+                starts = sorted(found.union(starts))
         if not starts:
-            return region
+            return redact_multiline(region, self._count)
         parts: list[bytes] = []
         last = 0  # in region coordinates
         pos = 0
@@ -370,7 +431,45 @@ class RedactionEngine:
             last = ve - a
             pos = max(m.end() - a, last)
         parts.append(region[last:])
-        return b"".join(parts)
+        return redact_multiline(b"".join(parts), self._count)
+
+
+_CATALOGUE: tuple[Compiled, ...] | None = None
+
+
+def _catalogue() -> tuple[Compiled, ...]:
+    global _CATALOGUE
+    if _CATALOGUE is None:
+        _CATALOGUE = compiled_catalogue()
+    return _CATALOGUE
+
+
+def segment_cut(buf: bytes) -> int:
+    """Where a line longer than :data:`MAX_SEGMENT` is cut in a stream: after the last
+    record separator (``,`` ``;`` ``}`` ``]`` ``>`` ``|``) in its second half, so that a
+    ``"key": "value"`` pair or a token crossing the 1 MiB mark lands whole in the next
+    segment; else after the last space or quote; else at the mark (a run of half a MiB of
+    token characters holds no token the engine would match: tokens end at a boundary)."""
+    lo = MAX_SEGMENT // 2
+    for seps in (b",;}]>|", b" \t\"'"):
+        cut = max(buf.rfind(bytes([c]), lo, MAX_SEGMENT) for c in seps)
+        if cut >= lo:
+            return cut + 1
+    return MAX_SEGMENT
+
+
+def _netrc_context(buf: bytes, s: int, e: int) -> bool:
+    """``password X`` is a .netrc entry after ``login u`` or alone on its line."""
+    ls = buf.rfind(b"\n", 0, s) + 1
+    if _NETRC.search(buf, ls, s):
+        return True
+    le = buf.find(b"\n", e)
+    le = len(buf) if le < 0 else le
+    if buf[ls:s].strip() or buf[e:le].strip():
+        return False
+    # one keyword per line: the entry's `login` or `machine` is on the line before
+    prev = buf[buf.rfind(b"\n", 0, max(ls - 1, 0)) + 1:ls]
+    return _NETRC_PREV.search(prev) is not None
 
 
 def host_names(host: str | None) -> tuple[str, ...]:

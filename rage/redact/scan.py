@@ -248,6 +248,8 @@ def _run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
     starts.add(ls)  # `key: value` lines
     m = _IDENT_RUN.search(region, max(ls, i - 66), i)
     k = m.start() if m is not None else i
+    if region[k - 1:k] == b"\\" and region[k:k + 1] in (b"r", b"n", b"t"):
+        k += 1  # `\r\nX-Api-Key:` in a dump: the name starts after the written-out escape
     starts.add(k)
     if k > ls:
         starts.add(k - 1)  # a quoted key
