@@ -43,8 +43,18 @@ from tests.test_redact_corpus import (  # noqa: E402
 )
 from tests.test_select import Pty  # noqa: E402
 
-SURFACE_CONTEXTS = ("log-sentence", "ansi-color", "traceback-arg", "url-path", "json-list",
-                    "exception-message", "grep-color", "bare", "http-header", "cli-flag")
+SURFACE_CONTEXTS = (
+    "log-sentence",
+    "ansi-color",
+    "traceback-arg",
+    "url-path",
+    "json-list",
+    "exception-message",
+    "grep-color",
+    "bare",
+    "http-header",
+    "cli-flag",
+)
 
 
 def _pct(a: int, b: int) -> str:
@@ -71,9 +81,10 @@ def in_process(per_kind: dict[str, list[int]]) -> None:
                 acc[0] += ok
                 acc[1] += 1
     total = [sum(v[0] for v in by_ctx.values()), sum(v[1] for v in by_ctx.values())]
-    _table("Token contexts (in process, every sample x every context)",
-           [(c, by_ctx[c][0], by_ctx[c][1]) for c in TOKEN_CONTEXTS]
-           + [("ALL", total[0], total[1])])
+    _table(
+        "Token contexts (in process, every sample x every context)",
+        [(c, by_ctx[c][0], by_ctx[c][1]) for c in TOKEN_CONTEXTS] + [("ALL", total[0], total[1])],
+    )
 
     rows = []
     for name in STRUCTURAL:
@@ -84,13 +95,27 @@ def in_process(per_kind: dict[str, list[int]]) -> None:
     _table("Structural shapes (in process)", rows)
 
     rows = []
+    as_list = getattr(red, "argv", None)  # Redactor.argv: the engine branch; data() before
     for name, build in ARGV.items():
         secret = _argv_secret(name)
         argv = build(secret)
-        outs = (json.dumps(red.data({"argv": argv})), red.text(shlex.join(argv)))
-        rows.append((name, int(all(leaks(secret, o) is None for o in outs)), 1))
-    rows.append(("ALL", sum(r[1] for r in rows), len(ARGV)))
-    _table("argv forms (in process: meta argv list and the Command: line)", rows)
+        clean = as_list(argv) if as_list else red.data({"argv": argv})["argv"]
+        outs = (json.dumps(clean), shlex.join(clean))
+        rows.append(
+            (
+                name,
+                int(all(leaks(secret, o) is None for o in outs)),
+                int(leaks(secret, red.text("+ " + shlex.join(argv))) is None),
+            )
+        )
+    _table(
+        "argv forms (in process): as the stored argv list / as command-line text",
+        [(n, a, 1) for n, a, _ in rows]
+        + [
+            ("ALL (argv list)", sum(r[1] for r in rows), len(rows)),
+            ("ALL (command-line text)", sum(r[2] for r in rows), len(rows)),
+        ],
+    )
 
     env_ok = [0, 0]
     for name in sorted(SAMPLES):
@@ -100,10 +125,15 @@ def in_process(per_kind: dict[str, list[int]]) -> None:
             env_ok[1] += 1
     kept = sum(red.text(line) == line for _, line in BENIGN)
     kept_env = sum(red.data({k: v}) == {k: v} for k, v in BENIGN_ENV.items())
-    _table("Environment values (in process: named, and inside an options variable)",
-           [("environment", env_ok[0], env_ok[1])])
-    _table("Benign corpus (in process)", [("lines", kept, len(BENIGN)),
-                                           ("environment", kept_env, len(BENIGN_ENV))], "kept")
+    _table(
+        "Environment values (in process: named, and inside an options variable)",
+        [("environment", env_ok[0], env_ok[1])],
+    )
+    _table(
+        "Benign corpus (in process)",
+        [("lines", kept, len(BENIGN)), ("environment", kept_env, len(BENIGN_ENV))],
+        "kept",
+    )
 
 
 def end_to_end(per_kind: dict[str, list[int]]) -> None:
@@ -119,18 +149,24 @@ def end_to_end(per_kind: dict[str, list[int]]) -> None:
             for i, name in enumerate(sorted(SAMPLES)):
                 kind, secret, planted = sample(name, "bench-" + surface)
                 ctx = SURFACE_CONTEXTS[i % len(SURFACE_CONTEXTS)]
-                text = planted if surface in {"argv", "env"} else render(
-                    TOKEN_CONTEXTS[ctx], planted, kind)
+                text = (
+                    planted
+                    if surface in {"argv", "env"}
+                    else render(TOKEN_CONTEXTS[ctx], planted, kind)
+                )
                 made.append((name, secret, text))
             plants[surface] = made
         benign = [t for _, t in BENIGN]
-        plan = {"stdout": [t for *_, t in plants["stdout"]] + benign,
-                "stderr": [t for *_, t in plants["stderr"]],
-                "attach": str(root / "app.log"),
-                "attach_lines": [t for *_, t in plants["attach"]]}
+        plan = {
+            "stdout": [t for *_, t in plants["stdout"]] + benign,
+            "stderr": [t for *_, t in plants["stderr"]],
+            "attach": str(root / "app.log"),
+            "attach_lines": [t for *_, t in plants["attach"]],
+        }
         (root / "pipe.json").write_text(json.dumps(plan))
-        (root / "pty.json").write_text(json.dumps(
-            {"stdout": [t for *_, t in plants["pty"]] + benign, "stderr": []}))
+        (root / "pty.json").write_text(
+            json.dumps({"stdout": [t for *_, t in plants["pty"]] + benign, "stderr": []})
+        )
         argv: list[str] = []
         for i, (*_, t) in enumerate(plants["argv"]):
             argv += [["--token", t], [f"--api-key={t}"], [t]][i % 3]
@@ -139,12 +175,29 @@ def end_to_end(per_kind: dict[str, list[int]]) -> None:
             run_env[names(SAMPLES[name][0])[0] if i % 2 else f"ACME_SETTING_{i}"] = t
 
         cmd = [sys.executable, "-m", "rage"]
-        subprocess.run([*cmd, "run", "--attach", str(root / "app.log"), "--", sys.executable,
-                        str(child), str(root / "pipe.json"), *argv],
-                       env=run_env, cwd=root, capture_output=True, check=True, timeout=300)
+        subprocess.run(
+            [
+                *cmd,
+                "run",
+                "--attach",
+                str(root / "app.log"),
+                "--",
+                sys.executable,
+                str(child),
+                str(root / "pipe.json"),
+                *argv,
+            ],
+            env=run_env,
+            cwd=root,
+            capture_output=True,
+            check=True,
+            timeout=300,
+        )
         bundles = {"pipe": _bundle(cmd, root, env, "pipe")}
-        term = Pty([*cmd, "run", "--", sys.executable, str(child), str(root / "pty.json")],
-                   env=env | {"TERM": "xterm-256color"})
+        term = Pty(
+            [*cmd, "run", "--", sys.executable, str(child), str(root / "pty.json")],
+            env=env | {"TERM": "xterm-256color"},
+        )
         try:
             drain(term, 300)
         finally:
@@ -162,8 +215,7 @@ def end_to_end(per_kind: dict[str, list[int]]) -> None:
                 per_kind[SAMPLES[name][0]][1] += 1
             rows.append((surface, ok, len(placed)))
         rows.append(("ALL", sum(r[1] for r in rows), sum(r[2] for r in rows)))
-        _table("Surfaces end to end (rage run, then rage report: every member of the bundle)",
-               rows)
+        _table("Surfaces end to end (rage run, then rage report: every member of the bundle)", rows)
         kept: list[tuple[str, int, int]] = []
         for mode, member in (("pipe", "run/stdout.log"), ("pty", "run/output.log")):
             lines = set(bundles[mode].get(member, "").replace("\r\n", "\n").splitlines())
@@ -173,8 +225,14 @@ def end_to_end(per_kind: dict[str, list[int]]) -> None:
 
 def _bundle(cmd: list[str], root: Path, env: dict[str, str], name: str) -> dict[str, str]:
     out = root / f"{name}.tar.zst"
-    subprocess.run([*cmd, "report", "--last", "--yes", "--output", str(out)], env=env,
-                   capture_output=True, check=True, timeout=600, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        [*cmd, "report", "--last", "--yes", "--output", str(out)],
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
     members = _extract(out, root / name)
     raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
     members["<tar stream>"] = raw.decode("utf-8", "replace")
@@ -192,12 +250,15 @@ def main() -> int:
     if not args.no_e2e:
         end_to_end(per_kind)
     full = sorted(k for k, (ok, n) in per_kind.items() if ok == n)
-    rows = sorted(((k, ok, n) for k, (ok, n) in per_kind.items()),
-                  key=lambda r: (r[1] / r[2], r[0]))
+    rows = sorted(
+        ((k, ok, n) for k, (ok, n) in per_kind.items()), key=lambda r: (r[1] / r[2], r[0])
+    )
     if args.kinds:
         _table("Per kind (every context and surface)", rows)
-    print(f"\nKinds fully removed (every context{'' if args.no_e2e else ' and surface'}): "
-          f"{len(full)} of {len(per_kind)}")
+    print(
+        f"\nKinds fully removed (every context{'' if args.no_e2e else ' and surface'}): "
+        f"{len(full)} of {len(per_kind)}"
+    )
     return 0
 
 

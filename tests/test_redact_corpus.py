@@ -210,15 +210,28 @@ def _argv_secret(name: str) -> str:
     return password(random.Random(f"rage-corpus:argv:{name}"))
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=known(f"argv:{n}", f"argv form {n}")) for n in ARGV]
-)
-def test_argv_as_the_report_redacts_it(redactor: Redactor, name: str) -> None:
+def _argv_cases() -> Iterator[Any]:
+    for name in ARGV:
+        for via in ("argv", "command-text"):
+            case = f"argv:{name}@{via}"
+            yield pytest.param(
+                name, via, id=f"{name}@{via}", marks=known(case, f"argv form {name}")
+            )
+
+
+@pytest.mark.parametrize(("name", "via"), list(_argv_cases()))
+def test_argv_form(redactor: Redactor, name: str, via: str) -> None:
+    """``argv``: the list the report stores (meta.json, manifest, the Command: line);
+    ``command-text``: the same command line printed in output (a shell trace)."""
     secret = _argv_secret(name)
     argv = ARGV[name](secret)
-    meta = json.dumps(redactor.data({"argv": argv}))
-    command = redactor.text(shlex.join(argv))
-    for out in (meta, command):
+    outs: tuple[str, ...]
+    if via == "argv":
+        clean = redactor.argv(argv)
+        outs = (json.dumps(clean), shlex.join(clean))
+    else:
+        outs = (redactor.text("+ " + shlex.join(argv)),)
+    for out in outs:
         if (piece := leaks(secret, out)) is not None:
             pytest.fail(f"{piece!r} survives in {out!r}", pytrace=False)
 

@@ -69,9 +69,9 @@ def render(template: str, planted: str, kind: str) -> str:
     return template.format(t=planted, V=env, v=cfg)
 
 
-def password(rng: random.Random, extra: str = "") -> str:
-    """A generated password: letters, digits and a few symbols, 20 characters."""
-    return r(rng, ALNUM, 8) + rng.choice("!#%*") + r(rng, ALNUM, 6) + extra + r(rng, ALNUM, 5)
+def password(rng: random.Random, symbols: str = "!#%*") -> str:
+    """A generated password: letters, digits and one symbol, 20 characters."""
+    return r(rng, ALNUM, 8) + rng.choice(symbols) + r(rng, ALNUM, 11)
 
 
 def b64(s: str) -> str:
@@ -82,9 +82,9 @@ def b64(s: str) -> str:
 Structural = Callable[[random.Random], tuple[str, tuple[str, ...]]]
 
 
-def _p(template: str) -> Structural:
+def _p(template: str, symbols: str = "!#%*") -> Structural:
     def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
-        p = password(rng)
+        p = password(rng, symbols)
         return template.format(p=p), (p,)
 
     return make
@@ -167,8 +167,8 @@ STRUCTURAL: dict[str, Structural] = {
     "key-camel-master": _p("primaryMasterKey={p}"),
     "key-camel-server": _p("serverKey: {p}"),
     "putty-ppk": _ppk,
-    "url-credentials": _p("postgres://app_user:{p}@db.example.com:5432/appdb"),
-    "pip-index-url": _p("--index-url https://__token__:{p}@pypi.example.com/simple"),
+    "url-credentials": _p("postgres://app_user:{p}@db.example.com:5432/appdb", "!*"),
+    "pip-index-url": _p("--index-url https://__token__:{p}@pypi.example.com/simple", "!*"),
 }
 
 # command lines as the recorder stores them: (argv, secret) built from a generated password
