@@ -26,7 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # after PYTHONPATH: another rage tree can be measured
 
 from rage.redact import Redactor  # noqa: E402
 from tests.corpus.contexts import ARGV, STRUCTURAL, TOKEN_CONTEXTS, names, render  # noqa: E402
@@ -228,6 +228,7 @@ def _bundle(cmd: list[str], root: Path, env: dict[str, str], name: str) -> dict[
     subprocess.run(
         [*cmd, "report", "--last", "--yes", "--output", str(out)],
         env=env,
+        cwd=root,  # not the checkout: `python -m rage` would import the rage beside it
         capture_output=True,
         check=True,
         timeout=600,
