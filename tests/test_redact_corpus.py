@@ -9,6 +9,7 @@ that file to delete; ``python -m tests.corpus.known`` regenerates the file.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import json
 import os
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rage.redact import Redactor
 from rage.redact.engine import is_name
@@ -560,3 +563,71 @@ def test_argv_form_end_to_end(tmp_path: Path, name: str) -> None:
     assert json.loads(members["run/meta.json"])["argv"][0] == argv[0]
     found = {m: p for m, t in members.items() if (p := leaks(secret, t))}
     assert found == {}
+
+
+# -- properties: any sample, any salt, between any separators and terminal escapes ------------
+
+_LEFT = [
+    "",
+    " ",
+    "\t",
+    "(",
+    "'",
+    '"',
+    "=",
+    ": ",
+    "[",
+    ",",
+    "/",
+    "`",
+    "\x1b[32m",
+    "\x1b[01;31m\x1b[K",
+    "\x1b[1;4;38;5;208m",
+    "\x1b]8;;https://example.com\x1b\\",
+    "working...\r",
+    "\x1b[2K\r",
+]
+_RIGHT = [
+    "",
+    " ",
+    "\n",
+    ")",
+    "'",
+    '"',
+    ",",
+    ";",
+    ".",
+    "&",
+    "]",
+    "`",
+    "\x1b[0m",
+    "\x1b[m\x1b[K",
+    "\x1b]8;;\x1b\\",
+    "\r\n",
+]
+_WORDS = ["", "INFO ", "2026-12-02T10:15:32Z ", "error: ", "using ", "key ", "-> ", "$ export X="]
+
+
+@functools.cache
+def _shared_redactor() -> Redactor:
+    return Redactor(pseudonymize=False)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(sorted(SAMPLES)),
+    salt=st.text(max_size=4),
+    frame=st.tuples(
+        st.sampled_from(_WORDS),
+        st.sampled_from(_LEFT),
+        st.sampled_from(_RIGHT),
+        st.sampled_from(["", " done", " (cached)", "\nnext line"]),
+    ),
+)
+def test_property_token_between_separators_and_escapes(
+    name: str, salt: str, frame: tuple[str, str, str, str]
+) -> None:
+    _, secret, planted = sample(name, salt)
+    before, left, right, after = frame
+    out = _shared_redactor().text(before + left + planted + right + after)
+    assert leaks(secret, out) is None, out
