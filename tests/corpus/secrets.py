@@ -152,6 +152,12 @@ SAMPLES: dict[str, tuple[str, Make]] = {
         "azure-function-key",
         tok(lambda g: r(g, ALNUM, 44) + "AzFu" + r(g, ALNUM, 6) + "=="),
     ),
+    "azure-redis-key": (
+        "azure-redis-key",
+        tok(
+            lambda g: r(g, ALNUM, 33) + "AzCa" + g.choice("ABCDEFGHIJKLMNOP") + r(g, ALNUM, 5) + "="
+        ),
+    ),
     "azure-ad-client-secret": (
         "azure-ad-client-secret",
         tok(lambda g: r(g, ALNUM, 3) + str(g.randint(0, 9)) + "Q~" + r(g, ALNUM + "_~.-", 34)),
