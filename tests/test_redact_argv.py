@@ -137,3 +137,21 @@ def test_environment_section_keeps_evidence_and_hides_secrets(tmp_path: Path) ->
     for name, value in (("GIT_COMMIT", SHA), ("BUILD_ID", UUID), ("MAX_TOKENS", "4096"),
                         ("AUTH_METHOD", "oidc"), ("KEY_VAULT_NAME", "acme-prod-kv")):
         assert f'"{name}": "{value}"' in envjson, name
+
+
+@pytest.mark.parametrize(("line", "kept"), [
+    (f"mysql -u root -p{S} db", "mysql -u root"), (f"+ redis-cli -a {S} ping", "+ redis-cli"),
+    (f"$ sshpass -p {S} ssh bob@host", "$ sshpass -p"), (f"vault login {S}", "vault login"),
+    (f"sudo docker login -u bob -p {S} registry.example.com", "registry.example.com"),
+])
+def test_command_line_as_text(line: str, kept: str) -> None:
+    """A one-line string that is a command (the summary's Command line, a process list, an
+    xtrace line) is read as a command line."""
+    out = Redactor(pseudonymize=False).text(line)
+    assert S not in out and kept in out
+
+
+def test_data_reads_argv_keys_as_command_lines() -> None:
+    r = Redactor(pseudonymize=False)
+    assert r.data({"argv": ["mysql", f"-p{S}"], "other": ["mysql", f"-p{S}"]}) == {
+        "argv": ["mysql", "-p[REDACTED:secret-field]"], "other": ["mysql", f"-p{S}"]}

@@ -95,3 +95,28 @@ def test_escapes_anywhere_never_hide_a_token(escs: list[str], cut: int, before: 
 def test_normalize_is_idempotent(text: str) -> None:
     once = normalize(text.encode())
     assert normalize(once) == once
+
+
+@pytest.mark.parametrize("text", [
+    f"name,username,password,url\nprod-db,app_user,{S},https://db.example.com\n",
+    f"name\tusername\tpassword\nprod-db\tapp_user\t{S}\n",
+    f"db.example.com:5432:appdb:app_user:{S}\n", f"*:*:*:postgres:{S}\n",
+    f"postgres://app_user:{S}#x@db.example.com:5432/appdb",
+    f'{{"args": ["--verbose", "token-ztcqf:{"a" * 54}"]}}',
+])
+def test_tables_pgpass_and_context_led_formats(text: str) -> None:
+    out = red(text)
+    assert S not in out and "a" * 54 not in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "    token = self._store.get(session_id)", 'secret_key = os.environ["SECRET_KEY"]',
+    "        key: password", "      + password             = (sensitive value)",
+    "aws_secretsmanager_secret.db: Creation complete after 1s [id=arn:aws:secretsmanager:"
+    "eu-west-1:123456789012:secret:prod/db-AbCdEf]",
+    "2026-12-02T10:15:32.118Z INFO  auth: token refreshed for session 7f3a9c2e",
+    "cache key: v2-deps-3f9c2a7be41d0c58e6f2a9b7d1c4e8f05a6b3c21",
+    "id,token_count,password_min_length\n1,2,3\n",
+])
+def test_names_and_code_are_not_values(text: str) -> None:
+    assert red(text) == text

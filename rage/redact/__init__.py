@@ -85,6 +85,8 @@ def _evidence(key: str, value: str | int | float) -> bool:
     return not (digits and any(w in key.lower() for w in PASSWORD_WORDS))
 
 
+_COMMAND_MAX = 64 * 1024
+_ARGV_KEYS = frozenset({"argv", "cmdline", "command_line", "args"})
 _Bytes = bytes  # the Redactor.bytes method shadows the builtin inside the class
 
 
@@ -119,7 +121,34 @@ class Redactor(RedactionEngine):
         return dict(self._pseudonyms)
 
     def text(self, s: str) -> str:
-        """Redact a string."""
+        """Redact a string. A one-line string that is a command line of a program whose
+        options carry secrets (``mysql -pX``, ``redis-cli -a X``: see
+        :mod:`rage.redact.argv`) is redacted as one."""
+        if "\n" not in s and len(s) < _COMMAND_MAX:
+            from rage.redact.argv import looks_like_command
+
+            if looks_like_command(s):
+                return self._command_text(s)
+        return self._plain_text(s)
+
+    def _command_text(self, s: str) -> str:
+        import re
+        import shlex
+
+        from rage.redact.argv import ArgvRedactor, join_words
+
+        prompt = re.match(r"\s*(?:(?:\$|#|>|\++)\s+)*", s)
+        head, rest = (s[:prompt.end()], s[prompt.end():]) if prompt else ("", s)
+        try:
+            words = shlex.split(rest)
+        except ValueError:
+            return self._plain_text(s)
+        if ArgvRedactor(str, lambda kind: None).redact(words) == words:
+            return self._plain_text(s)  # no command-line rule applies: it is just text
+        cleaned = ArgvRedactor(self._plain_text, self._count).redact(words)
+        return head + join_words(words, cleaned)
+
+    def _plain_text(self, s: str) -> str:
         try:
             raw, errors = s.encode("utf-8", "surrogateescape"), "surrogateescape"
         except UnicodeEncodeError:
@@ -169,7 +198,7 @@ class Redactor(RedactionEngine):
         :mod:`rage.redact.argv`); other elements are redacted as text."""
         from rage.redact.argv import ArgvRedactor
 
-        return ArgvRedactor(self.text, self._count).redact([str(a) for a in argv])
+        return ArgvRedactor(self._plain_text, self._count).redact([str(a) for a in argv])
 
     def data(self, obj: Any) -> Any:
         """Redact JSON-like data: dicts, lists, tuples, strings (other values pass through).
@@ -184,6 +213,9 @@ class Redactor(RedactionEngine):
             out: dict[Any, Any] = {}
             for k, v in obj.items():
                 nk = self.text(k) if isinstance(k, str) else k
+                if k in _ARGV_KEYS and isinstance(v, list) and all(isinstance(a, str) for a in v):
+                    out[nk] = self.argv(v)  # a command line, read as one
+                    continue
                 if isinstance(k, str) and looks_secret_name(k) and not isinstance(v, dict) \
                         and v is not None and not isinstance(v, bool) and v not in ("", [], ()) \
                         and not (isinstance(v, str | int | float) and _evidence(k, v)):

@@ -31,7 +31,9 @@ from rage.sensitive import looks_harmless_value, looks_secret_name
 
 REDACTED = "[REDACTED:secret-field]"
 _WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nice", "nohup", "exec", "command",
-                       "stdbuf", "timeout", "xargs", "strace", "ltrace", "rage", "run", "--"})
+                       "stdbuf", "timeout", "xargs", "strace", "ltrace", "rage", "run", "--",
+                       # a prompt or an xtrace mark in front of a command printed as text
+                       "$", "#", ">", "+", "++", "+++"})
 # wrapper options that take a value (sudo -u root, nice -n 5, env -u VAR)
 _WRAPPER_ARG_OPTS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
@@ -101,6 +103,29 @@ def _program(argv: list[str]) -> int:
             continue
         return i
     return 0
+
+
+_KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, "openssl", "nmcli", "htpasswd",
+                    *_SHELLS, "git", "npm", "yarn", "pnpm"}) - {"heroku", "svn"}
+
+
+def looks_like_command(line: str) -> bool:
+    """A one-line text that runs a program these rules know (``mysql -pX``, ``sudo
+    redis-cli -a X``; also after a prompt or an ``xtrace`` mark: ``$ ``, ``+ ``)."""
+    words = line.split(None, 12)
+    while words and words[0] in ("$", "#", ">", "+", "++", "+++"):
+        words = words[1:]
+    if len(words) < 2:
+        return False
+    i = _program(words)
+    return words[i].rsplit("/", 1)[-1] in _KNOWN and i + 1 < len(words)
+
+
+def join_words(original: list[str], cleaned: list[str]) -> str:
+    """``cleaned`` as a command line, quoted where ``original`` needed quotes (a placeholder
+    alone does not make a word need them)."""
+    return " ".join(shlex.quote(c) if shlex.quote(o) != o else c
+                    for o, c in zip(original, cleaned, strict=True))
 
 
 def _secret_option(opt: str) -> bool:
@@ -246,7 +271,7 @@ class ArgvRedactor:
                 if cmd:
                     cleaned = self.redact(cmd)
                     changed = changed or cleaned != cmd
-                    parts.append(shlex.join(cleaned))
+                    parts.append(join_words(cmd, cleaned))
                     cmd = []
                 parts.append(w)
             else:

@@ -78,6 +78,7 @@ class RedactionEngine:
         self.reference_scan = False  # tests: search every plain trigger (see rage.redact.scan)
         self._pem = re.compile(P.PRIVATE_KEY)
         self._catalogue = _catalogue()
+        self._cat_prefixes = tuple(p for f in self._catalogue if f.at_start for p in f.prefixes)
         self._searched: dict[bytes, tuple[re.Pattern[bytes], ...]] = {}
         # in a worker process: other people's names unknown at fork time are written as
         # marker + name + NUL, for the parent to number in order of first appearance
@@ -143,6 +144,7 @@ class RedactionEngine:
             add(form, self._key_value_form(name))
         trig(ci, P.SECRET_WORDS, IDENT)
         trig(ci, P.FORM_TRIGGERS, 0)
+        trig(cs, P.LINE_TRIGGERS, IDENT)
         if self._pseudonymize:
             self._add_names(add, lambda t, i: trig(ci if i else cs, [t], 0))
         self._alts = handlers
@@ -251,17 +253,23 @@ class RedactionEngine:
         def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
             if netrc and not _netrc_context(m.string, m.start(), m.end()):
                 return m.start() + 1
-            return self._key_value(m, i, forced=forced)
+            return self._key_value(m, i, forced=forced, form=name)
         return handle
 
-    def _key_value(self, m: re.Match[bytes], i: int, *, forced: bool = False
-                   ) -> tuple[int, int, bytes] | int:
+    def _key_value(self, m: re.Match[bytes], i: int, *, forced: bool = False,
+                   form: str = "") -> tuple[int, int, bytes] | int:
         kg, vg = f"k{i}", f"v{i}"
         vs, ve = m.span(vg)
         has_key = kg in m.re.groupindex
         if has_key:
-            key = m.group(kg).strip(b"\"'").lstrip(b"-")
+            raw_key = m.group(kg)
+            key = raw_key.strip(b"\"'").lstrip(b"-")
             if not forced and not looks_secret_name(key.decode("ascii", "replace")):
+                return m.end(kg)
+            if key.startswith(self._cat_prefixes):
+                # `"token-abcde:...` is a provider token, not a key: its format takes it
+                return m.start(kg) + (raw_key[:1] in (b'"', b"'"))
+            if form == "inline" and _prose(m.string, m.start(kg), raw_key, m.group(vg)):
                 return m.end(kg)
             if key.lower() in (b"key", b"name") and _NEXT_VALUE.match(m.string, ve):
                 return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
@@ -304,6 +312,8 @@ class RedactionEngine:
         low = value.lower()
         skey = lkey.decode("ascii", "replace")
         if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or _LINE_NO.match(value) or (
+            _not_a_value(value)
+        ) or (
             looks_harmless_value(value.decode("utf-8", "replace"))
             and not (value.strip(b"\"'").isdigit()
                      and any(w in skey for w in P.PASSWORD_WORDS))
@@ -442,6 +452,51 @@ def _catalogue() -> tuple[Compiled, ...]:
     if _CATALOGUE is None:
         _CATALOGUE = compiled_catalogue()
     return _CATALOGUE
+
+
+# what a mid-line `word: value` follows when it is a field of a map, not a sentence
+_FIELD_BEFORE = frozenset(b"{,([;|&")
+_WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt"})
+# `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
+_EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[]")
+_WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
+# terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`
+_TOOL_PHRASES = (b"(sensitive value)", b"(sensitive)", b"(known after apply)", b"(sensitive",
+                 b"Creation complete", b"Creating...", b"Refreshing state", b"Destroying...",
+                 b"Destruction complete", b"Modifying...", b"Modifications complete",
+                 b"Still creating", b"Still destroying", b"Still modifying", b"Reading...",
+                 b"Read complete", b"Importing", b"Import complete")
+
+
+def _prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
+    """``auth: token refreshed``: an unquoted ``word: value`` inside a sentence. A field of a
+    map follows ``{`` ``,`` ``(`` (flow YAML, dict reprs) or starts the line; quotes make it
+    a field anywhere. Also a segment of an ARN-like ``a:b:c`` path."""
+    if raw_key[:1] in (b'"', b"'") or raw_value[:1] in (b'"', b"'"):
+        return False
+    sep = buf[ks + len(raw_key):ks + len(raw_key) + 8].lstrip(b"] \t")
+    if sep[:1] == b":" and sep[1:2] != b" " and buf[ks - 1:ks] == b":":
+        return True  # a segment of a colon path: `arn:aws:secretsmanager:eu-west-1:...`
+    if not sep.startswith(b":") or sep[1:2] not in (b" ", b"\t"):
+        return False
+    ls = buf.rfind(b"\n", 0, ks) + 1
+    before = buf[ls:ks].rstrip(b" \t")
+    if not before.lstrip(b" \t-><+*#"):
+        return False  # the line's own `key: value` (log prefixes aside)
+    if before[-1] in _FIELD_BEFORE:
+        return False
+    # in a sentence: a lone generic word (`cache key: v2-deps-...`, `session: 7f3a`) or a
+    # plain word after it (`failed: password expired`) is prose; `password: hunter2x` is not
+    return raw_key.lower() in _WEAK_KEYS or (raw_value.isalpha() and raw_value.islower())
+
+
+def _not_a_value(value: bytes) -> bool:
+    """A value that names or computes a secret instead of being one: another secret name
+    (``key: password``, ``auth: token``), a code expression, a tool's placeholder phrase."""
+    if value.startswith(_TOOL_PHRASES) or _EXPRESSION.match(value):
+        return True
+    return _WORD.fullmatch(value) is not None and value.lower() == value and looks_secret_name(
+        value.decode("ascii"))
 
 
 def segment_cut(buf: bytes) -> int:

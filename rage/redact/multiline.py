@@ -37,6 +37,7 @@ _VALUE_LINE = re.compile(rb"[ \t]*[\"']?value[\"']?[ \t]*:[ \t]*(?:\"((?:[^\"\\\
 _DATA_LINE = re.compile(rb"([ \t]*)(?:data|stringData)[ \t]*:[ \t]*\r?")
 _ENTRY = re.compile(rb"([ \t]*)[\"']?[^\s:\"']{1,253}[\"']?[ \t]*:[ \t]*([^\s\r][^\r\n]*?)"
                     rb"[ \t]*\r?")
+_HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
 _PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
 _PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
 _OPENERS = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret", b"Bearer", b"bearer",
@@ -49,6 +50,8 @@ _RULES_BY_NEEDLE = (
     (b": |", "block"), (b": >", "block"), (b"kind: Secret", "secret"), (b"value:", "pair"),
     (b"value\":", "pair"), (b"value':", "pair"), (b"Private-Lines:", "ppk"),
     (b"[REDACTED:auth-header]", "wrapped"), (b"[REDACTED:jwt]", "wrapped"),
+    (b",password", "table"), (b"password,", "table"), (b"\tpassword", "table"),
+    (b"password\t", "table"), (b",secret", "table"), (b",token", "table"),
 )
 
 
@@ -65,7 +68,7 @@ def redact_multiline(buf: bytes, count: Count) -> bytes:
         return buf
     lines = buf.split(b"\n")
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
-             "ppk": _ppk, "wrapped": _wrapped}
+             "ppk": _ppk, "wrapped": _wrapped, "table": _table}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -215,6 +218,37 @@ def _secret_data(lines: list[bytes], at: list[int], count: Count) -> bool:
                     lines[j] = _mask(lines[j], "secret-field", count)  # a block scalar's line
                     hit = True
                 j += 1
+    return hit
+
+
+def _table(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """CSV and TSV: a header row naming a secret column (``name,username,password``); that
+    column of every row after it with as many fields, up to the first that has not."""
+    hit = False
+    done = -1
+    for i in at:
+        if i <= done:
+            continue
+        header = lines[i].rstrip(b"\r")
+        sep = b"\t" if header.count(b"\t") >= header.count(b",") else b","
+        fields = [f.strip().strip(b"\"'") for f in header.split(sep)]
+        if len(fields) < 2 or not all(_HEADER_FIELD.fullmatch(f) for f in fields):
+            continue
+        cols = [k for k, f in enumerate(fields) if looks_secret_name(f.decode("ascii"))]
+        if not cols:
+            continue
+        j = i + 1
+        while j < len(lines) and len(row := lines[j].rstrip(b"\r").split(sep)) == len(fields):
+            for k in cols:
+                cell = row[k].strip().strip(b"\"'")
+                if cell and not cell.startswith(b"[REDACTED") and not looks_harmless_value(
+                        cell.decode("utf-8", "replace")):
+                    count("secret-field")
+                    row[k] = row[k].replace(cell, b"[REDACTED:secret-field]", 1)
+                    hit = True
+            lines[j] = sep.join(row) + lines[j][len(lines[j].rstrip(b"\r")):]
+            j += 1
+        done = j
     return hit
 
 

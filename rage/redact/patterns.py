@@ -75,15 +75,20 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # SQL: `PASSWORD 'x'`, `IDENTIFIED BY 'x'`, `PASSWORD = 'x'`
     ("forced-sql", rb"(?<![A-Za-z0-9_\-])(?P<k>(?i:password|identified by))[ \t]*=?[ \t]*"
      rb"(?P<v>'(?:[^'\r\n]|'')*'|\"[^\"\r\n]*\")"),
+    # .pgpass: `host:port:database:user:password`, the whole line
+    ("forced-pgpass", rb"(?m:^)(?P<k>[A-Za-z0-9_.\-*\[\]]{1,253}:(?:\d{1,5}|\*):[^:\s]{1,256}:"
+     rb"[^:\s]{1,256}:)(?P<v>\S{1,1024})\r?(?=\n|\Z)"),
     # a bearer token without a header name in front of it
     ("bearer", rb"(?<![A-Za-z0-9_\-])(?i:bearer)[ \t]+(?P<v>(?!\[REDACTED)"
      rb"[A-Za-z0-9._~+/\-]{8,4096}=*)"),
 )
 # literals that trigger the shapes above that hold no secret word of their own
 FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by",)
+# ...and those that start their line (mode IDENT: the line start is a candidate)
+LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
 
 # userinfo up to the last "@" of the authority: passwords may contain an unencoded "@"
-URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?#\"'<>]{1,1024})@"
+URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?\"'<>]{1,1024})@"
 
 # Multi-line: a whole private key block, BEGIN to END. Without an END (a truncated log) the
 # header and the lines that look like key material (base64, armor headers) go.
