@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT))  # after PYTHONPATH: another rage tree can be measured
 
 from rage.redact import Redactor  # noqa: E402
-from tests.corpus.contexts import ARGV, STRUCTURAL, TOKEN_CONTEXTS, names, render  # noqa: E402
+from tests.corpus.contexts import ARGV, STRUCTURAL, TOKEN_CONTEXTS, names, render, shown  # noqa: E402
 from tests.corpus.secrets import SAMPLES, sample  # noqa: E402
 from tests.test_redact_corpus import (  # noqa: E402
     BENIGN,
@@ -76,7 +76,8 @@ def in_process(per_kind: dict[str, list[int]]) -> None:
         kind = SAMPLES[name][0]
         for ctx, template in TOKEN_CONTEXTS.items():
             _, secret, planted = sample(name)
-            ok = leaks(secret, red.text(render(template, planted, kind))) is None
+            text = render(template, planted, kind, ctx)
+            ok = leaks(shown(secret, ctx), red.text(text)) is None
             for acc in (by_ctx[ctx], per_kind[kind]):
                 acc[0] += ok
                 acc[1] += 1

@@ -39,6 +39,7 @@ from tests.corpus.contexts import (
     names,
     password,
     render,
+    shown,
 )
 from tests.corpus.secrets import SAMPLES, sample
 from tests.test_select import Pty
@@ -50,6 +51,7 @@ KNOWN = {
     if line.split("#")[0].strip()
 }
 NO_XFAIL = os.environ.get("RAGE_CORPUS_NO_XFAIL") == "1"
+_OVERSTRIKE = re.compile(r"[^\n]\x08")  # "c BACKSPACE c" prints as "c"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 
 # why a whole class of cases fails today; the case id says which member of the class
@@ -67,6 +69,10 @@ CONTEXT_REASON = {
     "semicolon-list": "unquoted values cut at ';'",
     "comma-list": "unquoted values cut at ','",
     "cr-redraw": "carriage-return redraws",
+    "overstrike": "backspace overstrike",
+    "grep-match-prefix": "a colour escape inside the token",
+    "url-encoded": "a URL-encoded token",
+    "json-escaped-slash": "JSON-escaped slashes",
     "k8s-env": "name/value on separate lines",
     "yaml-block": "YAML block scalars",
 }
@@ -83,7 +89,8 @@ def known(case: str, reason: str) -> Any:
 def leaks(secret: str, out: str) -> str | None:
     """The part of ``secret`` still visible in ``out``: the whole, or any 12-character piece
     (a secret cut in two by a separator or an escape is still a leak)."""
-    texts = (out, _ANSI.sub("", out))
+    plain = _OVERSTRIKE.sub("", _ANSI.sub("", out))
+    texts = (out, plain)
     if any(secret in t for t in texts):
         return secret
     n = 12
@@ -149,13 +156,17 @@ def test_sample_is_matched_by_its_format(name: str) -> None:
 
 
 def _benign_lines() -> list[tuple[str, str]]:
-    out, section = [], "misc"
+    out, section, seen = [], "misc", set()
     for line in (CORPUS / "benign.txt").read_text().splitlines():
         if line.startswith("## "):
             section = re.sub(r"[^a-z0-9]+", "-", line[3:].lower()).strip("-")
         elif line and not line.startswith("# "):
             slug = re.sub(r"[^A-Za-z0-9]+", "-", line).strip("-")[:48].lower()
-            out.append((f"{section}:{slug}", line))
+            case = f"{section}:{slug}"
+            while case in seen:  # two lines alike in their first 48 characters
+                case += "+"
+            seen.add(case)
+            out.append((case, line))
     return out
 
 
@@ -186,7 +197,8 @@ def _token_cases() -> Iterator[Any]:
 @pytest.mark.parametrize(("name", "ctx"), list(_token_cases()))
 def test_token_in_context(redactor: Redactor, name: str, ctx: str) -> None:
     kind, secret, planted = sample(name)
-    text = render(TOKEN_CONTEXTS[ctx], planted, kind)
+    text = render(TOKEN_CONTEXTS[ctx], planted, kind, ctx)
+    secret = shown(secret, ctx)
     out = redactor.text(text)
     # pytest.fail without a traceback: thousands of known failures stay cheap
     if (piece := leaks(secret, out)) is not None or "[REDACTED" not in out:
@@ -375,9 +387,10 @@ def _benign_for_e2e() -> list[str]:
 
 
 def _holds_user(line: str) -> bool:
-    """True when ``line`` holds this machine's user name, which a report pseudonymises."""
-    user = getpass.getuser()
-    return is_name(user) and user in line
+    """True when ``line`` holds this machine's user name or home directory, which a report
+    pseudonymises (``user-1``, ``~``)."""
+    user, home = getpass.getuser(), str(Path.home())
+    return (is_name(user) and user in line) or (home != "/" and home in line)
 
 
 def _extract(bundle: Path, dest: Path) -> dict[str, str]:
@@ -631,3 +644,58 @@ def test_property_token_between_separators_and_escapes(
     before, left, right, after = frame
     out = _shared_redactor().text(before + left + planted + right + after)
     assert leaks(secret, out) is None, out
+
+
+# -- segment boundaries: a token across byte 1 MiB (and 2 MiB) of a line longer than that ----
+
+
+def _long_line(secrets: list[str]) -> bytes:
+    """One line of about 2.5 MiB (minified JSON) with a token straddling each MiB boundary."""
+    from rage.redact import MAX_SEGMENT
+
+    filler = '{"id": 18842, "status": "ok", "tags": ["a", "b"]}, '
+    line = ""
+    for i, secret in enumerate(secrets, 1):
+        start = i * MAX_SEGMENT - len(secret) // 2  # half before the boundary, half after
+        while len(line) + len(filler) < start - 9:
+            line += filler
+        line += " " * (start - 9 - len(line)) + '"token": ' + secret
+    while len(line) < 2.5 * MAX_SEGMENT:
+        line += filler
+    return (line + "\n").encode()
+
+
+def _boundary_secrets() -> list[str]:
+    return [sample(n, "boundary")[1] for n in ("github-token", "sendgrid-api-key")]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_token_across_segment_boundary_in_a_stream(workers: int) -> None:
+    secrets = _boundary_secrets()
+    data = _long_line(secrets)
+    chunks = (data[i : i + 65536] for i in range(0, len(data), 65536))
+    red = Redactor(pseudonymize=False)
+    out = b"".join(red.stream(chunks, workers=workers, size=len(data)))
+    text = out.decode()
+    assert all(leaks(s, text) is None for s in secrets)
+    assert text.count("[REDACTED") >= len(secrets)
+
+
+def test_token_across_segment_boundary_end_to_end(tmp_path: Path) -> None:
+    secrets = _boundary_secrets()
+    (tmp_path / "line.txt").write_bytes(_long_line(secrets))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGE_")}
+    env |= {"RAGE_HOME": str(tmp_path / "home"), "RAGE_CONFIG": str(tmp_path / "c.toml")}
+    run = subprocess.run(
+        rage_cmd("run", "--", "cat", str(tmp_path / "line.txt")),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    members = _report(tmp_path, env, "bundle")
+    assert len(members["run/stdout.log"]) > 2 * 1024 * 1024
+    found = {m: p for m, t in members.items() for s in secrets if (p := leaks(s, t))}
+    assert found == {}

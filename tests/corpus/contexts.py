@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import random
 from collections.abc import Callable
+from urllib.parse import quote
 
 from tests.corpus.secrets import ALNUM, HEX, r
 
@@ -55,6 +56,45 @@ TOKEN_CONTEXTS: dict[str, str] = {
     "docker-env": "docker run -e {V}={t} acme/api:1.4",
     "k8s-env": "        - name: {V}\n          value: {t}",
     "yaml-block": "{v}: |\n  {t}\nnext: 1",
+    "npmrc": "//registry.npmjs.org/:_authToken={t}",
+    "toml": '{v} = "{t}"',
+    "html-input": '<input type="hidden" name="{v}" value="{t}">',
+    "markdown-table": "| prod | {t} | active |",
+    "sentence-period": "Your new credential is {t}.",
+    "parenthesized": "(credential {t})",
+    "git-credential": "protocol=https\nhost=example.com\nusername=deploy-bot\npassword={t}",
+    "shell-trace": "+ curl -sf -H 'Authorization: Bearer {t}' https://api.example.com/v1/me",
+    "powershell": '$env:{V} = "{t}"',
+    "windows-set": "set {V}={t}",
+    "actions-mask": "::add-mask::{t}",
+    "tab-separated": "prod\t{t}\tactive",
+    "unicode-quotes": "credential \u00ab{t}\u00bb rejected (\u201c{t}\u201d)",
+    "angle-brackets": "<{t}>",
+    "markdown-bold": "**{t}**",
+    "osc8-hyperlink": E + "]8;;https://example.com/keys" + E + "\\{t}" + E + "]8;;" + E + "\\",
+    "docker-json-log": '{{"log":"using {t}\\n","stream":"stderr","time":"2026-12-02T10:15:32Z"}}',
+    "logfmt": 'time=2026-12-02T10:15:32Z level=error msg="upstream rejected {t}" status=401',
+    # the planted text transformed the way a tool prints it (see TRANSFORMS)
+    "grep-match-prefix": "config/prod.env:3:{V}={t}",
+    "overstrike": "{t}",
+    "json-escaped-slash": '{{"{v}": "{t}"}}',
+    "url-encoded": "GET /oauth/callback?state=xyz&credential={t}&next=%2Fhome",
+}
+
+
+def _grep_prefix(t: str) -> str:
+    """`grep --color ghp_` colours only the matched prefix of the token."""
+    return E + "[01;31m" + E + "[K" + t[:4] + E + "[m" + E + "[K" + t[4:]
+
+
+# context -> (how the planted text is printed, how the secret then appears)
+TRANSFORMS: dict[str, tuple[Callable[[str], str], Callable[[str], str]]] = {
+    "grep-match-prefix": (_grep_prefix, lambda s: s),
+    # man-page bold: every character struck twice (c BACKSPACE c)
+    "overstrike": (lambda t: "".join(c + "\b" + c for c in t), lambda s: s),
+    # PHP's json_encode and others escape "/"
+    "json-escaped-slash": (lambda t: t.replace("/", "\\/"), lambda s: s.replace("/", "\\/")),
+    "url-encoded": (lambda t: quote(t, safe=""), lambda s: quote(s, safe="")),
 }
 
 
@@ -64,9 +104,16 @@ def names(kind: str) -> tuple[str, str]:
     return base.upper().replace("-", "_"), base.replace("-", "_")
 
 
-def render(template: str, planted: str, kind: str) -> str:
+def render(template: str, planted: str, kind: str, ctx: str = "") -> str:
     env, cfg = names(kind)
+    if ctx in TRANSFORMS:
+        planted = TRANSFORMS[ctx][0](planted)
     return template.format(t=planted, V=env, v=cfg)
+
+
+def shown(secret: str, ctx: str) -> str:
+    """The secret as it appears in ``ctx`` once the tool has printed it."""
+    return TRANSFORMS[ctx][1](secret) if ctx in TRANSFORMS else secret
 
 
 def password(rng: random.Random, symbols: str = "!#%*") -> str:
