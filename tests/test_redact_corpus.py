@@ -9,19 +9,24 @@ that file to delete; ``python -m tests.corpus.known`` regenerates the file.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import json
 import os
 import random
 import re
+import select
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rage.redact import Redactor
 from rage.redact.engine import is_name
@@ -34,6 +39,7 @@ from tests.corpus.contexts import (
     names,
     password,
     render,
+    shown,
 )
 from tests.corpus.secrets import SAMPLES, sample
 from tests.test_select import Pty
@@ -45,6 +51,7 @@ KNOWN = {
     if line.split("#")[0].strip()
 }
 NO_XFAIL = os.environ.get("RAGE_CORPUS_NO_XFAIL") == "1"
+_OVERSTRIKE = re.compile(r"[^\n]\x08")  # "c BACKSPACE c" prints as "c"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 
 # why a whole class of cases fails today; the case id says which member of the class
@@ -62,6 +69,10 @@ CONTEXT_REASON = {
     "semicolon-list": "unquoted values cut at ';'",
     "comma-list": "unquoted values cut at ','",
     "cr-redraw": "carriage-return redraws",
+    "overstrike": "backspace overstrike",
+    "grep-match-prefix": "a colour escape inside the token",
+    "url-encoded": "a URL-encoded token",
+    "json-escaped-slash": "JSON-escaped slashes",
     "k8s-env": "name/value on separate lines",
     "yaml-block": "YAML block scalars",
 }
@@ -78,7 +89,8 @@ def known(case: str, reason: str) -> Any:
 def leaks(secret: str, out: str) -> str | None:
     """The part of ``secret`` still visible in ``out``: the whole, or any 12-character piece
     (a secret cut in two by a separator or an escape is still a leak)."""
-    texts = (out, _ANSI.sub("", out))
+    plain = _OVERSTRIKE.sub("", _ANSI.sub("", out))
+    texts = (out, plain)
     if any(secret in t for t in texts):
         return secret
     n = 12
@@ -144,13 +156,17 @@ def test_sample_is_matched_by_its_format(name: str) -> None:
 
 
 def _benign_lines() -> list[tuple[str, str]]:
-    out, section = [], "misc"
+    out, section, seen = [], "misc", set()
     for line in (CORPUS / "benign.txt").read_text().splitlines():
         if line.startswith("## "):
             section = re.sub(r"[^a-z0-9]+", "-", line[3:].lower()).strip("-")
         elif line and not line.startswith("# "):
             slug = re.sub(r"[^A-Za-z0-9]+", "-", line).strip("-")[:48].lower()
-            out.append((f"{section}:{slug}", line))
+            case = f"{section}:{slug}"
+            while case in seen:  # two lines alike in their first 48 characters
+                case += "+"
+            seen.add(case)
+            out.append((case, line))
     return out
 
 
@@ -181,7 +197,8 @@ def _token_cases() -> Iterator[Any]:
 @pytest.mark.parametrize(("name", "ctx"), list(_token_cases()))
 def test_token_in_context(redactor: Redactor, name: str, ctx: str) -> None:
     kind, secret, planted = sample(name)
-    text = render(TOKEN_CONTEXTS[ctx], planted, kind)
+    text = render(TOKEN_CONTEXTS[ctx], planted, kind, ctx)
+    secret = shown(secret, ctx)
     out = redactor.text(text)
     # pytest.fail without a traceback: thousands of known failures stay cheap
     if (piece := leaks(secret, out)) is not None or "[REDACTED" not in out:
@@ -208,15 +225,28 @@ def _argv_secret(name: str) -> str:
     return password(random.Random(f"rage-corpus:argv:{name}"))
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=known(f"argv:{n}", f"argv form {n}")) for n in ARGV]
-)
-def test_argv_as_the_report_redacts_it(redactor: Redactor, name: str) -> None:
+def _argv_cases() -> Iterator[Any]:
+    for name in ARGV:
+        for via in ("argv", "command-text"):
+            case = f"argv:{name}@{via}"
+            yield pytest.param(
+                name, via, id=f"{name}@{via}", marks=known(case, f"argv form {name}")
+            )
+
+
+@pytest.mark.parametrize(("name", "via"), list(_argv_cases()))
+def test_argv_form(redactor: Redactor, name: str, via: str) -> None:
+    """``argv``: the list the report stores (meta.json, manifest, the Command: line);
+    ``command-text``: the same command line printed in output (a shell trace)."""
     secret = _argv_secret(name)
     argv = ARGV[name](secret)
-    meta = json.dumps(redactor.data({"argv": argv}))
-    command = redactor.text(shlex.join(argv))
-    for out in (meta, command):
+    outs: tuple[str, ...]
+    if via == "argv":
+        clean = redactor.argv(argv)
+        outs = (json.dumps(clean), shlex.join(clean))
+    else:
+        outs = (redactor.text("+ " + shlex.join(argv)),)
+    for out in outs:
         if (piece := leaks(secret, out)) is not None:
             pytest.fail(f"{piece!r} survives in {out!r}", pytrace=False)
 
@@ -357,9 +387,10 @@ def _benign_for_e2e() -> list[str]:
 
 
 def _holds_user(line: str) -> bool:
-    """True when ``line`` holds this machine's user name, which a report pseudonymises."""
-    user = getpass.getuser()
-    return is_name(user) and user in line
+    """True when ``line`` holds this machine's user name or home directory, which a report
+    pseudonymises (``user-1``, ``~``)."""
+    user, home = getpass.getuser(), str(Path.home())
+    return (is_name(user) and user in line) or (home != "/" and home in line)
 
 
 def _extract(bundle: Path, dest: Path) -> dict[str, str]:
@@ -417,11 +448,28 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str
         env=env | {"TERM": "xterm-256color"},
     )
     try:
-        assert term.wait(timeout=120) == 0, term.seen[-2000:]
+        assert drain(term, 120) == 0, term.seen[-2000:]
     finally:
         term.close()
     out["pty"] = _report(root, env, "pty")
     return out
+
+
+def drain(term: Pty, timeout: float) -> int:
+    """Read the terminal until the child closes it (a child blocked on a full terminal
+    never exits), then reap it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not select.select([term.master], [], [], 1.0)[0]:
+            continue
+        try:
+            chunk = os.read(term.master, 65536)
+        except OSError:  # EIO: every holder of the terminal has closed it
+            break
+        if not chunk:
+            break
+        term.seen += chunk
+    return term.proc.wait(timeout=max(1.0, deadline - time.monotonic()))
 
 
 def _report(root: Path, env: dict[str, str], name: str) -> dict[str, str]:
@@ -527,4 +575,127 @@ def test_argv_form_end_to_end(tmp_path: Path, name: str) -> None:
     members = _report(tmp_path, env, "bundle")
     assert json.loads(members["run/meta.json"])["argv"][0] == argv[0]
     found = {m: p for m, t in members.items() if (p := leaks(secret, t))}
+    assert found == {}
+
+
+# -- properties: any sample, any salt, between any separators and terminal escapes ------------
+
+_LEFT = [
+    "",
+    " ",
+    "\t",
+    "(",
+    "'",
+    '"',
+    "=",
+    ": ",
+    "[",
+    ",",
+    "/",
+    "`",
+    "\x1b[32m",
+    "\x1b[01;31m\x1b[K",
+    "\x1b[1;4;38;5;208m",
+    "\x1b]8;;https://example.com\x1b\\",
+    "working...\r",
+    "\x1b[2K\r",
+]
+_RIGHT = [
+    "",
+    " ",
+    "\n",
+    ")",
+    "'",
+    '"',
+    ",",
+    ";",
+    ".",
+    "&",
+    "]",
+    "`",
+    "\x1b[0m",
+    "\x1b[m\x1b[K",
+    "\x1b]8;;\x1b\\",
+    "\r\n",
+]
+_WORDS = ["", "INFO ", "2026-12-02T10:15:32Z ", "error: ", "using ", "key ", "-> ", "$ export X="]
+
+
+@functools.cache
+def _shared_redactor() -> Redactor:
+    return Redactor(pseudonymize=False)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(sorted(SAMPLES)),
+    salt=st.text(max_size=4),
+    frame=st.tuples(
+        st.sampled_from(_WORDS),
+        st.sampled_from(_LEFT),
+        st.sampled_from(_RIGHT),
+        st.sampled_from(["", " done", " (cached)", "\nnext line"]),
+    ),
+)
+def test_property_token_between_separators_and_escapes(
+    name: str, salt: str, frame: tuple[str, str, str, str]
+) -> None:
+    _, secret, planted = sample(name, salt)
+    before, left, right, after = frame
+    out = _shared_redactor().text(before + left + planted + right + after)
+    assert leaks(secret, out) is None, out
+
+
+# -- segment boundaries: a token across byte 1 MiB (and 2 MiB) of a line longer than that ----
+
+
+def _long_line(secrets: list[str]) -> bytes:
+    """One line of about 2.5 MiB (minified JSON) with a token straddling each MiB boundary."""
+    from rage.redact import MAX_SEGMENT
+
+    filler = '{"id": 18842, "status": "ok", "tags": ["a", "b"]}, '
+    line = ""
+    for i, secret in enumerate(secrets, 1):
+        start = i * MAX_SEGMENT - len(secret) // 2  # half before the boundary, half after
+        while len(line) + len(filler) < start - 9:
+            line += filler
+        line += " " * (start - 9 - len(line)) + '"token": ' + secret
+    while len(line) < 2.5 * MAX_SEGMENT:
+        line += filler
+    return (line + "\n").encode()
+
+
+def _boundary_secrets() -> list[str]:
+    return [sample(n, "boundary")[1] for n in ("github-token", "sendgrid-api-key")]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_token_across_segment_boundary_in_a_stream(workers: int) -> None:
+    secrets = _boundary_secrets()
+    data = _long_line(secrets)
+    chunks = (data[i : i + 65536] for i in range(0, len(data), 65536))
+    red = Redactor(pseudonymize=False)
+    out = b"".join(red.stream(chunks, workers=workers, size=len(data)))
+    text = out.decode()
+    assert all(leaks(s, text) is None for s in secrets)
+    assert text.count("[REDACTED") >= len(secrets)
+
+
+def test_token_across_segment_boundary_end_to_end(tmp_path: Path) -> None:
+    secrets = _boundary_secrets()
+    (tmp_path / "line.txt").write_bytes(_long_line(secrets))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGE_")}
+    env |= {"RAGE_HOME": str(tmp_path / "home"), "RAGE_CONFIG": str(tmp_path / "c.toml")}
+    run = subprocess.run(
+        rage_cmd("run", "--", "cat", str(tmp_path / "line.txt")),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    members = _report(tmp_path, env, "bundle")
+    assert len(members["run/stdout.log"]) > 2 * 1024 * 1024
+    found = {m: p for m, t in members.items() for s in secrets if (p := leaks(s, t))}
     assert found == {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import random
 from collections.abc import Callable
+from urllib.parse import quote
 
 from tests.corpus.secrets import ALNUM, HEX, r
 
@@ -55,6 +56,45 @@ TOKEN_CONTEXTS: dict[str, str] = {
     "docker-env": "docker run -e {V}={t} acme/api:1.4",
     "k8s-env": "        - name: {V}\n          value: {t}",
     "yaml-block": "{v}: |\n  {t}\nnext: 1",
+    "npmrc": "//registry.npmjs.org/:_authToken={t}",
+    "toml": '{v} = "{t}"',
+    "html-input": '<input type="hidden" name="{v}" value="{t}">',
+    "markdown-table": "| prod | {t} | active |",
+    "sentence-period": "Your new credential is {t}.",
+    "parenthesized": "(credential {t})",
+    "git-credential": "protocol=https\nhost=example.com\nusername=deploy-bot\npassword={t}",
+    "shell-trace": "+ curl -sf -H 'Authorization: Bearer {t}' https://api.example.com/v1/me",
+    "powershell": '$env:{V} = "{t}"',
+    "windows-set": "set {V}={t}",
+    "actions-mask": "::add-mask::{t}",
+    "tab-separated": "prod\t{t}\tactive",
+    "unicode-quotes": "credential \u00ab{t}\u00bb rejected (\u201c{t}\u201d)",
+    "angle-brackets": "<{t}>",
+    "markdown-bold": "**{t}**",
+    "osc8-hyperlink": E + "]8;;https://example.com/keys" + E + "\\{t}" + E + "]8;;" + E + "\\",
+    "docker-json-log": '{{"log":"using {t}\\n","stream":"stderr","time":"2026-12-02T10:15:32Z"}}',
+    "logfmt": 'time=2026-12-02T10:15:32Z level=error msg="upstream rejected {t}" status=401',
+    # the planted text transformed the way a tool prints it (see TRANSFORMS)
+    "grep-match-prefix": "config/prod.env:3:{V}={t}",
+    "overstrike": "{t}",
+    "json-escaped-slash": '{{"{v}": "{t}"}}',
+    "url-encoded": "GET /oauth/callback?state=xyz&credential={t}&next=%2Fhome",
+}
+
+
+def _grep_prefix(t: str) -> str:
+    """`grep --color ghp_` colours only the matched prefix of the token."""
+    return E + "[01;31m" + E + "[K" + t[:4] + E + "[m" + E + "[K" + t[4:]
+
+
+# context -> (how the planted text is printed, how the secret then appears)
+TRANSFORMS: dict[str, tuple[Callable[[str], str], Callable[[str], str]]] = {
+    "grep-match-prefix": (_grep_prefix, lambda s: s),
+    # man-page bold: every character struck twice (c BACKSPACE c)
+    "overstrike": (lambda t: "".join(c + "\b" + c for c in t), lambda s: s),
+    # PHP's json_encode and others escape "/"
+    "json-escaped-slash": (lambda t: t.replace("/", "\\/"), lambda s: s.replace("/", "\\/")),
+    "url-encoded": (lambda t: quote(t, safe=""), lambda s: quote(s, safe="")),
 }
 
 
@@ -64,14 +104,21 @@ def names(kind: str) -> tuple[str, str]:
     return base.upper().replace("-", "_"), base.replace("-", "_")
 
 
-def render(template: str, planted: str, kind: str) -> str:
+def render(template: str, planted: str, kind: str, ctx: str = "") -> str:
     env, cfg = names(kind)
+    if ctx in TRANSFORMS:
+        planted = TRANSFORMS[ctx][0](planted)
     return template.format(t=planted, V=env, v=cfg)
 
 
-def password(rng: random.Random, extra: str = "") -> str:
-    """A generated password: letters, digits and a few symbols, 20 characters."""
-    return r(rng, ALNUM, 8) + rng.choice("!#%*") + r(rng, ALNUM, 6) + extra + r(rng, ALNUM, 5)
+def shown(secret: str, ctx: str) -> str:
+    """The secret as it appears in ``ctx`` once the tool has printed it."""
+    return TRANSFORMS[ctx][1](secret) if ctx in TRANSFORMS else secret
+
+
+def password(rng: random.Random, symbols: str = "!#%*") -> str:
+    """A generated password: letters, digits and one symbol, 20 characters."""
+    return r(rng, ALNUM, 8) + rng.choice(symbols) + r(rng, ALNUM, 11)
 
 
 def b64(s: str) -> str:
@@ -82,9 +129,9 @@ def b64(s: str) -> str:
 Structural = Callable[[random.Random], tuple[str, tuple[str, ...]]]
 
 
-def _p(template: str) -> Structural:
+def _p(template: str, symbols: str = "!#%*") -> Structural:
     def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
-        p = password(rng)
+        p = password(rng, symbols)
         return template.format(p=p), (p,)
 
     return make
@@ -167,8 +214,8 @@ STRUCTURAL: dict[str, Structural] = {
     "key-camel-master": _p("primaryMasterKey={p}"),
     "key-camel-server": _p("serverKey: {p}"),
     "putty-ppk": _ppk,
-    "url-credentials": _p("postgres://app_user:{p}@db.example.com:5432/appdb"),
-    "pip-index-url": _p("--index-url https://__token__:{p}@pypi.example.com/simple"),
+    "url-credentials": _p("postgres://app_user:{p}@db.example.com:5432/appdb", "!*"),
+    "pip-index-url": _p("--index-url https://__token__:{p}@pypi.example.com/simple", "!*"),
 }
 
 # command lines as the recorder stores them: (argv, secret) built from a generated password
@@ -196,4 +243,38 @@ ARGV: dict[str, Callable[[str], list[str]]] = {
         f"pass:{p}",
     ],
     "nmcli-password": lambda p: ["nmcli", "dev", "wifi", "connect", "acme-office", "password", p],
+    "aws-configure-set": lambda p: ["aws", "configure", "set", "aws_secret_access_key", p],
+    "heroku-config-set": lambda p: ["heroku", "config:set", f"API_KEY={p}", "-a", "acme"],
+    "kubectl-from-literal": lambda p: [
+        "kubectl",
+        "create",
+        "secret",
+        "generic",
+        "db",
+        f"--from-literal=password={p}",
+    ],
+    "helm-set": lambda p: ["helm", "upgrade", "api", "./chart", "--set", f"db.password={p}"],
+    "terraform-var": lambda p: ["terraform", "apply", "-var", f"db_password={p}"],
+    "docker-run-e": lambda p: ["docker", "run", "-e", f"DB_PASSWORD={p}", "acme/api:1.4"],
+    "az-login-sp": lambda p: [
+        "az",
+        "login",
+        "--service-principal",
+        "-u",
+        "http://acme-ci",
+        "-p",
+        p,
+        "--tenant",
+        "acme",
+    ],
+    "wget-password": lambda p: ["wget", "--user=deploy", f"--password={p}", "https://e.com/a"],
+    "smbclient-u": lambda p: ["smbclient", "//fs/share", "-U", f"deploy%{p}"],
+    "java-keystore-prop": lambda p: ["java", f"-Djavax.net.ssl.keyStorePassword={p}", "-jar", "a"],
+    "keytool-storepass": lambda p: ["keytool", "-list", "-keystore", "a.jks", "-storepass", p],
+    "openssl-passin": lambda p: ["openssl", "pkcs12", "-in", "a.p12", "-passin", f"pass:{p}"],
+    "sqlcmd-P": lambda p: ["sqlcmd", "-S", "db", "-U", "sa", "-P", p],
+    "zip-P": lambda p: ["zip", "-P", p, "out.zip", "report.csv"],
+    "7z-glued": lambda p: ["7z", "a", f"-p{p}", "out.7z", "report.csv"],
+    "htpasswd-b": lambda p: ["htpasswd", "-b", "/etc/nginx/.htpasswd", "deploy", p],
+    "git-clone-url": lambda p: ["git", "clone", f"https://deploy:{p}@git.example.com/acme/app.git"],
 }

@@ -14,7 +14,7 @@ HERE = Path(__file__).parent
 PREFIX = {
     "test_token_in_context": "token",
     "test_structural_shape": "structural",
-    "test_argv_as_the_report_redacts_it": "argv",
+    "test_argv_form": "argv",
     "test_environment_value": "env",
     "test_benign_line_survives": "benign",
     "test_benign_environment_survives": "benign-env",

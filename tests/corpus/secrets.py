@@ -77,6 +77,17 @@ def _ctx(prefix: str, fn: Callable[[random.Random], str], suffix: str = "") -> M
     return make
 
 
+def _split(head: Callable[[random.Random], str], secret: Callable[[random.Random], str]) -> Make:
+    """A token whose first part is public: only ``secret``'s part must go."""
+
+    def make(rng: random.Random) -> tuple[str, str]:
+        h = head(rng)
+        s = secret(rng)
+        return s, h + s
+
+    return make
+
+
 SAMPLES: dict[str, tuple[str, Make]] = {
     # cloud
     "aws-access-key": ("aws-access-key", tok(lambda g: "AKIA" + r(g, UPPER + DIGITS, 16))),
@@ -141,6 +152,12 @@ SAMPLES: dict[str, tuple[str, Make]] = {
         "azure-function-key",
         tok(lambda g: r(g, ALNUM, 44) + "AzFu" + r(g, ALNUM, 6) + "=="),
     ),
+    "azure-redis-key": (
+        "azure-redis-key",
+        tok(
+            lambda g: r(g, ALNUM, 33) + "AzCa" + g.choice("ABCDEFGHIJKLMNOP") + r(g, ALNUM, 5) + "="
+        ),
+    ),
     "azure-ad-client-secret": (
         "azure-ad-client-secret",
         tok(lambda g: r(g, ALNUM, 3) + str(g.randint(0, 9)) + "Q~" + r(g, ALNUM + "_~.-", 34)),
@@ -178,7 +195,10 @@ SAMPLES: dict[str, tuple[str, Make]] = {
     "k3s-token": ("k3s-token", tok(lambda g: "K10" + r(g, HEX, 64) + "::server:" + r(g, HEX, 32))),
     "rancher-token": (
         "rancher-token",
-        tok(lambda g: "token-" + r(g, LOWER + DIGITS, 5) + ":" + r(g, LOWER + DIGITS, 54)),
+        # the part before the colon names the key (like an AWS key id); the rest is secret
+        _split(
+            lambda g: "token-" + r(g, LOWER + DIGITS, 5) + ":", lambda g: r(g, LOWER + DIGITS, 54)
+        ),
     ),
     # forges, CI, registries
     "github-token": ("github-token", tok(lambda g: "ghp_" + r(g, ALNUM, 36))),
@@ -357,7 +377,11 @@ SAMPLES: dict[str, tuple[str, Make]] = {
     "square-token/oauth-secret": ("square-token", tok(lambda g: "sq0csp-" + r(g, URLSAFE, 43))),
     "braintree-token": (
         "braintree-token",
-        tok(lambda g: f"access_token$production${r(g, LOWER + DIGITS, 16)}${r(g, HEX, 32)}"),
+        # the fixed words of the format are no secret (and a key name may repeat them)
+        _split(
+            lambda g: "access_token$production$",
+            lambda g: f"{r(g, LOWER + DIGITS, 16)}${r(g, HEX, 32)}",
+        ),
     ),
     "shopify-token": ("shopify-token", tok(lambda g: "shpat_" + r(g, HEX, 32))),
     "shopify-token/shared-secret": ("shopify-token", tok(lambda g: "shpss_" + r(g, HEX, 32))),
