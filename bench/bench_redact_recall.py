@@ -6,10 +6,11 @@ Not a timing benchmark: it counts. In process, through ``Redactor`` (the public 
 catalogued sample in every token context, the structural shapes, argv as the report redacts
 it, environment values, and the benign corpus. End to end (unless ``--no-e2e``): every sample
 planted once per surface in real runs (stdout and stderr through pipes, terminal output
-through a real pty, an attached log, argv, the environment), then ``rage report`` and every
-byte of both bundles searched. A secret counts as removed only when no 12-character piece of
-it survives (escape sequences stripped too). Prints one table per view; ``--kinds`` adds the
-per-kind rows.
+through a real pty, an attached log, argv, the environment, and, for URL-safe tokens, git
+remote URLs the git collector reads), then ``rage report`` and every byte of every bundle
+searched. A secret counts as removed only when no 12-character piece of it survives (escape
+sequences and backspace overstrikes removed too). Prints one table per view; ``--kinds``
+adds the per-kind rows.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from tests.test_redact_corpus import (  # noqa: E402
     _extract,
     _structural,
     drain,
+    git_remote_plants,
     leaks,
+    record_in_git_repo,
 )
 from tests.test_select import Pty  # noqa: E402
 
@@ -215,6 +218,17 @@ def end_to_end(per_kind: dict[str, list[int]]) -> None:
                 per_kind[SAMPLES[name][0]][0] += removed
                 per_kind[SAMPLES[name][0]][1] += 1
             rows.append((surface, ok, len(placed)))
+        # collector data: every URL-safe token as the user or password of a git remote
+        git_plants = git_remote_plants("bench-git", tuple(sorted(SAMPLES)))
+        git_env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
+        git_members = record_in_git_repo(root, git_env, [url for *_, url in git_plants])
+        ok = 0
+        for name, secret, _ in git_plants:
+            removed = all(leaks(secret, text) is None for text in git_members.values())
+            ok += removed
+            per_kind[SAMPLES[name][0]][0] += removed
+            per_kind[SAMPLES[name][0]][1] += 1
+        rows.append(("git remotes (collector)", ok, len(git_plants)))
         rows.append(("ALL", sum(r[1] for r in rows), sum(r[2] for r in rows)))
         _table("Surfaces end to end (rage run, then rage report: every member of the bundle)", rows)
         kept: list[tuple[str, int, int]] = []

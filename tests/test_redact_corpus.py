@@ -699,3 +699,65 @@ def test_token_across_segment_boundary_end_to_end(tmp_path: Path) -> None:
     assert len(members["run/stdout.log"]) > 2 * 1024 * 1024
     found = {m: p for m, t in members.items() for s in secrets if (p := leaks(s, t))}
     assert found == {}
+
+
+# -- collector data: tokens in git remote URLs (CI checkouts, `git clone https://TOKEN@...`) ---
+
+_URL_SAFE = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def git_remote_plants(salt: str, names_: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """(sample, secret, remote URL) for the URL-safe samples among ``names_``; the token is
+    the user (``https://TOKEN@host``) or the password (``https://user:TOKEN@host``)."""
+    out = []
+    for i, name in enumerate(names_):
+        _, secret, planted = sample(name, salt)
+        if planted != secret or not _URL_SAFE.fullmatch(secret):
+            continue
+        userinfo = secret if i % 2 else f"x-access-token:{secret}"
+        out.append((name, secret, f"https://{userinfo}@git.example.com/acme/r{i}.git"))
+    return out
+
+
+def record_in_git_repo(root: Path, env: dict[str, str], remotes: list[str]) -> dict[str, str]:
+    """`rage run -- true` inside a git work tree with these remotes, reported; members."""
+    repo = root / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+    for i, url in enumerate(remotes):
+        subprocess.run(["git", "-C", str(repo), "remote", "add", f"r{i}", url], check=True, env=env)
+    run = subprocess.run(
+        rage_cmd("run", "--", "true"),
+        env=env,
+        cwd=repo,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    return _report(root, env, "git")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=known(f"e2e-git:{n}", "a token in a git remote URL"))
+        for n, _, _ in git_remote_plants("git", E2E_SAMPLES)
+    ],
+)
+def test_git_remote_tokens_end_to_end(git_bundle: dict[str, str], name: str) -> None:
+    secret = next(s for n, s, _ in git_remote_plants("git", E2E_SAMPLES) if n == name)
+    found = {m: p for m, t in git_bundle.items() if (p := leaks(secret, t))}
+    if found:
+        pytest.fail(f"survives in {found}", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def git_bundle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("corpus-git")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGE_", "GIT_"))}
+    env |= {"RAGE_HOME": str(root / "home"), "RAGE_CONFIG": str(root / "c.toml")}
+    remotes = [url for _, _, url in git_remote_plants("git", E2E_SAMPLES)]
+    members = record_in_git_repo(root, env, remotes)
+    assert "collectors/git.json" in members
+    return members
