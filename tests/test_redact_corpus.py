@@ -649,33 +649,34 @@ def test_property_token_between_separators_and_escapes(
 # -- segment boundaries: a token across byte 1 MiB (and 2 MiB) of a line longer than that ----
 
 
-def _long_line(secrets: list[str]) -> bytes:
+@functools.cache
+def _long_line(secrets: tuple[str, ...]) -> bytes:
     """One line of about 2.5 MiB (minified JSON) with a token straddling each MiB boundary."""
     from rage.redact import MAX_SEGMENT
 
     filler = '{"id": 18842, "status": "ok", "tags": ["a", "b"]}, '
-    line = ""
+    parts, size = [], 0
     for i, secret in enumerate(secrets, 1):
-        start = i * MAX_SEGMENT - len(secret) // 2  # half before the boundary, half after
-        while len(line) + len(filler) < start - 9:
-            line += filler
-        line += " " * (start - 9 - len(line)) + '"token": ' + secret
-    while len(line) < 2.5 * MAX_SEGMENT:
-        line += filler
-    return (line + "\n").encode()
+        head = i * MAX_SEGMENT - len(secret) // 2 - len('"token": ')  # half of it before
+        n = (head - size) // len(filler)
+        parts += [filler * n, " " * (head - size - n * len(filler)), '"token": ' + secret]
+        size = head + len('"token": ') + len(secret)
+    parts.append(filler * ((5 * MAX_SEGMENT // 2 - size) // len(filler) + 1))
+    return ("".join(parts) + "\n").encode()
 
 
-def _boundary_secrets() -> list[str]:
-    return [sample(n, "boundary")[1] for n in ("github-token", "sendgrid-api-key")]
+def _boundary_secrets() -> tuple[str, ...]:
+    return tuple(sample(n, "boundary")[1] for n in ("github-token", "sendgrid-api-key"))
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_token_across_segment_boundary_in_a_stream(workers: int) -> None:
+@pytest.mark.parametrize("block", [64 * 1024, 1024 * 1024])
+def test_token_across_segment_boundary_in_a_stream(workers: int, block: int) -> None:
     secrets = _boundary_secrets()
     data = _long_line(secrets)
     chunks = (data[i : i + 65536] for i in range(0, len(data), 65536))
     red = Redactor(pseudonymize=False)
-    out = b"".join(red.stream(chunks, workers=workers, size=len(data)))
+    out = b"".join(red.stream(chunks, block=block, workers=workers, size=len(data)))
     text = out.decode()
     assert all(leaks(s, text) is None for s in secrets)
     assert text.count("[REDACTED") >= len(secrets)
