@@ -108,7 +108,7 @@ def _program(argv: list[str]) -> int:
 
 
 _KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, "openssl", "nmcli", "htpasswd",
-                    *_SHELLS, "git", "npm", "yarn", "pnpm"}) - {"heroku", "svn"}
+                    *_SHELLS, "git", "npm", "yarn", "pnpm", "aws"}) - {"heroku", "svn"}
 
 
 def looks_like_command(line: str) -> bool:
