@@ -44,6 +44,8 @@ _WRAPPER_ARG_OPTS: dict[str, frozenset[str]] = {
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"})
 _MYSQL = frozenset({"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlsh",
                     "mysqlpump", "mariadb", "mariadb-dump", "mariadb-admin", "mysqlbinlog"})
+# `-pSECRET` glued is the password, `-p NAME` is something else (mysql: the database)
+_GLUED_P = _MYSQL | {"7z", "7za", "7zz", "7zr"}
 # program -> options whose next element (or attached rest, for one-letter options) is secret
 _SECRET_OPTS: dict[str, frozenset[str]] = {
     "redis-cli": frozenset({"-a", "--pass", "--user-pass"}),
@@ -106,7 +108,7 @@ def _program(argv: list[str]) -> int:
 
 
 _KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, "openssl", "nmcli", "htpasswd",
-                    *_SHELLS, "git", "npm", "yarn", "pnpm"}) - {"heroku", "svn"}
+                    *_SHELLS, "git", "npm", "yarn", "pnpm", "aws"}) - {"heroku", "svn"}
 
 
 def looks_like_command(line: str) -> bool:
@@ -192,7 +194,7 @@ class ArgvRedactor:
                 continue
             elif userpass is not None and len(a) > 2 and a[:2] in userpass[0]:
                 self._userpass(argv, out, done, i, sep=userpass[1], skip=2)  # -uuser:pass
-            elif prog in _MYSQL and a.startswith("-p") and len(a) > 2:
+            elif prog in _GLUED_P and a.startswith("-p") and len(a) > 2:
                 hide(i, "-p")
             elif len(a) > 2 and a[:2] in opts and not a.startswith("--"):
                 hide(i, a[:2])  # -wSECRET, -pSECRET
@@ -209,7 +211,7 @@ class ArgvRedactor:
             elif prog == "htpasswd" and "-b" in argv[start:i] and not a.startswith("-") \
                     and i == len(argv) - 1:
                 hide(i)
-            elif a == "config" and self._config(argv, out, done, i):
+            elif a in ("config", "configure") and self._config(argv, out, done, i):
                 pass
             elif not a.startswith("-"):
                 if subcommand is None:

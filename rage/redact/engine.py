@@ -495,9 +495,11 @@ def _catalogue() -> tuple[Compiled, ...]:
 
 # what a mid-line `word: value` follows when it is a field of a map, not a sentence
 _FIELD_BEFORE = frozenset(b"{,([;|&")
-_WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt"})
+_WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt",
+                        b"tokens", b"sessions", b"credentials", b"secrets", b"cookies"})
 # `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
 _EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[]")
+_SIZE = re.compile(rb"\d+ bytes")  # kubectl describe secret: `password:  16 bytes`
 _WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
 # terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`
 _TOOL_PHRASES = (b"(sensitive value)", b"(sensitive)", b"(known after apply)", b"(sensitive",
@@ -526,14 +528,17 @@ def _prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
         return False
     # in a sentence: a lone generic word (`cache key: v2-deps-...`, `session: 7f3a`) or a
     # plain word after it (`failed: password expired`) is prose; `password: hunter2x` is not
-    return raw_key.lower() in _WEAK_KEYS or (raw_value.isalpha() and raw_value.islower())
+    return raw_key.lower() in _WEAK_KEYS or (raw_value.isalpha() and (
+        raw_value.islower() or raw_value.istitle()))
 
 
 def _not_a_value(value: bytes) -> bool:
     """A value that names or computes a secret instead of being one: another secret name
     (``key: password``, ``auth: token``), a code expression, a tool's placeholder phrase."""
-    if value.startswith(_TOOL_PHRASES) or _EXPRESSION.match(value):
+    if value.startswith(_TOOL_PHRASES) or _EXPRESSION.match(value) or _SIZE.fullmatch(value):
         return True
+    if value.startswith(b":"):
+        return True  # `auth::tests::rejects_expired_token`: a path, `::` is no separator
     return _WORD.fullmatch(value) is not None and value.lower() == value and looks_secret_name(
         value.decode("ascii"))
 

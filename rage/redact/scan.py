@@ -29,7 +29,7 @@ _KEY_AFTER = re.compile(rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?[ \t]*(?:[:=,>\\]|[.?
                         rb"|[\"']?(?i:value|val)[\"']?[ \t]*[=:])")
 _SPACE_WORDS = (b"password", b"passwd", b"bearer")
 _KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
-_IDENT_RUN = re.compile(rb"[A-Za-z0-9_.\-]{0,66}\Z")
+_IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
 Plan = tuple[tuple[bytes, tuple[int, ...]], ...]
@@ -304,8 +304,8 @@ def _run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
     """Starts for a trigger inside an identifier (``my_token``) or after a URL scheme."""
     if mode == KEY and _KEY_AFTER.match(region, i) is None and not (
             region[i:i + 8].lower().startswith(_SPACE_WORDS)):
-        m = _IDENT_RUN.search(region, max(0, i - 66), i)
-        k = m.start() if m is not None else i
+        seg = region[max(0, i - 66):i]
+        k = i - (len(seg) - len(seg.rstrip(_IDENT_CHARS)))
         if region[k:k + 2] != b"--" and not region[max(0, k - 8):k].endswith(_KEY_BEFORE):
             return
     ls = region.rfind(b"\n", 0, i) + 1
@@ -315,8 +315,8 @@ def _run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
             starts.add(m.start())  # the leftmost place a scheme can start
         return
     starts.add(ls)  # `key: value` lines
-    m = _IDENT_RUN.search(region, max(ls, i - 66), i)
-    k = m.start() if m is not None else i
+    seg = region[max(ls, i - 66):i]  # the identifier holding the trigger starts after
+    k = i - (len(seg) - len(seg.rstrip(_IDENT_CHARS)))
     if region[k - 1:k] == b"\\" and region[k:k + 1] in (b"r", b"n", b"t"):
         k += 1  # `\r\nX-Api-Key:` in a dump: the name starts after the written-out escape
     starts.add(k)
