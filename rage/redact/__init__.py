@@ -31,9 +31,10 @@ none. Streams are cut at line boundaries (and before the opener of a multi-line 
 block's end), so ``stream()`` gives what ``bytes()`` gives on the whole input; a private key
 block may span lines and is matched within :data:`PRIVATE_KEY_MAX` bytes in both modes. Lines
 longer than :data:`MAX_SEGMENT` are cut in streams only, after a separator (``,`` ``;`` ``}``,
-else a space or quote) so a token crossing the mark is seen whole. A large stream is redacted in worker processes, block by block, in order
-(:mod:`rage.redact.parallel`), with the same output and counts as in-process; given its
-size, a large stream goes to the workers from its first block.
+else a space or quote) so a token crossing the mark is seen whole. A large stream is
+redacted in worker processes, block by block, in order (:mod:`rage.redact.parallel`), with
+the same output and counts as in-process; given its size, a large stream goes to the workers
+from its first block.
 """
 
 from __future__ import annotations
