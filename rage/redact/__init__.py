@@ -1,9 +1,14 @@
 """The redaction engine: secrets and personal data never leave the machine in clear.
 
-What is replaced (patterns in :mod:`rage.redact.patterns`):
+What is replaced (the catalogue in :mod:`rage.redact.formats`, the rules in
+:mod:`rage.redact.patterns`, :mod:`rage.redact.multiline` and :mod:`rage.redact.argv`),
+after terminal escapes, ``\r`` redraws and backspaces are resolved
+(:mod:`rage.redact.normalize`: the output is the normalised text):
 
-- known credential formats (AWS, GitHub, GitLab, Slack, Stripe, npm, PyPI, OpenAI,
-  Anthropic, Google API keys, JWTs) -> ``[REDACTED:<kind>]``;
+- documented provider credential formats (about 140: GitHub, AWS, Slack, Stripe, SendGrid,
+  Twilio, Vault, JWTs...) -> ``[REDACTED:<kind>]``;
+- values across lines (YAML block scalars, wrapped bearer tokens, k8s name/value pairs and
+  Secret data, .ppk, CSV/TSV secret columns), and argv read as a command line;
 - private key blocks (PEM, OpenSSH, PGP), BEGIN to END, whole -> ``[REDACTED:private-key]``;
 - values stored under a secret-looking name: ``key=value``, ``"key": "value"``, YAML
   ``key: value``, ``--password x``, HTTP ``Authorization:`` (the scheme word is kept),
@@ -18,16 +23,18 @@ What is replaced (patterns in :mod:`rage.redact.patterns`):
   characters and shared words/system accounts (``root``, ``runner``, ``ubuntu``,
   ``localhost``...) are left alone, but their home directory (``/root``) still becomes ``~``.
 
-How it stays fast: matching is line-local. A line is only handed to the combined regex when
-it contains a trigger literal (``b"ghp_"``, ``b"token"``, the user name...), found at memory
-speed (:mod:`rage.redact.scan`: ``bytes.find``, walks from rare anchor bytes, one regex pass
-for all the triggers holding a byte such as ``-`` or ``k``); most log lines contain none. Streams
-are cut at line boundaries, so ``stream()`` gives exactly what ``bytes()`` gives on the whole
-input; a private key block may span lines and is matched within :data:`PRIVATE_KEY_MAX` bytes
-in both modes. Lines longer than :data:`MAX_SEGMENT` are cut (at a space when there is one) in
-streams only. A large stream is redacted in worker processes, block by block, in order
-(:mod:`rage.redact.parallel`), with the same output and counts as in-process; given its
-size, a large stream goes to the workers from its first block.
+How it stays fast: matching is line-local. A position is only tried when a trigger literal
+(``b"ghp_"``, ``b"token"``, the user name...) says a match may start there
+(:mod:`rage.redact.scan`: one Aho-Corasick pass with the optional ``fast`` extra, else
+``bytes.find``, walks from rare anchor bytes and byte-group regexes); most log lines contain
+none. Streams are cut at line boundaries (and before the opener of a multi-line value near a
+block's end), so ``stream()`` gives what ``bytes()`` gives on the whole input; a private key
+block may span lines and is matched within :data:`PRIVATE_KEY_MAX` bytes in both modes. Lines
+longer than :data:`MAX_SEGMENT` are cut in streams only, after a separator (``,`` ``;`` ``}``,
+else a space or quote) so a token crossing the mark is seen whole. A large stream is
+redacted in worker processes, block by block, in order (:mod:`rage.redact.parallel`), with
+the same output and counts as in-process; given its size, a large stream goes to the workers
+from its first block.
 """
 
 from __future__ import annotations
