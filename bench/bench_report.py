@@ -1,6 +1,6 @@
 """Benchmark: `rage report` on a large realistic log vs `zstd -3 -T0` on the same file.
 
-Usage: python3 bench/bench_report.py [--mb 200] [--repeat 3]
+Usage: python3 bench/bench_report.py [--mb 200] [--repeat 3] [--words]
 
 Generates a log that looks like a real tool's output (timestamps, levels, paths, URLs, the
 odd e-mail address and token), records it as a run in a throw-away RAGE_HOME, then times
@@ -11,6 +11,10 @@ tail, and only those are redacted, as a user gets it) and bundle_max_bytes above
 size (everything redacted). Prints seconds, MB/s of input and the ratio to zstd (goal: <= 2x),
 all of the best round, and the median round's ratio to zstd (each round against the zstd run
 beside it): the two far apart mean a noisy machine.
+
+``--words``: the log of issue 10 instead, ordinary lines full of the words that name
+secrets (`user`, `session`, `request`, `token`, `auth`), hex ids, and a secret on 1% of the
+lines: what costs a redactor most per byte.
 """
 
 from __future__ import annotations
@@ -61,6 +65,30 @@ def make_log(path: Path, size: int, seed: int = 7) -> None:
             written += len(text)
 
 
+def make_words_log(path: Path, size: int, seed: int = 11) -> None:
+    rng = random.Random(seed)
+    words = ["user", "session", "request", "token", "auth", "started", "completed", "cache",
+             "refreshed", "expired", "for", "the", "in", "ms", "key", "lookup", "handler",
+             "password", "reset", "id", "ok", "retry", "secret", "store"]
+    secrets = [lambda: "token=ghp_" + "".join(rng.choices("abcdefXYZ0123456789", k=36)),
+               lambda: "Authorization: Bearer " + "".join(rng.choices("abcdefXYZ0123", k=40)),
+               lambda: "password=" + "".join(rng.choices("abcdefXYZ0123!#", k=14)),
+               lambda: "AKIA" + "".join(rng.choices("ABCDEFGHIJKLMNOP0123456789", k=16))]
+    written = 0
+    with open(path, "w", encoding="utf-8") as f:
+        while written < size:
+            block = []
+            for i in range(2000):
+                msg = " ".join(rng.choices(words, k=rng.randint(5, 10)))
+                if rng.random() < 0.01:
+                    msg += " " + rng.choice(secrets)()
+                block.append(f"2026-12-02T10:{i % 60:02d}:{rng.randint(0, 59):02d}.{i % 1000:03d}Z "
+                             f"INFO {msg} request_id={rng.getrandbits(64):016x}\n")
+            text = "".join(block)
+            f.write(text)
+            written += len(text)
+
+
 def time_zstd(src: Path, out: Path) -> float:
     t0 = time.perf_counter()
     subprocess.run(["zstd", "-3", "-T0", "-q", "-f", "-o", str(out), str(src)], check=True)
@@ -95,6 +123,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=200, help="log size in MB (default 200)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--words", action="store_true",
+                    help="the words-heavy log of issue 10 instead of the realistic one")
     args = ap.parse_args()
     if shutil.which("zstd") is None:
         print("zstd is not installed: nothing to compare against", file=sys.stderr)
@@ -102,7 +132,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rage-bench-") as d:
         tmp = Path(d)
         log = tmp / "big.log"
-        make_log(log, args.mb * 1000 * 1000)
+        (make_words_log if args.words else make_log)(log, args.mb * 1000 * 1000)
         size = log.stat().st_size
         from rage.config import Settings
 
@@ -125,7 +155,8 @@ def main() -> int:
                     best[label] = result
         peer_size = (tmp / "peer.zst").stat().st_size
         mb = size / 1e6
-        print(f"input: {mb:.0f} MB realistic log, best of {args.repeat}, {os.cpu_count()} cpus")
+        kind = "words-heavy" if args.words else "realistic"
+        print(f"input: {mb:.0f} MB {kind} log, best of {args.repeat}, {os.cpu_count()} cpus")
         print(f"{'what':<44} {'redact s':>8} {'bundle s':>8} {'total s':>8} {'MB/s':>7} "
               f"{'out MB':>7} {'vs zstd':>8} {'median':>7}")
         print(f"{'zstd -3 -T0 (peer)':<44} {'':>8} {'':>8} {best_z:>8.2f} {mb / best_z:>7.1f} "

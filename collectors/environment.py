@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from collectors.base import Collector, Context
-from rage.sensitive import HIDDEN, looks_secret_name
+from rage.sensitive import HIDDEN, looks_id_value, looks_secret_name
 
 # Prefixes of well-known credential formats.
 _TOKEN_RE = re.compile(
@@ -40,6 +40,8 @@ def looks_secret_value(value: str) -> bool:
     v = value.strip()
     if _TOKEN_RE.match(v) or _URL_CREDENTIALS_RE.search(v):
         return True
+    if looks_id_value(v):  # GIT_COMMIT=<sha>, BUILD_ID=<uuid>: evidence, not secrets
+        return False
     if not _TOKENISH_RE.match(v) or v.startswith(("/", ".", "~")):
         return False
     classes = sum(bool(re.search(p, v)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))

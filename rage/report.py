@@ -172,7 +172,7 @@ def prepare(request: ReportRequest) -> Prepared:
                                                    file_warnings)
             sections, warnings = future.result() if future else ([], [])
         warnings = file_warnings + warnings
-        meta = redactor.data(escape_undecodable(dict(run.meta)))
+        meta = _redact_meta(redactor, escape_undecodable(dict(run.meta)))
         run_members.insert(0, _bytes_member("run/meta.json", _json(meta)))
         coll_members, coll_data = _collector_members(sections, redactor, warnings)
         note = (redactor.text(escape_undecodable(request.note)).strip() if request.note
@@ -215,6 +215,18 @@ def prepare(request: ReportRequest) -> Prepared:
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+
+
+def _redact_meta(redactor: Any, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's metadata through the engine; argv as the command line it is."""
+    argv = raw.get("argv")
+    if not isinstance(argv, list | tuple):
+        return dict(redactor.data(dict(raw)))
+    rest = redactor.data({k: v for k, v in raw.items() if k != "argv"})
+    at = list(raw).index("argv")
+    items = list(rest.items())
+    items.insert(at, ("argv", redactor.argv([str(a) for a in argv])))
+    return dict(items)
 
 
 def _json(obj: Any) -> bytes:

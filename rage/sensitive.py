@@ -1,5 +1,6 @@
-"""What looks secret by its name: shared by redaction, the environment collector and the
-recorders (which mask such values before they reach the run store).
+"""What looks secret by its name, and which values are evidence rather than secrets: shared by
+redaction, the environment collector and the recorders (which mask such values before they
+reach the run store).
 
 Plain string tests, no regular expressions: the shell wrapper calls this on every recorded
 command, where importing ``re`` would cost start-up time.
@@ -7,37 +8,128 @@ command, where importing ``re`` would cost start-up time.
 
 from __future__ import annotations
 
-# Words that make a name (environment variable, config key, JSON field, header) secret.
+# Words that make a name (environment variable, config key, JSON field, header) secret
+# wherever they occur in it.
 _WORDS = (
-    "token", "secret", "password", "passwd", "pwd", "auth", "cookie", "credential", "session",
-    "signature", "bearer", "dsn", "salt",
+    "token", "secret", "password", "passwd", "passphrase", "pwd", "auth", "cookie",
+    "credential", "session", "signature", "bearer", "dsn", "salt", "psk",
 )
 # Compound words, matched with '_' and '-' removed (api_key, API-KEY, apikey...).
-_JOINED = ("apikey", "accesskey", "privatekey")
+_JOINED = ("apikey", "accesskey", "privatekey", "secretkey", "masterkey", "accountkey",
+           "storepass", "keypass")
+# Words that make a name secret only as a whole part of it (DB_PASS, GITHUB_PAT, sig, dbPass,
+# storageAccountKey), since as substrings they are everywhere ("passed", "pattern", "signal").
+_PARTS = frozenset({"key", "pass", "pgpass", "pat", "sig", "pin", "otp", "mfa", "totp"})
+# A last part that makes the name describe a secret instead of holding one: KEY_VAULT_NAME,
+# PUBLIC_KEY_PATH, --token-file, AUTH_METHOD, SESSION_TIMEOUT, password_min_length, token_type.
+_META_LAST = frozenset({
+    "name", "names", "path", "paths", "file", "files", "dir", "directory", "method", "methods",
+    "type", "types", "timeout", "ttl", "length", "len", "size", "count", "min", "max", "mode",
+    "enabled", "disabled", "required", "format", "algorithm", "alg", "expiry", "expires",
+    "expiration", "lifetime", "age", "url", "uri", "endpoint", "host", "port",
+    "provider", "scope", "scopes", "policy", "version", "kind", "prefix", "env",
+    "var", "field", "label", "limit", "interval", "retries", "store", "backend", "helper",
+    "command", "cmd", "region", "location", "user", "username", "login", "email", "sock",
+    "socket", "style", "level", "strategy", "flow", "realm", "audience", "issuer", "hint",
+    # what went wrong with one (ExpiredSignatureError, token_invalid)
+    "error", "errors", "exception", "warning", "failed", "failure", "invalid", "missing",
+    "expired", "mismatch", "refresh",
+    # a file name, as compilers and test runners print it (auth.c:41, test_auth.py::)
+    "c", "h", "cc", "cpp", "hpp", "py", "pyc", "go", "rs", "js", "ts", "java", "rb", "php",
+    "yml", "yaml", "json", "toml", "cfg", "ini", "conf", "txt", "log", "md", "sh", "o", "so",
+})
+# First parts with the same effect: MAX_TOKENS, NUM_KEYS, min_password_length.
+_META_FIRST = frozenset({"max", "min", "num", "n", "no", "use", "enable", "disable", "is",
+                         "has", "public", "allow", "require", "show", "skip"})
 # Names that contain a secret word but are known to hold harmless values.
 _HARMLESS_NAMES = frozenset({
     "SSH_AUTH_SOCK", "XDG_SESSION_TYPE", "XDG_SESSION_ID", "XDG_SESSION_CLASS",
     "XDG_SESSION_DESKTOP", "DESKTOP_SESSION", "SESSION_MANAGER", "GPG_AGENT_INFO",
     "KEYTIMEOUT", "PYTHONHASHSEED", "TOKENIZERS_PARALLELISM", "AUTHOR", "AUTHORS", "PWD",
-    "OLDPWD",
+    "OLDPWD", "PUBLIC_KEY", "AUTHORITY", "AUTHORIZATION_ENDPOINT", "KEYS", "KEYWORDS",
+    "KEYWORD", "WWW-AUTHENTICATE", "PROXY-AUTHENTICATE",
 })
 HIDDEN = "[set, {} chars, hidden]"
 
 
+def name_parts(name: str) -> list[str]:
+    """``storageAccountKey`` -> storage, account, key; ``DB_PASS`` -> db, pass (lower-case)."""
+    parts: list[str] = []
+    cur = ""
+    prev = ""
+    for ch in name:
+        if not ch.isalnum():
+            if cur:
+                parts.append(cur)
+            cur = prev = ""
+            continue
+        if cur and ch.isupper() and (prev.islower() or prev.isdigit()):
+            parts.append(cur)
+            cur = ""
+        cur += ch
+        prev = ch
+    if cur:
+        parts.append(cur)
+    return [p.lower() for p in parts]
+
+
 def looks_secret_name(name: str) -> bool:
     """True when a variable or key called ``name`` probably holds a secret."""
-    if name.upper() in _HARMLESS_NAMES:
+    if name.upper().strip("-") in _HARMLESS_NAMES:
         return False
-    low = name.lower()
-    if any(w in low for w in _WORDS):
+    parts = name_parts(name)
+    if not parts:
+        return False
+    low = "".join(parts)
+    secret = any(w in low for w in _WORDS) or any(w in low for w in _JOINED) or any(
+        p in _PARTS for p in parts)
+    if not secret:
+        return False
+    # a name that describes a secret (its length, file, type) does not hold one
+    return not (len(parts) > 1 and (parts[-1] in _META_LAST or parts[0] in _META_FIRST))
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+_BOOLS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil",
+                    "enabled", "disabled", "undefined", ""})
+
+
+def looks_harmless_value(value: str) -> bool:
+    """Values that are evidence, not secrets, even under a secret-looking name: numbers,
+    booleans, paths and placeholders (``${X}``, ``$X``, ``%X%``, ``<X>``, ``***``)."""
+    v = value.strip().strip("\"'")
+    if v.lower() in _BOOLS:
         return True
-    squashed = low.replace("_", "").replace("-", "")
-    if any(w in squashed for w in _JOINED):
+    if v.replace(".", "", 1).lstrip("-+").isdigit() and len(v) <= 12:
         return True
-    return "key" in low.replace("-", "_").split("_")
+    if v.startswith(("${", "$(", "{{", "%", "<", "[REDACTED", "***")) and v.endswith(
+            ("}", ")", "%", ">", "]", "*")):
+        return True
+    if v.startswith("$") and len(v) > 1 and v[1:].replace("_", "").isalnum() and (
+            v[1:].upper() == v[1:]):
+        return True  # $DB_PASSWORD
+    return v.startswith(("/", "~/", "./", "../")) and " " not in v and "@" not in v
+
+
+def looks_id_value(value: str) -> bool:
+    """Hashes (7 to 128 hex digits of one case, as git and digests print them) and UUIDs:
+    evidence under an ordinary name (GIT_COMMIT, BUILD_ID). Under a secret name they are
+    still secrets (many API keys are hex or UUIDs)."""
+    v = value.strip()
+    if 7 <= len(v) <= 128 and all(c in _HEX for c in v) and (v.lower() == v or v.upper() == v):
+        return True
+    return is_uuid(v)
+
+
+def is_uuid(v: str) -> bool:
+    parts = v.split("-")
+    return [len(p) for p in parts] == [8, 4, 4, 4, 12] and all(
+        c in _HEX for p in parts for c in p)
 
 
 def masked_environ(environ: dict[str, str]) -> dict[str, str]:
-    """A copy of ``environ`` whose secret-named values are replaced by a length marker."""
-    return {k: (HIDDEN.format(len(v)) if looks_secret_name(k) else v)
+    """A copy of ``environ`` whose secret-named values are replaced by a length marker
+    (numbers, booleans, paths, placeholders, hashes and UUIDs are kept: they are evidence)."""
+    return {k: (HIDDEN.format(len(v)) if looks_secret_name(k) and not looks_harmless_value(v)
+                else v)
             for k, v in environ.items()}

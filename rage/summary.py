@@ -14,20 +14,21 @@ from typing import Any
 
 from rage.config import format_size
 
-# CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks), lone escapes
-_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 TAIL_LINES = 40
 
 
 def strip_ansi(text: str) -> str:
-    """Remove terminal escape sequences and resolve carriage-return overwrites per line."""
-    # a stray or cut-off escape left after the known sequences is dropped too
-    text = _ANSI_RE.sub("", text).replace("\x1b", "")
-    lines = []
-    for raw in text.split("\n"):
-        # a progress bar redraws with \r: what the user finally saw is the last segment
-        lines.append(raw.rstrip("\r").rsplit("\r", 1)[-1])
-    return "\n".join(lines)
+    """Plain text as the terminal showed it: escapes removed, ``\r`` redraws and backspaces
+    replayed (the redaction engine's own normalisation, :mod:`rage.redact.normalize`).
+
+    Bundle members were normalised *before* they were matched, so on them this changes
+    nothing: the summary never re-joins a secret that escapes had split (normalising
+    twice is normalising once).
+    """
+    from rage.redact.normalize import normalize
+
+    raw = normalize(text.encode("utf-8", "surrogateescape"))
+    return raw.decode("utf-8", "surrogateescape").replace("\r\n", "\n").rstrip("\r")
 
 
 def tail_lines(data: bytes, n: int = TAIL_LINES) -> str:

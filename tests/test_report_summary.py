@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rage.summary import SummaryInput, environment_facts, render, strip_ansi, tail_lines
@@ -18,6 +18,24 @@ def test_strip_ansi_removes_colours_titles_and_redraws() -> None:
 @given(st.text(alphabet=st.sampled_from("ab \n\x1b[;0123456789m\r"), max_size=200))
 def test_strip_ansi_leaves_no_escape(text: str) -> None:
     assert "\x1b" not in strip_ansi(text + "\x1b[0m")
+
+
+TOKEN = "ghp_" + "Zq8Lr2Vx9Kp4Tn6Wm1Hc3Bd5Fg7Js0Ya2Ue4"
+
+
+@settings(deadline=None)  # a Redactor per example: slow on a loaded machine
+@given(st.lists(st.sampled_from(["\x1b[32m", "\x1b[0m", "\x1b[01;31m\x1b[K", "\x1b[m",
+                                 "\r", "\x08", "\x1b]0;t\x07"]), max_size=3),
+       st.integers(min_value=0, max_value=len(TOKEN)))
+def test_summary_of_redacted_output_never_rejoins_a_secret(escs: list[str], cut: int) -> None:
+    """The summary is made from redacted bytes; whatever the terminal did to a token, the
+    summary's plain-text view cannot put it back together."""
+    from rage.redact import Redactor
+
+    raw = ("before\n" + TOKEN[:cut] + "".join(escs) + TOKEN[cut:] + "\nafter\n").encode()
+    redacted = Redactor(pseudonymize=False).bytes(raw)
+    assert TOKEN not in tail_lines(redacted)
+    assert TOKEN.encode() not in redacted
 
 
 def test_tail_lines_keeps_the_last_n() -> None:

@@ -1,16 +1,26 @@
-"""Which names count as secret."""
+"""Which names count as secret, and which values are evidence whatever their name."""
 
 from __future__ import annotations
 
 import pytest
 
-from rage.sensitive import looks_secret_name, masked_environ
+from rage.sensitive import (
+    looks_harmless_value,
+    looks_id_value,
+    looks_secret_name,
+    masked_environ,
+    name_parts,
+)
 
 
 @pytest.mark.parametrize("name", [
     "GITHUB_TOKEN", "api_key", "API-KEY", "ApiKey", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD",
     "MYSQL_PWD", "Authorization", "cookie", "SESSION_ID", "SENTRY_DSN", "KEY", "x-api-key",
-    "PRIVATE_KEY", "aws_access_key_id", "passwd", "HMAC_SIGNATURE", "id_key_file",
+    "PRIVATE_KEY", "aws_access_key_id", "passwd", "HMAC_SIGNATURE",
+    # issue 10: pass, passphrase, psk, _PAT, sig, camelCase ...Key/Secret/Token
+    "DB_PASS", "db_pass", "dbPass", "PGPASS", "passphrase", "SSH_PASSPHRASE", "wifi_psk", "psk",
+    "GITHUB_PAT", "AZURE_DEVOPS_PAT", "sig", "AccountKey", "storageAccountKey",
+    "primaryMasterKey", "serverKey", "clientSecret", "refreshToken", "ClearTextPassword",
 ])
 def test_secret_names(name: str) -> None:
     assert looks_secret_name(name)
@@ -19,13 +29,50 @@ def test_secret_names(name: str) -> None:
 @pytest.mark.parametrize("name", [
     "PATH", "HOME", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "XDG_SESSION_TYPE", "LANG", "KEYBOARD",
     "MONKEY", "TERM", "EDITOR", "AUTHOR", "PYTHONPATH", "VIRTUAL_ENV", "HOSTNAME",
+    # names that describe a secret rather than hold one
+    "MAX_TOKENS", "password_min_length", "token-file", "id_key_file", "AUTH_METHOD",
+    "SESSION_TIMEOUT", "KEY_VAULT_NAME", "PUBLIC_KEY_PATH", "token_type", "WWW-Authenticate",
+    "ExpiredSignatureError", "auth.c", "test_auth.py", "PASSED", "bypass", "pattern", "signal",
+    "compass", "passport_number_format",
 ])
 def test_harmless_names(name: str) -> None:
     assert not looks_secret_name(name)
 
 
-def test_masked_environ_keeps_names_and_lengths() -> None:
-    env = {"PATH": "/usr/bin:/bin", "GITHUB_TOKEN": "ghp_" + "a" * 36, "PWD": "/tmp"}
+def test_name_parts_split_camel_case_and_separators() -> None:
+    assert name_parts("storageAccountKey") == ["storage", "account", "key"]
+    assert name_parts("DB_PASS") == ["db", "pass"]
+    assert name_parts("x-api-key") == ["x", "api", "key"]
+    assert name_parts("HTTPServerKey") == ["httpserver", "key"]
+
+
+@pytest.mark.parametrize("value", [
+    "4096", "12", "true", "False", "${DB_PASSWORD}", "$DB_PASSWORD", "%APPDATA%", "<your-token>",
+    "{{ secrets.TOKEN }}", "/etc/app/signing.pub", "~/.ssh/id_ed25519", "***", "",
+])
+def test_harmless_values(value: str) -> None:
+    assert looks_harmless_value(value)
+
+
+@pytest.mark.parametrize("value", [
+    "hunter2", "ghp_abc", "s3cr3t/with/slash", "1234567890123456789", "$ecret!", "c2VjcmV0",
+])
+def test_secret_values_are_not_harmless(value: str) -> None:
+    assert not looks_harmless_value(value)
+
+
+def test_ids_are_hashes_and_uuids() -> None:
+    assert looks_id_value("0123456789abcdef0123456789abcdef01234567")
+    assert looks_id_value("3f2a1b4c-1234-4abc-9def-0123456789ab")
+    assert not looks_id_value("0123456789abcdefABCDEF")  # mixed case: not how hashes print
+    assert not looks_id_value("hunter2")
+
+
+def test_masked_environ_keeps_names_lengths_and_evidence() -> None:
+    env = {"PATH": "/usr/bin:/bin", "GITHUB_TOKEN": "ghp_" + "a" * 36, "PWD": "/tmp",
+           "MAX_TOKENS": "4096", "DB_PASSWORD": "${DB_PASSWORD}", "API_TOKEN": "true"}
     masked = masked_environ(env)
     assert masked["PATH"] == env["PATH"] and masked["PWD"] == "/tmp"
     assert masked["GITHUB_TOKEN"] == "[set, 40 chars, hidden]"
+    assert masked["MAX_TOKENS"] == "4096" and masked["DB_PASSWORD"] == "${DB_PASSWORD}"
+    assert masked["API_TOKEN"] == "true"

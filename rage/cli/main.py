@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "collectors": "rage.cli.collect_cmd:collectors_cmd",
     "report": "rage.cli.report_cmd:report",
     "inspect": "rage.cli.inspect_cmd:inspect",
+    "redact": "rage.cli.redact_cmd:redact",
     "send": "rage.cli.upload_cmd:send",
     "pending": "rage.cli.upload_cmd:pending",
     "serve": "rage.cli.serve_cmd:serve",

@@ -148,7 +148,10 @@ def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | Non
     except KeyboardInterrupt:
         raise InterruptedByUser(f"upload interrupted; the bundle is kept: {built.path}",
                                 hint=f"resend it with: {again}") from None
-    title = f"{run.app}: {run.status} running {command_line(list(run.argv))}"[:120]
+    # the redacted command line and note from the manifest: the issue page is public
+    argv = (built.manifest.get("run") or {}).get("argv") or []
+    note = built.manifest.get("note") if note else None
+    title = f"{run.app}: {run.status} running {command_line([str(a) for a in argv])}"[:120]
     link = f"[rage report: {run.app} {run.status} run {run.short_id}]({result.url})"
     out: dict[str, Any] = {"upload": result.to_dict(), "markdown": link, "issue_url": None}
     if settings.issues_url:

@@ -1,9 +1,14 @@
 """The redaction engine: secrets and personal data never leave the machine in clear.
 
-What is replaced (patterns in :mod:`rage.redact.patterns`):
+What is replaced (the catalogue in :mod:`rage.redact.formats`, the rules in
+:mod:`rage.redact.patterns`, :mod:`rage.redact.multiline` and :mod:`rage.redact.argv`),
+after terminal escapes, ``\r`` redraws and backspaces are resolved
+(:mod:`rage.redact.normalize`: the output is the normalised text):
 
-- known credential formats (AWS, GitHub, GitLab, Slack, Stripe, npm, PyPI, OpenAI,
-  Anthropic, Google API keys, JWTs) -> ``[REDACTED:<kind>]``;
+- documented provider credential formats (about 140: GitHub, AWS, Slack, Stripe, SendGrid,
+  Twilio, Vault, JWTs...) -> ``[REDACTED:<kind>]``;
+- values across lines (YAML block scalars, wrapped bearer tokens, k8s name/value pairs and
+  Secret data, .ppk, CSV/TSV secret columns), and argv read as a command line;
 - private key blocks (PEM, OpenSSH, PGP), BEGIN to END, whole -> ``[REDACTED:private-key]``;
 - values stored under a secret-looking name: ``key=value``, ``"key": "value"``, YAML
   ``key: value``, ``--password x``, HTTP ``Authorization:`` (the scheme word is kept),
@@ -18,16 +23,18 @@ What is replaced (patterns in :mod:`rage.redact.patterns`):
   characters and shared words/system accounts (``root``, ``runner``, ``ubuntu``,
   ``localhost``...) are left alone, but their home directory (``/root``) still becomes ``~``.
 
-How it stays fast: matching is line-local. A line is only handed to the combined regex when
-it contains a trigger literal (``b"ghp_"``, ``b"token"``, the user name...), found at memory
-speed (:mod:`rage.redact.scan`: ``bytes.find``, walks from rare anchor bytes, one regex pass
-for all the triggers holding a byte such as ``-`` or ``k``); most log lines contain none. Streams
-are cut at line boundaries, so ``stream()`` gives exactly what ``bytes()`` gives on the whole
-input; a private key block may span lines and is matched within :data:`PRIVATE_KEY_MAX` bytes
-in both modes. Lines longer than :data:`MAX_SEGMENT` are cut (at a space when there is one) in
-streams only. A large stream is redacted in worker processes, block by block, in order
-(:mod:`rage.redact.parallel`), with the same output and counts as in-process; given its
-size, a large stream goes to the workers from its first block.
+How it stays fast: matching is line-local. A position is only tried when a trigger literal
+(``b"ghp_"``, ``b"token"``, the user name...) says a match may start there
+(:mod:`rage.redact.scan`: one Aho-Corasick pass with the optional ``fast`` extra, else
+``bytes.find``, walks from rare anchor bytes and byte-group regexes); most log lines contain
+none. Streams are cut at line boundaries (and before the opener of a multi-line value near a
+block's end), so ``stream()`` gives what ``bytes()`` gives on the whole input; a private key
+block may span lines and is matched within :data:`PRIVATE_KEY_MAX` bytes in both modes. Lines
+longer than :data:`MAX_SEGMENT` are cut in streams only, after a separator (``,`` ``;`` ``}``,
+else a space or quote) so a token crossing the mark is seen whole. A large stream is
+redacted in worker processes, block by block, in order (:mod:`rage.redact.parallel`), with
+the same output and counts as in-process; given its size, a large stream goes to the workers
+from its first block.
 """
 
 from __future__ import annotations
@@ -40,7 +47,8 @@ from typing import Any
 from rage.fsutil import open_private
 from rage.redact.engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine, host_names
 from rage.redact.literals import register_literal, scrub_literals
-from rage.sensitive import looks_secret_name
+from rage.redact.patterns import PASSWORD_WORDS
+from rage.sensitive import looks_harmless_value, looks_secret_name
 
 BLOCK = 1024 * 1024  # bytes a stream gathers before redacting a batch of whole lines
 _CHUNK = 1024 * 1024
@@ -74,6 +82,18 @@ def _default_hostname() -> str | None:
         return None
 
 
+def _evidence(key: str, value: str | int | float) -> bool:
+    """A number, path or placeholder under a secret name is kept (MAX_TOKENS: 4096), but not
+    a number under a password-like name (a PIN)."""
+    text = str(value)
+    if not looks_harmless_value(text):
+        return False
+    digits = text.strip().lstrip("-+").replace(".", "", 1).isdigit()
+    return not (digits and any(w in key.lower() for w in PASSWORD_WORDS))
+
+
+_COMMAND_MAX = 64 * 1024
+_ARGV_KEYS = frozenset({"argv", "cmdline", "command_line", "args"})
 _Bytes = bytes  # the Redactor.bytes method shadows the builtin inside the class
 
 
@@ -108,7 +128,34 @@ class Redactor(RedactionEngine):
         return dict(self._pseudonyms)
 
     def text(self, s: str) -> str:
-        """Redact a string."""
+        """Redact a string. A one-line string that is a command line of a program whose
+        options carry secrets (``mysql -pX``, ``redis-cli -a X``: see
+        :mod:`rage.redact.argv`) is redacted as one."""
+        if "\n" not in s and len(s) < _COMMAND_MAX:
+            from rage.redact.argv import looks_like_command
+
+            if looks_like_command(s):
+                return self._command_text(s)
+        return self._plain_text(s)
+
+    def _command_text(self, s: str) -> str:
+        import re
+        import shlex
+
+        from rage.redact.argv import ArgvRedactor, join_words
+
+        prompt = re.match(r"\s*(?:(?:\$|#|>|\++)\s+)*", s)
+        head, rest = (s[:prompt.end()], s[prompt.end():]) if prompt else ("", s)
+        try:
+            words = shlex.split(rest)
+        except ValueError:
+            return self._plain_text(s)
+        if ArgvRedactor(str, lambda kind: None).redact(words) == words:
+            return self._plain_text(s)  # no command-line rule applies: it is just text
+        cleaned = ArgvRedactor(self._plain_text, self._count).redact(words)
+        return head + join_words(words, cleaned)
+
+    def _plain_text(self, s: str) -> str:
         try:
             raw, errors = s.encode("utf-8", "surrogateescape"), "surrogateescape"
         except UnicodeEncodeError:
@@ -153,6 +200,13 @@ class Redactor(RedactionEngine):
             for out in self.stream(iter(lambda: f.read(_CHUNK), b""), size=size):
                 g.write(out)
 
+    def argv(self, argv: list[str]) -> list[str]:
+        """Redact a command line as one (``--token X``, ``-pX``, ``vault login X``...: see
+        :mod:`rage.redact.argv`); other elements are redacted as text."""
+        from rage.redact.argv import ArgvRedactor
+
+        return ArgvRedactor(self._plain_text, self._count).redact([str(a) for a in argv])
+
     def data(self, obj: Any) -> Any:
         """Redact JSON-like data: dicts, lists, tuples, strings (other values pass through).
 
@@ -166,8 +220,12 @@ class Redactor(RedactionEngine):
             out: dict[Any, Any] = {}
             for k, v in obj.items():
                 nk = self.text(k) if isinstance(k, str) else k
+                if k in _ARGV_KEYS and isinstance(v, list) and all(isinstance(a, str) for a in v):
+                    out[nk] = self.argv(v)  # a command line, read as one
+                    continue
                 if isinstance(k, str) and looks_secret_name(k) and not isinstance(v, dict) \
-                        and v is not None and not isinstance(v, bool) and v not in ("", [], ()):
+                        and v is not None and not isinstance(v, bool) and v not in ("", [], ()) \
+                        and not (isinstance(v, str | int | float) and _evidence(k, v)):
                     self._count("secret-field")
                     out[nk] = "[REDACTED:secret-field]"
                 else:

@@ -10,22 +10,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from rage.errors import ConfigError
 from rage.redact import patterns as P
+from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
 from rage.redact.literals import registered_literals
+from rage.redact.multiline import hold_back, redact_multiline
+from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
     IDENT,
+    KEY,
     Anchor,
     ScanPlan,
     anchor_for,
     candidate_starts,
     group_plan,
+    native_available,
+    native_plan,
     scan_plan,
 )
-from rage.sensitive import looks_secret_name
+from rage.sensitive import looks_harmless_value, looks_secret_name
 
 MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
 PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
@@ -33,9 +40,15 @@ PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 _PSEUDONYM = re.compile(r"user-\d+")
+_LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
+_ESCAPED_EOL = re.compile(rb"\\r\\n|\\n")
+_NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
+_NETRC_PREV = re.compile(rb"(?:^|\s)(?:login|machine|account)\s")
+_NETRC = re.compile(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
 
 _Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 Spans = list[tuple[int, int]]
+_Format = tuple["re.Pattern[bytes]", _Handler]  # a catalogue entry's regex and its handler
 
 
 def is_name(name: str | None) -> bool:
@@ -67,6 +80,13 @@ class RedactionEngine:
         self._scan = ScanPlan(cs=(), ci=(), anchors={}, fallback={}, url_at=False)
         self.reference_scan = False  # tests: search every plain trigger (see rage.redact.scan)
         self._pem = re.compile(P.PRIVATE_KEY)
+        self._lits: re.Pattern[bytes] | None = None
+        self._literal = self._whole("literal")
+        self._heads: dict[bytes, tuple[_Format, ...]] = {}
+        self._search_ac: Any = None
+        self._catalogue = _catalogue()
+        self._cat_prefixes = tuple(p for f in self._catalogue if f.at_start for p in f.prefixes)
+        self._searched: dict[bytes, tuple[_Format, ...]] = {}
         # in a worker process: other people's names unknown at fork time are written as
         # marker + name + NUL, for the parent to number in order of first appearance
         self._defer: bytes | None = None
@@ -104,24 +124,46 @@ class RedactionEngine:
             alts.append(b"(?P<a%d>%s)" % (i, regex))
             handlers.append(handler)
 
+        self._lits = None
         if lits:
             enc = [s.encode("utf-8", "surrogatepass") for s in lits]
-            add(b"|".join(re.escape(e) for e in enc), self._whole("literal"))
+            # tried first at every start: what the user registered wins over any format
+            self._lits = re.compile(b"|".join(re.escape(e) for e in enc))
             trig(cs, enc, 0)
         anchored: dict[int, list[bytes]] = {}
         fallback: dict[int, dict[bytes, set[int]]] = {}
-        for fmt in P.TOKEN_FORMATS:
-            add(fmt.regex, self._whole(fmt.kind))
-            a = anchor_for(fmt.anchored) if fmt.anchored else None
+        searched: dict[bytes, list[_Format]] = {}
+        heads: dict[bytes, list[_Format]] = {}
+        # catalogue formats are not alternatives of the combined regex (which would try all
+        # of them at every start): a start is tried against the formats whose prefix begins
+        # with the three bytes found there, in catalogue order
+        for fmt in self._catalogue:
+            entry = (fmt.search, self._format_handler(fmt.kind, fmt.has_secret))
+            if not fmt.at_start:
+                for p in fmt.prefixes:
+                    searched.setdefault(p, []).append(entry)
+                continue
+            for head in dict.fromkeys(p[:3] for p in fmt.prefixes):
+                heads.setdefault(head, []).append(entry)
+            a = anchor_for(fmt.prefixes)
             if a is None:
-                trig(cs, fmt.triggers, fmt.back)
+                trig(cs, fmt.prefixes, 0)
             else:
-                anchored.setdefault(a[0], []).extend(fmt.anchored)
-                trig(fallback.setdefault(a[0], {}), fmt.triggers, fmt.back)
+                anchored.setdefault(a[0], []).extend(fmt.prefixes)
+                trig(fallback.setdefault(a[0], {}), fmt.prefixes, 0)
+        self._searched = {p: tuple(v) for p, v in searched.items()}
+        self._search_ac = None
+        if searched and native_available():
+            import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
+
+            self._search_ac = ahocorasick_rs.BytesAhoCorasick(list(searched))
+        self._heads = {h: tuple(v) for h, v in heads.items()}
         add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
-        for _name, form in P.KEY_VALUE_FORMS:
-            add(form, self._key_value)
-        trig(ci, P.SECRET_WORDS, IDENT)
+        for name, form in P.KEY_VALUE_FORMS:
+            add(form, self._key_value_form(name))
+        trig(ci, P.SECRET_WORDS, KEY)
+        trig(ci, P.FORM_TRIGGERS, 0)
+        trig(cs, P.LINE_TRIGGERS, IDENT)
         if self._pseudonymize:
             self._add_names(add, lambda t, i: trig(ci if i else cs, [t], 0))
         self._alts = handlers
@@ -134,11 +176,16 @@ class RedactionEngine:
                         trig(cs, [t], mode)
                 continue
             anchors[c] = a[1]
+        every_cs = dict(cs)
+        for f in fallback.values():
+            for t, modes in f.items():
+                every_cs.setdefault(t, set()).update(modes)
+        native = native_plan(scan_plan(every_cs), scan_plan(ci))
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
         self._scan = ScanPlan(cs=cs_rest, ci=ci_rest, anchors=anchors,
                               fallback={c: scan_plan(f) for c, f in fallback.items()},
-                              url_at=True, groups=groups, ci_groups=ci_groups)
+                              url_at=True, groups=groups, ci_groups=ci_groups, native=native)
         master = re.compile(b"|".join(alts))
         # the outer group of an alternative closes last: m.lastindex names the alternative
         self._group_alt = [0] * (master.groups + 1)
@@ -181,6 +228,19 @@ class RedactionEngine:
 
     # handlers: return (start, end, replacement) or, to decline, the position to resume at
 
+    def _format_handler(self, kind: str, has_secret: bool) -> _Handler:
+        if not has_secret:
+            return self._whole(kind)
+        rep = f"[REDACTED:{kind}]".encode()
+
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+            s, e = m.span("secret")
+            if s < 0:
+                return m.start() + 1
+            self._count(kind)
+            return s, e, rep
+        return handle
+
     def _whole(self, kind: str) -> _Handler:
         return self._fixed(kind, f"[REDACTED:{kind}]".encode())
 
@@ -210,20 +270,41 @@ class RedactionEngine:
             return m.start(g), m.end(g), self._defer + raw + b"\x00"
         return m.start(g), m.end(g), self._pseudonym(name).encode()
 
-    def _key_value(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+    def _key_value_form(self, name: str) -> _Handler:
+        forced = name.startswith("forced-")
+        netrc = name == "forced-netrc"
+
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+            if netrc and not _netrc_context(m.string, m.start(), m.end()):
+                return m.start() + 1
+            return self._key_value(m, i, forced=forced, form=name)
+        return handle
+
+    def _key_value(self, m: re.Match[bytes], i: int, *, forced: bool = False,
+                   form: str = "") -> tuple[int, int, bytes] | int:
         kg, vg = f"k{i}", f"v{i}"
         vs, ve = m.span(vg)
         has_key = kg in m.re.groupindex
         if has_key:
-            key = m.group(kg).strip(b"\"'").lstrip(b"-")
-            if not looks_secret_name(key.decode("ascii", "replace")):
+            raw_key = m.group(kg)
+            key = raw_key.strip(b"\"'").lstrip(b"-")
+            if not forced and not looks_secret_name(key.decode("ascii", "replace")):
                 return m.end(kg)
+            if key.startswith(self._cat_prefixes):
+                # `"token-abcde:...` is a provider token, not a key: its format takes it
+                return m.start(kg) + (raw_key[:1] in (b'"', b"'"))
+            if form == "inline" and _prose(m.string, m.start(kg), raw_key, m.group(vg)):
+                return m.end(kg)
+            if key.lower() in (b"key", b"name") and _NEXT_VALUE.match(m.string, ve):
+                return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
         else:  # a bare "Bearer <token>"
             key = b"authorization"
         lkey = key.lower()
         buf = m.string
         value = buf[vs:ve]
-        if value[:1] in (b'"', b"'") and len(value) >= 2:
+        if value[:2] == b'\\"' and value[-2:] == b'\\"' and len(value) >= 4:
+            vs, ve = vs + 2, ve - 2  # keep the escaped quotes
+        elif value[:1] in (b'"', b"'") and len(value) >= 2:
             vs, ve = vs + 1, ve - 1  # keep the quotes
         if lkey in (b"cookie", b"set-cookie"):
             kind = "cookie"
@@ -236,6 +317,8 @@ class RedactionEngine:
             # or up to the quote that opened the header ("Cookie: a=1; b=2")
             end = buf.find(b"\n", vs, len(buf))
             end = len(buf) if end < 0 else end
+            esc = _ESCAPED_EOL.search(buf, vs, end)  # a dump: `...\r\nHost: x\r\n'`
+            end = esc.start() if esc is not None else end
             ks = m.start(kg) if has_key else 0
             opener = buf[ks:ks + 1] if buf[ks:ks + 1] in (b'"', b"'") else buf[max(ks - 1, 0):ks]
             if opener in (b'"', b"'"):
@@ -251,9 +334,13 @@ class RedactionEngine:
                 vs += len(buf[vs:ve]) - len(buf[vs:ve].lstrip())
                 value = buf[vs:ve]
         low = value.lower()
-        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or (
-            value.isdigit() and len(value) <= 6
-            and not any(w in lkey.decode("ascii", "replace").lower() for w in P.PASSWORD_WORDS)
+        skey = lkey.decode("ascii", "replace")
+        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or _LINE_NO.match(value) or (
+            _not_a_value(value)
+        ) or (
+            looks_harmless_value(value.decode("utf-8", "replace"))
+            and not (value.strip(b"\"'").isdigit()
+                     and any(w in skey for w in P.PASSWORD_WORDS))
         ):
             return m.end(kg) if has_key else m.end()
         self._count(kind)
@@ -277,10 +364,10 @@ class RedactionEngine:
             if nl >= 0:
                 limit = nl + 1
             elif n > MAX_SEGMENT:
-                cut = max(buf.rfind(b" ", 0, MAX_SEGMENT), buf.rfind(b"\t", 0, MAX_SEGMENT))
-                limit = cut + 1 if cut > MAX_SEGMENT // 2 else MAX_SEGMENT
+                limit = segment_cut(buf)
             else:
                 return 0, []
+            limit = hold_back(buf, limit)  # a value across lines is redacted whole
         spans: Spans = []
         p = buf.find(P.PRIVATE_KEY_BEGIN, 0, limit)
         while p >= 0:
@@ -339,9 +426,17 @@ class RedactionEngine:
         if a >= b:
             return b""
         region = buf[a:b] if a or b != len(buf) else buf
+        if needs_normalizing(region):  # matched, and kept, as the terminal showed it
+            region = buf = normalize(region)
+            a = 0
         starts = candidate_starts(region, self._scan, reference=self.reference_scan)
+        hits: dict[int, list[_Format]] = {}
+        if self._searched:
+            search_starts(region, self._searched, hits, self._search_ac)
+            if hits:
+                starts = sorted(hits.keys() | set(starts))
         if not starts:
-            return region
+            return redact_multiline(region, self._count)
         parts: list[bytes] = []
         last = 0  # in region coordinates
         pos = 0
@@ -349,6 +444,9 @@ class RedactionEngine:
         handlers = self._alts
         match = master.match
         group_alt = self._group_alt
+        lits = self._lits
+        heads = self._heads
+        no_formats: tuple[_Format, ...] = ()
         for s in starts:
             if s < pos or s < 0:
                 continue
@@ -356,11 +454,23 @@ class RedactionEngine:
                 line_end = region.find(b"\n", s)
                 if line_end < 0:
                     line_end = len(region)
-            m = match(buf, a + s, a + line_end)
-            if m is None:
-                continue
-            alt = group_alt[m.lastindex or 1]
-            res = handlers[alt](m, alt)
+            p, end = a + s, a + line_end
+            m = lits.match(buf, p, end) if lits is not None else None
+            if m is not None:
+                res = self._literal(m, 0)
+            else:
+                for pat, handler in (*heads.get(buf[p:p + 3], no_formats),
+                                     *hits.get(s, no_formats)):
+                    m = pat.match(buf, p, end)
+                    if m is not None:
+                        res = handler(m, 0)
+                        break
+                else:
+                    m = match(buf, p, end)
+                    if m is None:
+                        continue
+                    alt = group_alt[m.lastindex or 1]
+                    res = handlers[alt](m, alt)
             if isinstance(res, int):
                 pos = max(res - a, s + 1)
                 continue
@@ -370,7 +480,95 @@ class RedactionEngine:
             last = ve - a
             pos = max(m.end() - a, last)
         parts.append(region[last:])
-        return b"".join(parts)
+        return redact_multiline(b"".join(parts), self._count)
+
+
+_CATALOGUE: tuple[Compiled, ...] | None = None
+
+
+def _catalogue() -> tuple[Compiled, ...]:
+    global _CATALOGUE
+    if _CATALOGUE is None:
+        _CATALOGUE = compiled_catalogue()
+    return _CATALOGUE
+
+
+# what a mid-line `word: value` follows when it is a field of a map, not a sentence
+_FIELD_BEFORE = frozenset(b"{,([;|&")
+_WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt",
+                        b"tokens", b"sessions", b"credentials", b"secrets", b"cookies"})
+# `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
+_EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[]")
+_SIZE = re.compile(rb"\d+ bytes")  # kubectl describe secret: `password:  16 bytes`
+_WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
+# terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`
+_TOOL_PHRASES = (b"(sensitive value)", b"(sensitive)", b"(known after apply)", b"(sensitive",
+                 b"Creation complete", b"Creating...", b"Refreshing state", b"Destroying...",
+                 b"Destruction complete", b"Modifying...", b"Modifications complete",
+                 b"Still creating", b"Still destroying", b"Still modifying", b"Reading...",
+                 b"Read complete", b"Importing", b"Import complete")
+
+
+def _prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
+    """``auth: token refreshed``: an unquoted ``word: value`` inside a sentence. A field of a
+    map follows ``{`` ``,`` ``(`` (flow YAML, dict reprs) or starts the line; quotes make it
+    a field anywhere. Also a segment of an ARN-like ``a:b:c`` path."""
+    if raw_key[:1] in (b'"', b"'") or raw_value[:1] in (b'"', b"'"):
+        return False
+    sep = buf[ks + len(raw_key):ks + len(raw_key) + 8].lstrip(b"] \t")
+    if sep[:1] == b":" and sep[1:2] != b" " and buf[ks - 1:ks] == b":":
+        return True  # a segment of a colon path: `arn:aws:secretsmanager:eu-west-1:...`
+    if not sep.startswith(b":") or sep[1:2] not in (b" ", b"\t"):
+        return False
+    ls = buf.rfind(b"\n", 0, ks) + 1
+    before = buf[ls:ks].rstrip(b" \t")
+    if not before.lstrip(b" \t-><+*#"):
+        return False  # the line's own `key: value` (log prefixes aside)
+    if before[-1] in _FIELD_BEFORE:
+        return False
+    # in a sentence: a lone generic word (`cache key: v2-deps-...`, `session: 7f3a`) or a
+    # plain word after it (`failed: password expired`) is prose; `password: hunter2x` is not
+    return raw_key.lower() in _WEAK_KEYS or (raw_value.isalpha() and (
+        raw_value.islower() or raw_value.istitle()))
+
+
+def _not_a_value(value: bytes) -> bool:
+    """A value that names or computes a secret instead of being one: another secret name
+    (``key: password``, ``auth: token``), a code expression, a tool's placeholder phrase."""
+    if value.startswith(_TOOL_PHRASES) or _EXPRESSION.match(value) or _SIZE.fullmatch(value):
+        return True
+    if value.startswith(b":"):
+        return True  # `auth::tests::rejects_expired_token`: a path, `::` is no separator
+    return _WORD.fullmatch(value) is not None and value.lower() == value and looks_secret_name(
+        value.decode("ascii"))
+
+
+def segment_cut(buf: bytes) -> int:
+    """Where a line longer than :data:`MAX_SEGMENT` is cut in a stream: after the last
+    record separator (``,`` ``;`` ``}`` ``]`` ``>`` ``|``) in its second half, so that a
+    ``"key": "value"`` pair or a token crossing the 1 MiB mark lands whole in the next
+    segment; else after the last space or quote; else at the mark (a run of half a MiB of
+    token characters holds no token the engine would match: tokens end at a boundary)."""
+    lo = MAX_SEGMENT // 2
+    for seps in (b",;}]>|", b" \t\"'"):
+        cut = max(buf.rfind(bytes([c]), lo, MAX_SEGMENT) for c in seps)
+        if cut >= lo:
+            return cut + 1
+    return MAX_SEGMENT
+
+
+def _netrc_context(buf: bytes, s: int, e: int) -> bool:
+    """``password X`` is a .netrc entry after ``login u`` or alone on its line."""
+    ls = buf.rfind(b"\n", 0, s) + 1
+    if _NETRC.search(buf, ls, s):
+        return True
+    le = buf.find(b"\n", e)
+    le = len(buf) if le < 0 else le
+    if buf[ls:s].strip() or buf[e:le].strip():
+        return False
+    # one keyword per line: the entry's `login` or `machine` is on the line before
+    prev = buf[buf.rfind(b"\n", 0, max(ls - 1, 0)) + 1:ls]
+    return _NETRC_PREV.search(prev) is not None
 
 
 def host_names(host: str | None) -> tuple[str, ...]:

@@ -12,96 +12,83 @@ provider format or by the name they are stored under (``password=...``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-# A token must not be glued to a letter or digit on its left ("task-sk-..." is not a key).
-_LEFT = rb"(?<![A-Za-z0-9])"
-
-
-@dataclass(frozen=True)
-class TokenFormat:
-    """A provider's credential format: the whole match is replaced by ``[REDACTED:kind]``."""
-
-    kind: str
-    regex: bytes
-    triggers: tuple[bytes, ...]  # case-sensitive literals, one of which every match contains
-    back: int = 0  # how far before its trigger a match starts
-    # literals one of which every match starts with, each holding an anchor byte (`_`, `A`, `J`):
-    # found by one pass for the byte instead of one pass per trigger (see rage/redact/scan.py)
-    anchored: tuple[bytes, ...] = ()
-
-
-TOKEN_FORMATS: tuple[TokenFormat, ...] = (
-    TokenFormat("aws-access-key", _LEFT + rb"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}",
-                (b"IA", b"CA"), back=2, anchored=(b"AKIA", b"ASIA", b"ABIA", b"ACCA")),
-    TokenFormat("github-token", _LEFT + rb"gh[pousr]_[A-Za-z0-9]{36,251}",
-                (b"gh",), anchored=(b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_")),
-    TokenFormat("github-token", _LEFT + rb"github_pat_[A-Za-z0-9_]{22,255}",
-                (b"github_pat_",), anchored=(b"github_pat_",)),
-    # whole prefixes, dash included: found with the other dashed triggers in one pass
-    TokenFormat("gitlab-token", _LEFT + rb"gl(?:pat|dt|rt)-[A-Za-z0-9_\-]{20,255}",
-                (b"glpat-", b"gldt-", b"glrt-")),
-    TokenFormat("slack-token", _LEFT + rb"xox[abposre]-[A-Za-z0-9\-]{10,250}",
-                tuple(b"xox%c-" % c for c in b"abposre")),
-    TokenFormat("slack-token",
-                rb"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}",
-                (b"hooks.slack.com/services/",), back=len(b"https://")),
-    TokenFormat("stripe-key", _LEFT + rb"[sr]k_(?:live|test)_[A-Za-z0-9]{16,250}",
-                (b"k_",), back=1, anchored=(b"sk_live_", b"sk_test_", b"rk_live_", b"rk_test_")),
-    TokenFormat("npm-token", _LEFT + rb"npm_[A-Za-z0-9]{36}", (b"npm_",), anchored=(b"npm_",)),
-    TokenFormat("pypi-token", _LEFT + rb"pypi-AgE[A-Za-z0-9_\-]{50,1000}", (b"pypi-",)),
-    # before openai: both start with "sk-"
-    TokenFormat("anthropic-key",
-                _LEFT + rb"sk-ant-(?:api|admin|oat|ort)[0-9]{2}-[A-Za-z0-9_\-]{20,300}",
-                (b"sk-",)),
-    # project/service keys carry a dash-separated type; legacy keys are one alphanumeric run
-    # (a dash-separated slug like "sk-learn-tutorial-..." must not match)
-    TokenFormat("openai-key",
-                _LEFT + rb"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,300}"
-                rb"|[A-Za-z0-9]{32,300})",
-                (b"sk-",)),
-    TokenFormat("google-api-key", _LEFT + rb"AIza[0-9A-Za-z_\-]{35}", (b"AIza",),
-                anchored=(b"AIza",)),
-    TokenFormat("jwt",
-                rb"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{8,8192}"
-                rb"\.[A-Za-z0-9_\-]{0,4096}",
-                (b"eyJ",), anchored=(b"eyJ",)),
-)
+# Provider token formats are data, in rage/redact/formats.py (compiled by
+# rage/redact/catalogue.py); this module holds the key/value, header, URL and key-block rules.
 
 # Words that make a name look secret; a superset prefilter for
 # rage.sensitive.looks_secret_name, which has the final say on every candidate key.
 SECRET_WORDS: tuple[bytes, ...] = (
     b"token", b"secret", b"passw", b"pwd", b"key", b"auth", b"cookie", b"credential",
-    b"session", b"signature", b"bearer", b"dsn", b"salt",
+    b"session", b"signature", b"bearer", b"dsn", b"salt", b"pass", b"psk",
+    # short words only where they are a whole part of the name (GITHUB_PAT, &sig=, DB_PIN):
+    # as plain substrings they are in every path and signal
+    b"_pat", b"-pat", b"pat=", b"pat\"", b"sig=", b"sig\"", b"_sig", b"_pin", b"pin=",
 )
 
-_KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(SECRET_WORDS) + rb")[A-Za-z0-9_.\-]{0,64}")
+_KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(
+    w.strip(b"=\"_-") for w in SECRET_WORDS) + rb")[A-Za-z0-9_.\-]{0,64}")
 _QUOTED = rb"\"(?:[^\"\\\r\n]|\\.){0,4096}\"|'[^'\r\n]{0,4096}'"
-# an unquoted value stops at whitespace and at separators of query strings and lists;
-# never starts at an existing placeholder, so redacting twice changes nothing
-_BARE = rb"(?!\[REDACTED)[^\s,;&\"'<>)\]}]{1,4096}"
+# an unquoted value stops at whitespace, quotes and brackets; at `,` `;` `&` only when what
+# follows starts another field (`&page=2`, `, user`) or ends it, so `p=a;b&c` goes whole
+# (Azure SAS `&sig=...`); never starts at an existing placeholder, so redacting twice changes
+# nothing
+_BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\]|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\s,;&]"
+         rb"|\Z)){1,4096}")
 _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
+# a key starts after a non-name byte, or after an escape written out in a dump (`\r\nToken:`)
+_LB = rb"(?:(?<![A-Za-z0-9_.\-\\])|(?<=\\[rnt]))"
+# `=`, `:`, and the assignments of code: `==`, `=>`, `.=`, `?=`, `:=`, `+=`
+_SEP = rb"[ \t]*(?:==|=>|[.?:+]=|[:=])[ \t]*"
 
 # (name, regex): `k` is the key group, `v` the value group; the engine renames them per
 # alternative. Order matters: at one position the first alternative that matches wins.
+# Alternatives named "forced-*" redact their value whatever the key (the shape says secret).
 KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # `--token VALUE`, `--password=VALUE` on command lines
     ("cli-arg", rb"(?<![A-Za-z0-9_\-])--(?P<k>" + _KEY + rb")(?:=|[ \t]+)(?P<v>(?!-)(?:"
      + _QUOTED + rb"|" + _BARE + rb"))"),
+    # `<add key="ClearTextPassword" value="..."/>`, `{"name": "X_TOKEN", "value": "..."}`
+    # and `("API_TOKEN", "value")`: the name is in one field, the value in the next
+    ("pair", rb"(?:(?<=[=:])|(?<=[=:][ \t]))(?P<k>[\"']" + _KEY + rb"[\"'])[ \t]*,?[ \t]*"
+     rb"[\"']?(?i:value|val|secret)[\"']?[ \t]*[=:][ \t]*(?P<v>" + _QUOTED + rb"|" + _BARE
+     + rb")"),
+    ("call", rb"(?:(?<=\()|(?<=\( ))(?P<k>[\"']" + _KEY + rb"[\"'])[ \t]*,[ \t]*(?P<v>"
+     + _QUOTED + rb")"),
+    # XML: `<password>...</password>`, `<Password type="x">...<`
+    ("xml", rb"<(?P<k>" + _KEY + rb")(?:[ \t][^<>\r\n]{0,512})?>(?P<v>[^<\r\n]{1,4096})</"),
+    # escaped JSON inside a JSON string: `\"password\": \"value\"`
+    ("escaped-json", rb"(?<=\\\")(?P<k>" + _KEY + rb")\\\"[ \t]*:[ \t]*(?P<v>\\\"(?:[^\"\\\r\n]"
+     rb"|\\[^\"\r\n]){0,4096}\\\"|[^\s,}\\\"]{1,4096})"),
     # a line that is only `key: value` (YAML, HTTP headers): the value is the rest of the
     # line, spaces included (`KEY=a b` is not a shell or .env assignment of "a b")
     ("line", rb"(?m:^)[ \t]*(?:- )?(?P<k>[\"']?" + _KEY + rb"[\"']?)[ \t]*:[ \t]*"
      rb"(?P<v>" + _QUOTED + rb"|" + _REST + rb")"),
-    # `key=value`, `"key": "value"` anywhere in a line
-    ("inline", rb"(?<![A-Za-z0-9_.\-])(?P<k>[\"']?" + _KEY + rb"[\"']?)\]?[ \t]*[:=][ \t]*"
-     rb"(?P<v>" + _QUOTED + rb"|" + _BARE + rb")"),
+    # csh `setenv NAME value`, `set -x NAME value` (fish)
+    ("setenv", rb"(?:(?<=setenv )|(?<=setenv\t)|(?<=set -x )|(?<=set -gx ))(?P<k>" + _KEY
+     + rb")[ \t]+(?P<v>" + _QUOTED + rb"|" + _BARE + rb")"),
+    # `key=value`, `"key": "value"`, `$key .= 'v'` anywhere in a line
+    ("inline", _LB + rb"(?P<k>[\"']?" + _KEY + rb"[\"']?)\]?" + _SEP
+     + rb"(?P<v>" + _QUOTED + rb"|" + _BARE + rb")"),
+    # .netrc: `machine h login u password p` (one line or one keyword per line)
+    ("forced-netrc", rb"(?<![A-Za-z0-9_\-])(?P<k>password|passwd)[ \t]+"
+     rb"(?P<v>(?!\[REDACTED)[^\s\"']\S{0,1023}|" + _QUOTED + rb")"),
+    # SQL: `PASSWORD 'x'`, `IDENTIFIED BY 'x'`, `PASSWORD = 'x'`
+    ("forced-sql", rb"(?<![A-Za-z0-9_\-])(?P<k>(?i:password|identified by))[ \t]*=?[ \t]*"
+     rb"(?P<v>'(?:[^'\r\n]|'')*'|\"[^\"\r\n]*\")"),
+    # .pgpass: `host:port:database:user:password`, the whole line
+    ("forced-pgpass", rb"(?m:^)(?P<k>[A-Za-z0-9_.\-*\[\]]{1,253}:(?:\d{1,5}|\*):[^:\s]{1,256}:"
+     rb"[^:\s]{1,256}:)(?P<v>\S{1,1024})\r?(?=\n|\Z)"),
     # a bearer token without a header name in front of it
     ("bearer", rb"(?<![A-Za-z0-9_\-])(?i:bearer)[ \t]+(?P<v>(?!\[REDACTED)"
      rb"[A-Za-z0-9._~+/\-]{8,4096}=*)"),
 )
+# literals that trigger the shapes above that hold no secret word of their own
+FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by",)
+# ...and those that start their line (mode IDENT: the line start is a candidate)
+LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
 
 # userinfo up to the last "@" of the authority: passwords may contain an unencoded "@"
-URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?#\"'<>]{1,1024})@"
+URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?\"'<>]{1,1024})@"
 
 # Multi-line: a whole private key block, BEGIN to END. Without an END (a truncated log) the
 # header and the lines that look like key material (base64, armor headers) go.
@@ -119,10 +106,10 @@ PRIVATE_KEY_MAX = 1024 * 1024  # bytes a block may span (real keys: < 20 KiB); a
 HARMLESS_VALUES = frozenset({
     b"", b"true", b"false", b"null", b"none", b"nil", b"yes", b"no", b"on", b"off",
     b"0", b"1", b"***", b"<redacted>", b"redacted", b"*", b"undefined", b"enabled",
-    b"disabled",
+    b"disabled", b"|", b">", b"|-", b">-", b"|+", b">+",
 })
 # Keys whose value is a secret even when it is a short number (a PIN, a password).
-PASSWORD_WORDS: tuple[str, ...] = ("passw", "pwd", "secret", "pin")
+PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp")
 
 # HTTP auth schemes kept in front of a redacted Authorization value.
 AUTH_SCHEMES = frozenset({

@@ -1,0 +1,122 @@
+"""`rage redact [FILE|-]`: the redaction engine as a filter, for any log and for scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import click
+
+from rage.errors import BadInputError, NotFoundError
+
+_CHUNK = 64 * 1024
+
+
+def _chunks(f: BinaryIO) -> Iterator[bytes]:
+    read = getattr(f, "read1", f.read)  # a pipe: take what is there, do not wait for 64 KiB
+    while chunk := read(_CHUNK):
+        yield chunk
+
+
+def _open_input(path: str) -> tuple[BinaryIO, int | None]:
+    if path == "-":
+        stdin = sys.stdin.buffer
+        try:
+            st = os.fstat(stdin.fileno())
+            size = st.st_size if st.st_size and stat.S_ISREG(st.st_mode) else None
+        except (OSError, ValueError):
+            size = None
+        return stdin, size
+    p = Path(path)
+    if not p.exists():
+        raise NotFoundError(f"no such file: {path}")
+    if p.is_dir():
+        raise BadInputError(f"{path} is a directory, not a file")
+    try:
+        f = open(p, "rb")  # noqa: SIM115 - closed by the caller
+    except OSError as e:
+        raise BadInputError(f"cannot read {path}: {e.strerror or e}") from None
+    return f, os.fstat(f.fileno()).st_size
+
+
+def _summary_line(counts: dict[str, int]) -> str:
+    total = sum(counts.values())
+    if not total:
+        return "rage: nothing redacted"
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1],
+                                                                                   kv[0])))
+    return f"rage: redacted {total} ({kinds})"
+
+
+@click.command()
+@click.argument("source", metavar="[FILE|-]", required=False, default="-")
+@click.option("--output", "-o", type=click.Path(path_type=Path), metavar="FILE",
+              help="Write to FILE (created 0600) instead of standard output.")
+@click.option("--no-pseudonyms", is_flag=True,
+              help="Keep your home directory, user and host names as they are.")
+@click.option("--pattern", "patterns", multiple=True, metavar="REGEX",
+              help="Also redact what REGEX matches (repeatable; added to the `redact` "
+                   "setting).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the counts per kind as JSON on standard error.")
+@click.option("--quiet", "-q", is_flag=True, help="Print no counts.")
+def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: tuple[str, ...],
+           as_json: bool, quiet: bool) -> None:
+    """Redact FILE (or standard input) to standard output, as a bundle would be redacted.
+
+    Secrets become [REDACTED:<kind>]; the counts per kind go to standard error. Terminal
+    escapes and redraws are resolved first, so the output is plain text. Exits 3 if FILE
+    does not exist, 6 if it cannot be read.
+    """
+    from rage.config import load_settings
+    from rage.fsutil import open_private
+    from rage.redact import Redactor
+
+    settings = load_settings(None)
+    redactor = Redactor(patterns=(*settings.redact, *patterns),
+                        pseudonymize=not no_pseudonyms)
+    src, size = _open_input(source)
+    try:
+        if output is not None:
+            try:
+                out: BinaryIO = open_private(output, "wb")
+            except OSError as e:
+                raise BadInputError(f"cannot write {output}: {e.strerror or e}") from None
+        else:
+            out = sys.stdout.buffer
+        try:
+            # a file: large blocks (and workers when big); a pipe: each read as it comes, so
+            # `tail -f log | rage redact` shows lines as they are written
+            block = {} if size is not None else {"block": 1}
+            for piece in redactor.stream(_chunks(src), size=size, **block):
+                out.write(piece)
+                if output is None:
+                    out.flush()
+        except OSError as e:
+            if isinstance(e, BrokenPipeError):
+                _quiet_stdout()
+                return
+            raise BadInputError(f"cannot read {source}: {e.strerror or e}") from None
+        finally:
+            if output is not None:
+                out.close()
+    finally:
+        if src is not sys.stdin.buffer:
+            src.close()
+    counts = redactor.counts
+    if as_json:
+        click.echo(json.dumps({"counts": counts, "total": sum(counts.values())}), err=True)
+    elif not quiet:
+        click.echo(_summary_line(counts), err=True)
+
+
+def _quiet_stdout() -> None:
+    """The reader went away (``| head``): no traceback at exit when Python flushes stdout."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -1,0 +1,281 @@
+"""A recorded command line, redacted as the command line it is.
+
+Each element of argv alone says little: ``X`` in ``--token X``, ``-p X`` (sshpass) or
+``vault login X`` is a secret only because of what comes before it. The rules here read argv
+in order, with the program it runs (after ``sudo``, ``env``, ``VAR=value`` prefixes), replace
+the values those rules point to, and leave every other element to the text engine (known
+token formats, ``key=value``, URL credentials, headers).
+
+Rules, from how the tools document their options:
+
+- any ``--NAME X`` / ``-NAME X`` (a long option spelled with one dash: ``-storepass``) whose
+  NAME looks secret (:func:`rage.sensitive.looks_secret_name`) and takes no ``=``: X goes;
+  ``--NAME=X``, ``-Dfoo.password=X`` likewise;
+- per program: mysql family ``-pX``; redis-cli ``-a X``; ldap* ``-w X``/``-wX``; curl/wget
+  ``-u``/``--user``/``--proxy-user user:pass`` (the password part), ``-U``; sshpass, docker,
+  podman, helm, mongosh, az ``-p X``; sqlcmd/bcp ``-P X``; ssh-keygen ``-N``/``-P X``;
+  smbclient ``-U user%pass``; lftp ``-u user,pass``; openssl ``-pass/-passin/-passout
+  pass:X`` and ``-k X``; vault ``login X``; nuget ``setapikey X``; nmcli ``password X`` and
+  ``*.psk X``/``*.password X``; htpasswd ``-b``'s password; ``config set KEY X`` and
+  ``git config KEY X`` with a secret KEY;
+- ``sh -c SCRIPT`` (bash, zsh, dash...): SCRIPT is split as a shell would and redacted with
+  the same rules (re-joined only when something in it was replaced).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+
+from rage.sensitive import looks_harmless_value, looks_secret_name
+
+REDACTED = "[REDACTED:secret-field]"
+_WRAPPERS = frozenset({"sudo", "doas", "env", "time", "nice", "nohup", "exec", "command",
+                       "stdbuf", "timeout", "xargs", "strace", "ltrace", "rage", "run", "--",
+                       # a prompt or an xtrace mark in front of a command printed as text
+                       "$", "#", ">", "+", "++", "+++"})
+# wrapper options that take a value (sudo -u root, nice -n 5, env -u VAR)
+_WRAPPER_ARG_OPTS: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
+    "nice": frozenset({"-n"}), "env": frozenset({"-u", "-C", "-S"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}), "strace": frozenset({"-o", "-e", "-p", "-s"}),
+}
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"})
+_MYSQL = frozenset({"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlsh",
+                    "mysqlpump", "mariadb", "mariadb-dump", "mariadb-admin", "mysqlbinlog"})
+# `-pSECRET` glued is the password, `-p NAME` is something else (mysql: the database)
+_GLUED_P = _MYSQL | {"7z", "7za", "7zz", "7zr"}
+# program -> options whose next element (or attached rest, for one-letter options) is secret
+_SECRET_OPTS: dict[str, frozenset[str]] = {
+    "redis-cli": frozenset({"-a", "--pass", "--user-pass"}),
+    "sshpass": frozenset({"-p"}),
+    "docker": frozenset({"-p"}), "podman": frozenset({"-p"}), "nerdctl": frozenset({"-p"}),
+    "buildah": frozenset({"-p"}), "skopeo": frozenset({"-p"}), "helm": frozenset({"-p"}),
+    "oras": frozenset({"-p"}), "mongo": frozenset({"-p"}), "mongosh": frozenset({"-p"}),
+    "mongodump": frozenset({"-p"}), "mongorestore": frozenset({"-p"}), "az": frozenset({"-p"}),
+    "sqlcmd": frozenset({"-P"}), "bcp": frozenset({"-P"}), "osql": frozenset({"-P"}),
+    "ssh-keygen": frozenset({"-N", "-P"}), "mosquitto_pub": frozenset({"-P"}),
+    "mosquitto_sub": frozenset({"-P"}), "openssl": frozenset({"-k", "-K"}),
+    "zip": frozenset({"-P"}), "7z": frozenset(), "unzip": frozenset({"-P"}),
+    "dotnet": frozenset({"-k"}), "nuget": frozenset({"-k"}), "twine": frozenset({"-p"}),
+    "keytool": frozenset(), "psql": frozenset(), "gpg": frozenset(),
+}
+for _p in ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd",
+           "ldapcompare", "ldapmodrdn", "ldapexop"):
+    _SECRET_OPTS[_p] = frozenset({"-w"})
+for _p in _MYSQL:
+    _SECRET_OPTS[_p] = frozenset()
+# options holding `user:password` (curl, wget) or `user%password` (smbclient) or `user,pass`
+_USERPASS: dict[str, tuple[frozenset[str], str]] = {
+    "curl": (frozenset({"-u", "--user", "-U", "--proxy-user"}), ":"),
+    "wget": (frozenset({"--user", "--http-user"}), ":"),
+    "smbclient": (frozenset({"-U", "--user"}), "%"),
+    "rpcclient": (frozenset({"-U", "--user"}), "%"),
+    "lftp": (frozenset({"-u", "--user"}), ","),
+    "svn": (frozenset(), ":"),
+}
+_GENERIC_USERPASS = (frozenset({"-u", "--user", "--proxy-user"}), ":")
+# `program SUBCOMMAND X`: the first positional after the subcommand is a secret
+_POSITIONAL: dict[str, frozenset[str]] = {
+    "vault": frozenset({"login"}),
+    "nuget": frozenset({"setapikey"}),
+    "heroku": frozenset(),
+}
+# their `-p` is a password only in `login` (`docker run -p` is a port)
+_LOGIN_ONLY = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
+                         "az"})
+_OPENSSL_PASS = frozenset({"-pass", "-passin", "-passout", "-password", "-passphrase"})
+_NMCLI_KEYS = frozenset({"password", "psk", "wep-key0", "wep-key1", "wep-key2", "wep-key3",
+                         "leap-password", "private-key-password", "pin", "secrets"})
+
+
+def _program(argv: list[str]) -> int:
+    """Index of the program argv runs, past wrappers, their options and ``VAR=value``."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        base = a.rsplit("/", 1)[-1]
+        if base in _WRAPPERS or ("=" in a and not a.startswith("-") and i + 1 < len(argv)):
+            i += 1
+            while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+                i += 2 if argv[i] in _WRAPPER_ARG_OPTS.get(base, ()) else 1
+            if base in {"timeout"} and i < len(argv):
+                i += 1  # the duration
+            continue
+        return i
+    return 0
+
+
+_KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, "openssl", "nmcli", "htpasswd",
+                    *_SHELLS, "git", "npm", "yarn", "pnpm", "aws"}) - {"heroku", "svn"}
+
+
+def looks_like_command(line: str) -> bool:
+    """A one-line text that runs a program these rules know (``mysql -pX``, ``sudo
+    redis-cli -a X``; also after a prompt or an ``xtrace`` mark: ``$ ``, ``+ ``)."""
+    words = line.split(None, 12)
+    while words and words[0] in ("$", "#", ">", "+", "++", "+++"):
+        words = words[1:]
+    if len(words) < 2:
+        return False
+    i = _program(words)
+    return words[i].rsplit("/", 1)[-1] in _KNOWN and i + 1 < len(words)
+
+
+def join_words(original: list[str], cleaned: list[str]) -> str:
+    """``cleaned`` as a command line, quoted where ``original`` needed quotes (a placeholder
+    alone does not make a word need them)."""
+    return " ".join(shlex.quote(c) if shlex.quote(o) != o else c
+                    for o, c in zip(original, cleaned, strict=True))
+
+
+def _secret_option(opt: str) -> bool:
+    name = opt.lstrip("-")
+    return len(name) > 1 and opt.startswith("-") and looks_secret_name(name)
+
+
+class ArgvRedactor:
+    """Applies the rules above; ``text`` redacts an element as ordinary text and ``count``
+    records one replacement of a kind."""
+
+    def __init__(self, text: Callable[[str], str], count: Callable[[str], None]) -> None:
+        self._text = text
+        self._count = count
+
+    def redact(self, argv: list[str]) -> list[str]:
+        out = list(argv)
+        done = [False] * len(argv)
+
+        def hide(i: int, prefix: str = "") -> None:
+            value = argv[i][len(prefix):]
+            if not value or looks_harmless_value(value) or value.startswith("[REDACTED"):
+                done[i] = True
+                return
+            self._count("secret-field")
+            out[i] = prefix + REDACTED
+            done[i] = True
+
+        start = _program(argv)
+        prog = argv[start].rsplit("/", 1)[-1] if argv else ""
+        opts = _SECRET_OPTS.get(prog, frozenset())
+        if prog in _LOGIN_ONLY and "login" not in argv[start:]:
+            opts = frozenset()  # `docker run -p 8080:80` publishes a port
+        # `-u user:password` is curl's, but many tools copy it (`docker run -u 1000:1000` is
+        # a uid:gid: numbers are kept)
+        userpass = _USERPASS.get(prog, _GENERIC_USERPASS)
+        positional = _POSITIONAL.get(prog, frozenset())
+        subcommand: str | None = None
+        i = start + 1
+        while i < len(argv):
+            a = argv[i]
+            nxt = i + 1 < len(argv)
+            if a == "--":
+                i += 1
+                continue
+            if prog in _SHELLS and a == "-c" and nxt:
+                out[i + 1] = self._script(argv[i + 1])
+                done[i + 1] = True
+                i += 2
+                continue
+            if a.startswith("-") and "=" in a:
+                name, _eq, _value = a.partition("=")
+                if _secret_option(name.removeprefix("-D")):
+                    hide(i, name + "=")
+                elif prog == "openssl" and name in _OPENSSL_PASS:
+                    self._openssl_pass(argv, out, done, i, len(name) + 1)
+            elif a in opts and nxt:
+                hide(i + 1)
+                i += 2
+                continue
+            elif userpass is not None and a in userpass[0] and nxt:
+                self._userpass(argv, out, done, i + 1, sep=userpass[1], skip=0)
+                i += 2
+                continue
+            elif userpass is not None and len(a) > 2 and a[:2] in userpass[0]:
+                self._userpass(argv, out, done, i, sep=userpass[1], skip=2)  # -uuser:pass
+            elif prog in _GLUED_P and a.startswith("-p") and len(a) > 2:
+                hide(i, "-p")
+            elif len(a) > 2 and a[:2] in opts and not a.startswith("--"):
+                hide(i, a[:2])  # -wSECRET, -pSECRET
+            elif prog == "openssl" and a in _OPENSSL_PASS and nxt:
+                self._openssl_pass(argv, out, done, i + 1, 0)
+                i += 2
+                continue
+            elif nxt and ((_secret_option(a) and not argv[i + 1].startswith("-")) or (
+                    prog == "nmcli" and (a in _NMCLI_KEYS
+                                         or a.rsplit(".", 1)[-1] in _NMCLI_KEYS))):
+                hide(i + 1)
+                i += 2
+                continue
+            elif prog == "htpasswd" and "-b" in argv[start:i] and not a.startswith("-") \
+                    and i == len(argv) - 1:
+                hide(i)
+            elif a in ("config", "configure") and self._config(argv, out, done, i):
+                pass
+            elif not a.startswith("-"):
+                if subcommand is None:
+                    subcommand = a
+                elif subcommand in positional and "=" not in a:
+                    hide(i)
+                    subcommand = ""  # only the first positional
+            i += 1
+        for k, a in enumerate(out):
+            if not done[k]:
+                out[k] = self._text(a)
+        return out
+
+    def _config(self, argv: list[str], out: list[str], done: list[bool], i: int) -> bool:
+        """``npm config set KEY VALUE``, ``git config [--global] KEY VALUE``."""
+        j = i + 1
+        while j < len(argv) and (argv[j].startswith("-") or argv[j] in {"set", "add"}):
+            j += 1
+        if j + 1 < len(argv) and looks_secret_name(argv[j].rsplit(":", 1)[-1].rsplit(".", 1)[-1]):
+            value = argv[j + 1]
+            if not looks_harmless_value(value):
+                self._count("secret-field")
+                out[j + 1] = REDACTED
+            done[j + 1] = True
+            return True
+        return False
+
+    def _userpass(self, argv: list[str], out: list[str], done: list[bool], i: int, *,
+                  sep: str, skip: int) -> None:
+        user, found, pw = argv[i][skip:].partition(sep)
+        if found and pw and not pw.startswith("[REDACTED") and not looks_harmless_value(pw):
+            self._count("secret-field")
+            out[i] = argv[i][:skip] + self._text(user) + sep + REDACTED
+            done[i] = True
+
+    def _openssl_pass(self, argv: list[str], out: list[str], done: list[bool], i: int,
+                      skip: int) -> None:
+        """``pass:X`` is the password itself; ``env:``, ``file:``, ``fd:``, ``stdin`` name
+        where it is."""
+        value = argv[i][skip:]
+        if value.startswith("pass:") and len(value) > 5:
+            self._count("secret-field")
+            out[i] = argv[i][:skip] + "pass:" + REDACTED
+            done[i] = True
+
+    def _script(self, script: str) -> str:
+        """A shell script given with ``-c``: each simple command redacted as argv."""
+        lex = shlex.shlex(script, posix=True, punctuation_chars=True)
+        lex.whitespace_split = True
+        try:
+            words = list(lex)
+        except ValueError:
+            return self._text(script)
+        parts: list[str] = []
+        cmd: list[str] = []
+        changed = False
+        for w in [*words, ";"]:
+            if w and all(c in "();&|<>" for c in w):
+                if cmd:
+                    cleaned = self.redact(cmd)
+                    changed = changed or cleaned != cmd
+                    parts.append(join_words(cmd, cleaned))
+                    cmd = []
+                parts.append(w)
+            else:
+                cmd.append(w)
+        return " ".join(parts[:-1]) if changed else self._text(script)

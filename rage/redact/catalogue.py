@@ -1,0 +1,160 @@
+"""The provider format catalogue (:mod:`rage.redact.formats`, data) compiled for the engine.
+
+Each :class:`~rage.redact.formats.SecretFormat` becomes a bytes alternative of the engine's
+combined regex, fenced so that a match is not glued to a letter or digit on either side, and
+its ``prefixes`` become triggers of the prefilter (:mod:`rage.redact.scan`). Most formats
+start with their prefix, so the prefix's position is where the match starts; for the others
+(the prefix in the middle, or after context) the engine searches the line holding the
+prefix and starts at what it finds (:func:`search_starts`).
+
+An entry the engine cannot use (a regex that does not compile as bytes, a prefix shorter than
+3 bytes) is left out and listed in :data:`SKIPPED` with the reason, instead of failing every
+report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from rage.redact.formats import FORMATS, SecretFormat
+
+# not glued to a letter or digit on the left, except the `m`/`K` that ends a colour code
+# written out as text (`\x1b[32m`, `\u001b[0m` in JSON logs, `\033[1;31m` in source code),
+# where the escape itself was never a byte the normaliser could remove
+_BEFORE = rb"(?:(?<![A-Za-z0-9])|(?<=[0-9;\[][mK]))"
+_AFTER = rb"(?![A-Za-z0-9])"
+MIN_PREFIX = 3
+_GLOBAL_FLAGS = re.compile(rb"\(\?([aiLmsux]+)\)")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One catalogue entry as the engine uses it."""
+
+    kind: str
+    regex: bytes  # the alternative: fenced; a `secret` group, if any, renamed by the engine
+    prefixes: tuple[bytes, ...]
+    at_start: bool  # every match starts with one of the prefixes
+    has_secret: bool  # only the `secret` group is replaced
+    search: re.Pattern[bytes]  # the alternative alone, to search a line (at_start False)
+
+
+_T = TypeVar("_T", bound=tuple[Any, ...])
+SKIPPED: list[tuple[str, str]] = []  # (kind, why): entries the engine left out
+
+
+def _leading(regex: str) -> set[str] | None:
+    """The literal texts a match of ``regex`` can start with, or None if unknown."""
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+    def walk(items: Any) -> set[str] | None:
+        lit = ""
+        for pos, (op, av) in enumerate(items):
+            if op is c.LITERAL:
+                lit += chr(av)
+                continue
+            if op is c.SUBPATTERN and not lit:
+                inner = walk(av[-1])
+                return inner
+            if op is c.BRANCH and not lit:
+                out: set[str] = set()
+                for branch in av[1]:
+                    got = walk(branch)
+                    if got is None:
+                        return None
+                    out |= got
+                return out
+            if op is c.AT:
+                continue
+            if op is c.IN and len(av) <= 8 and all(o is c.LITERAL for o, _v in av):
+                # a small class (`[sr]k_live_`): one literal per member
+                rest = walk(list(items)[pos + 1:])
+                tails = rest if rest is not None else {""}
+                return {lit + chr(v) + t for _o, v in av for t in tails}
+            break
+        return {lit} if lit else None
+
+    try:
+        return walk(sre_parse.parse(regex))
+    except Exception:
+        return None
+
+
+def compile_format(fmt: SecretFormat) -> Compiled | None:
+    """The engine's form of ``fmt``; None (and a line in :data:`SKIPPED`) when unusable."""
+    try:
+        raw = fmt.regex.encode("ascii")
+    except UnicodeEncodeError:
+        raw = fmt.regex.encode("utf-8")
+    prefixes = tuple(p.encode("utf-8") for p in fmt.prefixes if len(p.encode()) >= MIN_PREFIX)
+    if not prefixes:
+        SKIPPED.append((fmt.kind, "no prefix of 3 bytes or more"))
+        return None
+    flags = _GLOBAL_FLAGS.match(raw)
+    if flags is not None:  # `(?i)x` cannot sit inside an alternation: scope it, `(?i:x)`
+        raw = b"(?" + flags[1] + b":" + raw[flags.end():] + b")"
+    alt = _BEFORE + b"(?:" + raw + b")" + _AFTER
+    try:
+        search = re.compile(alt)
+    except re.error as e:
+        SKIPPED.append((fmt.kind, f"regex does not compile as bytes: {e}"))
+        return None
+    if search.match(b"") is not None:
+        SKIPPED.append((fmt.kind, "regex matches the empty string"))
+        return None
+    lead = _leading(fmt.regex)
+    at_start = lead is not None and all(
+        any(p.startswith(lit.encode()) or lit.encode().startswith(p) for lit in lead)
+        for p in prefixes) and all(any(lit.encode().startswith(p) or p.startswith(lit.encode())
+                                       for p in prefixes) for lit in lead)
+    return Compiled(kind=fmt.kind, regex=alt, prefixes=prefixes, at_start=at_start,
+                    has_secret="secret" in search.groupindex, search=search)
+
+
+def compiled_catalogue() -> tuple[Compiled, ...]:
+    """Every usable catalogue entry, in catalogue order (earlier entries win a tie)."""
+    SKIPPED.clear()
+    out = []
+    for fmt in FORMATS:
+        c = compile_format(fmt)
+        if c is not None:
+            out.append(c)
+    return tuple(out)
+
+
+def search_starts(region: bytes, searched: dict[bytes, tuple[_T, ...]],
+                  hits: dict[int, list[_T]], finder: Any = None) -> None:
+    """Where the formats whose prefix is not where their match starts do start: each line
+    holding such a prefix is searched with those formats' regexes (``entry[0]``); ``hits``
+    gets start -> the entries found there. ``finder``, an Aho-Corasick automaton of the
+    prefixes in ``searched``'s order, finds them all in one pass."""
+    prefixes = list(searched)
+    found: dict[bytes, list[int]] = {}
+    if finder is not None:
+        for idx, i, _e in finder.find_matches_as_indexes(region, overlapping=True):
+            found.setdefault(prefixes[idx], []).append(i)
+    for prefix, entries in searched.items():
+        where = iter(found.get(prefix, ())) if finder is not None else _finds(region, prefix)
+        done_to = -1
+        for i in where:
+            if i >= done_to:
+                ls = region.rfind(b"\n", 0, i) + 1
+                le = region.find(b"\n", i)
+                le = len(region) if le < 0 else le
+                for entry in entries:
+                    for m in entry[0].finditer(region, ls, le):
+                        got = hits.setdefault(m.start(), [])
+                        if entry not in got:
+                            got.append(entry)
+                done_to = le
+
+
+def _finds(region: bytes, needle: bytes) -> Iterator[int]:
+    i = region.find(needle)
+    while i >= 0:
+        yield i
+        i = region.find(needle, i + 1)

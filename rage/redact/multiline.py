@@ -1,0 +1,304 @@
+"""Values that run across lines, redacted after the line-local rules have run.
+
+- YAML block scalars under a secret key (``password: |``, ``key: >-``): every line more
+  indented than the key, blank lines inside included;
+- hard-wrapped tokens: lines that are one run of token characters right after a line that
+  ends in a redaction (the rest of a ``Authorization: Bearer`` token a terminal or logger
+  wrapped);
+- name/value pairs on separate lines: Kubernetes ``- name: X_TOKEN`` / ``value: ...`` and
+  JSON ``"name": "X_TOKEN",`` / ``"value": "..."``;
+- Kubernetes Secret ``data:`` / ``stringData:`` (base64 of secrets under any key name), in a
+  YAML document that says ``kind: Secret``;
+- PuTTY ``.ppk`` files: the ``Private-Lines: N`` lines and ``Private-MAC``.
+
+Each rule starts from a literal found with ``bytes.find`` (``: |``, ``[REDACTED:``,
+``value``, ``kind: Secret``, ``Private-Lines:``), so text without one costs a few finds. A
+value is seen whole when its opener is within :data:`SPAN` bytes of the end of a streamed
+block: the stream cuts blocks before such an opener (:func:`hold_back`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from rage.sensitive import looks_harmless_value, looks_secret_name
+
+SPAN = 64 * 1024  # how far a multi-line value may reach past its opener in a stream
+_MAX_LINES = 400
+
+_BLOCK_KEY = re.compile(rb"([ \t]*)(?:- )?[\"']?([A-Za-z0-9_.\-]{1,128})[\"']?[ \t]*:[ \t]*"
+                        rb"[|>][-+0-9]{0,3}[ \t]*\r?")
+_WRAPPED = re.compile(rb"[ \t]*[A-Za-z0-9._~+/=\-]{8,}\r?")
+_NAME_LINE = re.compile(rb"[ \t]*(?:- )?[\"']?name[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z0-9_.\-]{1,128})"
+                        rb"[\"']?[ \t]*,?[ \t]*\r?")
+_VALUE_LINE = re.compile(rb"[ \t]*[\"']?value[\"']?[ \t]*:[ \t]*(?:\"((?:[^\"\\\r\n]|\\.)*)\""
+                         rb"|'([^'\r\n]*)'|([^\s\"'][^\r\n]*?))[ \t]*,?[ \t]*\r?")
+_DATA_LINE = re.compile(rb"([ \t]*)(?:data|stringData)[ \t]*:[ \t]*\r?")
+_ENTRY = re.compile(rb"([ \t]*)[\"']?[^\s:\"']{1,253}[\"']?[ \t]*:[ \t]*([^\s\r][^\r\n]*?)"
+                    rb"[ \t]*\r?")
+_HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
+_PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
+_PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
+_OPENERS = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret", b"Bearer", b"bearer",
+            b"eyJ", b"apiVersion:")
+
+Count = Callable[[str], None]
+
+
+_RULES_BY_NEEDLE = (
+    (b": |", "block"), (b": >", "block"), (b"kind: Secret", "secret"), (b"value:", "pair"),
+    (b"value\":", "pair"), (b"value':", "pair"), (b"Private-Lines:", "ppk"),
+    (b"[REDACTED:auth-header]", "wrapped"), (b"[REDACTED:jwt]", "wrapped"),
+    (b",password", "table"), (b"password,", "table"), (b"\tpassword", "table"),
+    (b"password\t", "table"), (b",secret", "table"), (b",token", "table"),
+)
+
+
+def needed(buf: bytes) -> bool:
+    """Cheap test: could any rule apply to ``buf``?"""
+    return any(n in buf for n, _rule in _RULES_BY_NEEDLE)
+
+
+def redact_multiline(buf: bytes, count: Count) -> bytes:
+    """Apply every rule to ``buf`` (already redacted line by line)."""
+    found = [(rule, at) for needle, rule, positions in _needles(buf)
+             if (at := _line_numbers(buf, needle, positions))]
+    if not found:
+        return buf
+    lines = buf.split(b"\n")
+    rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
+             "ppk": _ppk, "wrapped": _wrapped, "table": _table}
+    hit = False
+    for rule, at in found:
+        hit |= rules[rule](lines, at, count)
+    return b"\n".join(lines) if hit else buf
+
+
+def _needles(buf: bytes) -> list[tuple[bytes, str, list[int] | None]]:
+    """The needles in ``buf``: with ``ahocorasick-rs``, all in one pass (positions known);
+    else one ``find`` each (positions found later)."""
+    ac = _automaton()
+    if ac is None:
+        return [(n, rule, None) for n, rule in _RULES_BY_NEEDLE if n in buf]
+    pos: dict[int, list[int]] = {}
+    for idx, i, _e in ac.find_matches_as_indexes(buf, overlapping=True):
+        pos.setdefault(idx, []).append(i)
+    return [(_RULES_BY_NEEDLE[k][0], _RULES_BY_NEEDLE[k][1], v) for k, v in sorted(pos.items())]
+
+
+_AC: list[Any] = []
+
+
+def _automaton() -> Any:
+    if not _AC:
+        from rage.redact.scan import native_available
+
+        if native_available():
+            import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
+
+            _AC.append(ahocorasick_rs.BytesAhoCorasick([n for n, _r in _RULES_BY_NEEDLE]))
+        else:
+            _AC.append(None)
+    return _AC[0]
+
+
+def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None) -> list[int]:
+    """Indices of the lines of ``buf`` holding ``needle`` (found with ``find``, or given:
+    no loop over lines that hold nothing)."""
+    out: list[int] = []
+    n = pos = 0
+    if positions is None:
+        positions = []
+        i = buf.find(needle)
+        while i >= 0:
+            positions.append(i)
+            i = buf.find(needle, i + 1)
+    for i in positions:
+        n += buf.count(b"\n", pos, i)
+        pos = i
+        if not out or out[-1] != n:
+            out.append(n)
+    return out
+
+
+def hold_back(buf: bytes, limit: int) -> int:
+    """Where to end a streamed block so that no multi-line value is cut: at the start of the
+    line of the first opener in the last :data:`SPAN` bytes before ``limit`` (``limit``
+    itself if there is none, or if cutting there would leave nothing)."""
+    lo = max(0, limit - SPAN)
+    first = min((i for o in _OPENERS if (i := buf.find(o, lo, limit)) >= 0), default=-1)
+    if first < 0:
+        return limit
+    cut = buf.rfind(b"\n", 0, first) + 1
+    return cut if cut > 0 else limit
+
+
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip(b" \t"))
+
+
+def _mask(line: bytes, kind: str, count: Count) -> bytes:
+    body = line.rstrip(b"\r")
+    if not body.strip() or body.strip().startswith(b"[REDACTED"):
+        return line
+    count(kind)
+    ind = _indent(body)
+    return body[:ind] + f"[REDACTED:{kind}]".encode() + line[len(body):]
+
+
+def _block_scalars(lines: list[bytes], at: list[int], count: Count) -> bool:
+    hit = False
+    for i in at:
+        line = lines[i]
+        m = _BLOCK_KEY.fullmatch(line)
+        if m is None or not looks_secret_name(m[2].decode("ascii", "replace")):
+            continue
+        ind = len(m[1]) + (2 if line.lstrip().startswith(b"- ") else 0)
+        for j in range(i + 1, min(len(lines), i + 1 + _MAX_LINES)):
+            nxt = lines[j]
+            if nxt.strip() and _indent(nxt) <= ind:
+                break
+            new = _mask(nxt, "secret-field", count)
+            hit |= new is not nxt
+            lines[j] = new
+    return hit
+
+
+def _wrapped(lines: list[bytes], at: list[int], count: Count) -> bool:
+    hit = False
+    for i in at:
+        prev = lines[i].rstrip(b"\r")
+        if not prev.endswith((b"[REDACTED:auth-header]", b"[REDACTED:jwt]")):
+            continue
+        kind = prev[prev.rindex(b"[REDACTED:") + 10:-1].decode()
+        j = i + 1
+        while j < len(lines) and _WRAPPED.fullmatch(lines[j]) and _tokenish(lines[j]):
+            # the rest of a secret already counted: replaced, not counted again
+            lines[j] = _mask(lines[j], kind, _no_count)
+            hit = True
+            j += 1
+    return hit
+
+
+def _no_count(kind: str) -> None:
+    pass
+
+
+def _tokenish(line: bytes) -> bool:
+    """A wrapped piece of a token has digits or mixed case: not a word or a path."""
+    s = line.strip()
+    if looks_harmless_value(s.decode("ascii", "replace")):
+        return False
+    has_digit = any(48 <= c <= 57 for c in s)
+    return has_digit or (s.lower() != s and s.upper() != s)
+
+
+def _name_value(lines: list[bytes], at: list[int], count: Count) -> bool:
+    hit = False
+    for i in at:
+        line = lines[i]
+        m = _VALUE_LINE.fullmatch(line)
+        if m is None:
+            continue
+        # the name is on one of the previous two lines (`- name: X` / `  value: y`)
+        name = None
+        for k in (i - 1, i - 2):
+            if k >= 0:
+                n = _NAME_LINE.fullmatch(lines[k])
+                if n is not None:
+                    name = n[1]
+                    break
+        if name is None or not looks_secret_name(name.decode("ascii", "replace")):
+            continue
+        g = next(g for g in (1, 2, 3) if m.group(g) is not None)
+        s, e = m.span(g)
+        value = line[s:e]
+        if not value or value.startswith(b"[REDACTED") or looks_harmless_value(
+                value.decode("utf-8", "replace")):
+            continue
+        count("secret-field")
+        lines[i] = line[:s] + b"[REDACTED:secret-field]" + line[e:]
+        hit = True
+    return hit
+
+
+def _secret_data(lines: list[bytes], at: list[int], count: Count) -> bool:
+    hit = False
+    for i in at:
+        lo, hi = i, i
+        while lo > 0 and i - lo < _MAX_LINES and not lines[lo - 1].startswith(b"---"):
+            lo -= 1
+        while hi + 1 < len(lines) and hi - i < _MAX_LINES and not lines[hi + 1].startswith(b"---"):
+            hi += 1
+        j = lo
+        while j <= hi:
+            d = _DATA_LINE.fullmatch(lines[j])
+            j += 1
+            if d is None:
+                continue
+            ind = len(d[1])
+            while j <= hi and (not lines[j].strip() or _indent(lines[j]) > ind):
+                e = _ENTRY.fullmatch(lines[j])
+                if e is not None and not e[2].startswith(b"[REDACTED") and e[2] not in (
+                        b"|", b">", b"|-", b">-"):
+                    s, t = e.span(2)
+                    count("secret-field")
+                    lines[j] = lines[j][:s] + b"[REDACTED:secret-field]" + lines[j][t:]
+                    hit = True
+                elif e is None and lines[j].strip():
+                    lines[j] = _mask(lines[j], "secret-field", count)  # a block scalar's line
+                    hit = True
+                j += 1
+    return hit
+
+
+def _table(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """CSV and TSV: a header row naming a secret column (``name,username,password``); that
+    column of every row after it with as many fields, up to the first that has not."""
+    hit = False
+    done = -1
+    for i in at:
+        if i <= done:
+            continue
+        header = lines[i].rstrip(b"\r")
+        sep = b"\t" if header.count(b"\t") >= header.count(b",") else b","
+        fields = [f.strip().strip(b"\"'") for f in header.split(sep)]
+        if len(fields) < 2 or not all(_HEADER_FIELD.fullmatch(f) for f in fields):
+            continue
+        cols = [k for k, f in enumerate(fields) if looks_secret_name(f.decode("ascii"))]
+        if not cols:
+            continue
+        j = i + 1
+        while j < len(lines) and len(row := lines[j].rstrip(b"\r").split(sep)) == len(fields):
+            for k in cols:
+                cell = row[k].strip().strip(b"\"'")
+                if cell and not cell.startswith(b"[REDACTED") and not looks_harmless_value(
+                        cell.decode("utf-8", "replace")):
+                    count("secret-field")
+                    row[k] = row[k].replace(cell, b"[REDACTED:secret-field]", 1)
+                    hit = True
+            lines[j] = sep.join(row) + lines[j][len(lines[j].rstrip(b"\r")):]
+            j += 1
+        done = j
+    return hit
+
+
+def _ppk(lines: list[bytes], at: list[int], count: Count) -> bool:
+    hit = False
+    for i in at:
+        m = _PPK.fullmatch(lines[i])
+        if m is None:
+            continue
+        n = int(m[1])
+        for j in range(i + 1, min(len(lines), i + 1 + n)):
+            lines[j] = _mask(lines[j], "private-key", count)
+            hit = True
+        for j in range(i + 1 + n, min(len(lines), i + 3 + n)):
+            mac = _PPK_MAC.match(lines[j])
+            if mac is not None:
+                count("private-key")
+                lines[j] = lines[j][:mac.end(1)] + b"[REDACTED:private-key]" + lines[j][
+                    mac.end(2):]
+    return hit

@@ -1,0 +1,72 @@
+"""What the terminal did to the text, undone before matching: escape sequences, ``\\r``
+redraws and backspace overstrike.
+
+A token printed in colour (``\\e[32mghp_...\\e[0m``), a ``key=value`` cut by ``\\e[01;31m``
+from ``grep --color``, or a password typed and erased on a redrawn line would otherwise not
+match. The bundle holds the normalised text, the very bytes that were matched: nothing is
+re-joined after redaction, so no later step (the summary's plain-text view included) can
+put a secret back together.
+
+Per line: escape sequences (CSI, OSC, charset and keypad selections) are removed; then, if
+the line holds a ``\\r`` that does not end it or a backspace, it is replayed as a terminal
+would draw it (``\\r`` back to column 0, backspace one column left, later characters overwrite
+earlier ones) and the final picture is kept. A ``\\r`` just before the ``\\n`` (CRLF, a pty's
+line ends) is kept as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+# CSI (colours, erase, cursor moves; with private parameters `?`), OSC (titles, hyperlinks;
+# ended by BEL or ST, or cut off at the line end), two-byte escapes (charset selection
+# `\e(B`, keypad `\e=`, save/restore cursor `\e7`), then any stray ESC
+_ESCAPES = re.compile(
+    rb"\x1b\[[0-?]*[ -/]*[@-~]?"
+    rb"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
+    rb"|\x1b[()*+\-./][ -~]?"
+    rb"|\x1b[ -~]?"
+)
+_DRAWN = re.compile(rb"[^\n]*(?:\x08|\r(?!\n|\Z))[^\n]*")
+
+
+def needs_normalizing(buf: bytes) -> bool:
+    """True when ``buf`` holds an escape, a backspace or a ``\\r`` that is not a line end."""
+    if b"\x1b" in buf or b"\x08" in buf:
+        return True
+    n = buf.count(b"\r")
+    return bool(n) and n != buf.count(b"\r\n") + buf.endswith(b"\r")
+
+
+def normalize(buf: bytes) -> bytes:
+    """The text as the terminal finally showed it (see the module docstring)."""
+    if not needs_normalizing(buf):
+        return buf
+    if b"\x1b" in buf:
+        buf = _ESCAPES.sub(b"", buf)
+    if b"\x08" in buf or b"\r" in buf:
+        buf = _DRAWN.sub(_replay, buf)
+    return buf
+
+
+def _replay(m: re.Match[bytes]) -> bytes:
+    line = m.group(0)
+    crlf = line.endswith(b"\r")
+    if crlf:
+        line = line[:-1]
+    text = line.decode("utf-8", "surrogateescape")
+    cells: list[str] = []
+    col = 0
+    for ch in text:
+        if ch == "\r":
+            col = 0
+        elif ch == "\b":
+            col = max(0, col - 1)
+        elif col < len(cells):
+            cells[col] = ch
+            col += 1
+        else:
+            cells.append(ch)
+            col += 1
+    out = "".join(cells).encode("utf-8", "surrogateescape")
+    return out + b"\r" if crlf else out

@@ -1,0 +1,280 @@
+"""Where secrets appear: the contexts real tools print them in.
+
+``TOKEN_CONTEXTS``: templates for a provider token (``{t}`` the planted text, ``{V}`` an
+environment-style name for it, ``{v}`` a config-style name); some name the secret, most do
+not (a log sentence, a traceback argument, a URL path), so the format alone must be known.
+
+``STRUCTURAL``: shapes that the key=value rules do not parse (XML, .netrc, SQL, YAML block
+scalars, Kubernetes name/value pairs...), each holding a generated password.
+
+``ARGV``: command lines that carry a secret as an argument (as the recorder stores them).
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+from collections.abc import Callable
+from urllib.parse import quote
+
+from tests.corpus.secrets import ALNUM, HEX, r
+
+E = "\x1b"
+
+TOKEN_CONTEXTS: dict[str, str] = {
+    "bare": "{t}",
+    "log-sentence": "2026-12-02T10:15:32Z INFO client: loaded credential {t} from cache",
+    "env-export": "export {V}={t}",
+    "dotenv-quoted": '{V}="{t}"',
+    "json": '{{"{v}": "{t}", "region": "eu-west-1"}}',
+    "json-list": '{{"args": ["--verbose", "{t}"], "retries": 3}}',
+    "yaml": "  {v}: {t}",
+    "traceback-arg": "    client = Client('{t}', timeout=30)",
+    "exception-message": "ValueError: invalid credential '{t}' for account 18842",
+    "python-repr": "call(('{t}',), {{'retries': 3}})",
+    "url-query": "GET https://api.example.com/v1/items?page=2&access_token={t} HTTP/1.1",
+    "url-path": "POST https://relay.example.com/forward/{t}/events -> 502",
+    "cli-flag": "$ acme deploy --region eu-west-1 --token {t} --yes",
+    "cli-flag-eq": "+ acme login --api-key={t}",
+    "http-header": "Authorization: Bearer {t}",
+    "x-header": "X-Api-Key: {t}",
+    "ansi-color": E + "[32m{t}" + E + "[0m",
+    "grep-color": "config/prod.env:3:{V}=" + E + "[01;31m" + E + "[K{t}" + E + "[m" + E + "[K",
+    "ansi-label": E + "[1mcredential:" + E + "[0m {t}",
+    "xml-element": "<apiKey>{t}</apiKey>",
+    "xml-attr": '<add key="{V}" value="{t}" />',
+    "csv": "prod,deploy-bot,{t},2026-01-01",
+    "escaped-json": '{{"level": "info", "msg": "{{\\"{v}\\": \\"{t}\\", \\"n\\": 1}}"}}',
+    "http-debug": "send: b'GET /v1/me HTTP/1.1\\r\\nHost: api.example.com\\r\\n"
+    "Authorization: Bearer {t}\\r\\n\\r\\n'",
+    "curl-verbose": "> Authorization: token {t}",
+    "sql": "INSERT INTO credentials (name, value) VALUES ('deploy', '{t}');",
+    "code-arrow": "    '{v}' => '{t}',",
+    "semicolon-list": "{V}={t};timeout=30",
+    "comma-list": "tokens={t},none",
+    "cr-redraw": "downloading... 42%\rusing {t}",
+    "docker-env": "docker run -e {V}={t} acme/api:1.4",
+    "k8s-env": "        - name: {V}\n          value: {t}",
+    "yaml-block": "{v}: |\n  {t}\nnext: 1",
+    "npmrc": "//registry.npmjs.org/:_authToken={t}",
+    "toml": '{v} = "{t}"',
+    "html-input": '<input type="hidden" name="{v}" value="{t}">',
+    "markdown-table": "| prod | {t} | active |",
+    "sentence-period": "Your new credential is {t}.",
+    "parenthesized": "(credential {t})",
+    "git-credential": "protocol=https\nhost=example.com\nusername=deploy-bot\npassword={t}",
+    "shell-trace": "+ curl -sf -H 'Authorization: Bearer {t}' https://api.example.com/v1/me",
+    "powershell": '$env:{V} = "{t}"',
+    "windows-set": "set {V}={t}",
+    "actions-mask": "::add-mask::{t}",
+    "tab-separated": "prod\t{t}\tactive",
+    "unicode-quotes": "credential \u00ab{t}\u00bb rejected (\u201c{t}\u201d)",
+    "angle-brackets": "<{t}>",
+    "markdown-bold": "**{t}**",
+    "osc8-hyperlink": E + "]8;;https://example.com/keys" + E + "\\{t}" + E + "]8;;" + E + "\\",
+    "docker-json-log": '{{"log":"using {t}\\n","stream":"stderr","time":"2026-12-02T10:15:32Z"}}',
+    "logfmt": 'time=2026-12-02T10:15:32Z level=error msg="upstream rejected {t}" status=401',
+    # the planted text transformed the way a tool prints it (see TRANSFORMS)
+    "grep-match-prefix": "config/prod.env:3:{V}={t}",
+    "overstrike": "{t}",
+    "json-escaped-slash": '{{"{v}": "{t}"}}',
+    "url-encoded": "GET /oauth/callback?state=xyz&credential={t}&next=%2Fhome",
+}
+
+
+def _grep_prefix(t: str) -> str:
+    """`grep --color ghp_` colours only the matched prefix of the token."""
+    return E + "[01;31m" + E + "[K" + t[:4] + E + "[m" + E + "[K" + t[4:]
+
+
+# context -> (how the planted text is printed, how the secret then appears)
+TRANSFORMS: dict[str, tuple[Callable[[str], str], Callable[[str], str]]] = {
+    "grep-match-prefix": (_grep_prefix, lambda s: s),
+    # man-page bold: every character struck twice (c BACKSPACE c)
+    "overstrike": (lambda t: "".join(c + "\b" + c for c in t), lambda s: s),
+    # PHP's json_encode and others escape "/"
+    "json-escaped-slash": (lambda t: t.replace("/", "\\/"), lambda s: s.replace("/", "\\/")),
+    "url-encoded": (lambda t: quote(t, safe=""), lambda s: quote(s, safe="")),
+}
+
+
+def names(kind: str) -> tuple[str, str]:
+    """(ENV_NAME, config_name) a tool would store this kind under."""
+    base = kind.split("/", maxsplit=1)[0]
+    return base.upper().replace("-", "_"), base.replace("-", "_")
+
+
+def render(template: str, planted: str, kind: str, ctx: str = "") -> str:
+    env, cfg = names(kind)
+    if ctx in TRANSFORMS:
+        planted = TRANSFORMS[ctx][0](planted)
+    return template.format(t=planted, V=env, v=cfg)
+
+
+def shown(secret: str, ctx: str) -> str:
+    """The secret as it appears in ``ctx`` once the tool has printed it."""
+    return TRANSFORMS[ctx][1](secret) if ctx in TRANSFORMS else secret
+
+
+def password(rng: random.Random, symbols: str = "!#%*") -> str:
+    """A generated password: letters, digits and one symbol, 20 characters."""
+    return r(rng, ALNUM, 8) + rng.choice(symbols) + r(rng, ALNUM, 11)
+
+
+def b64(s: str) -> str:
+    return base64.b64encode(s.encode()).decode()
+
+
+# (text, secrets that must not survive); built from a password generator
+Structural = Callable[[random.Random], tuple[str, tuple[str, ...]]]
+
+
+def _p(template: str, symbols: str = "!#%*") -> Structural:
+    def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+        p = password(rng, symbols)
+        return template.format(p=p), (p,)
+
+    return make
+
+
+def _k8s_secret(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    p = password(rng)
+    text = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\n"
+        f"data:\n  username: {b64('app_user')}\n  password: {b64(p)}\n"
+    )
+    return text, (b64(p), p)
+
+
+def _wrapped_bearer(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    tok = r(rng, ALNUM, 120)
+    text = f"Authorization: Bearer {tok[:60]}\n    {tok[60:]}\nContent-Type: application/json"
+    return text, (tok[:60], tok[60:])
+
+
+def _ppk(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    priv, mac = base64.b64encode(rng.randbytes(48)).decode(), r(rng, HEX, 64)
+    text = (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy@ci\n"
+        "Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAIOq7wNn2M3r0m8QbX1yF2zQ4Vv5wE6tH7jK8LmNoPqRs\n"
+        "AAAAC3NzaC1lZDI1NTE5\n"
+        f"Private-Lines: 1\n{priv}\nPrivate-MAC: {mac}\n"
+    )
+    return text, (priv, mac)
+
+
+def _separators(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    p = r(rng, ALNUM, 8) + "&" + r(rng, ALNUM, 6) + ";" + r(rng, ALNUM, 6) + "," + r(rng, ALNUM, 6)
+    return f"DB_PASSWORD={p} ./migrate.sh", (p.split("&")[1].split(";")[0], p.split(",")[1])
+
+
+def _basic(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    p = password(rng)
+    return f"> Authorization: Basic {b64('deploy:' + p)}", (b64("deploy:" + p),)
+
+
+STRUCTURAL: dict[str, Structural] = {
+    "xml-element": _p("<connection><user>app</user><password>{p}</password></connection>"),
+    "xml-nuget-attr": _p('<add key="ClearTextPassword" value="{p}" />'),
+    "netrc": _p("machine api.example.com login deploy password {p}"),
+    "pgpass": _p("db.example.com:5432:appdb:app_user:{p}"),
+    "sql-password": _p("ALTER ROLE app_user WITH LOGIN PASSWORD '{p}';"),
+    "sql-identified-by": _p("CREATE USER 'app'@'%' IDENTIFIED BY '{p}';"),
+    "csv": _p("name,username,password,url\nprod-db,app_user,{p},https://db.example.com"),
+    "tsv": _p("name\tusername\tpassword\nprod-db\tapp_user\t{p}"),
+    "yaml-block-literal": _p("db_password: |\n  {p}\nnext_key: 1"),
+    "yaml-block-folded": _p("api_token: >-\n  {p}\nnext_key: 1"),
+    "k8s-name-value": _p("        - name: DB_PASSWORD\n          value: {p}"),
+    "k8s-name-value-quoted": _p('        - name: "STRIPE_SECRET"\n          value: "{p}"'),
+    "json-name-value": _p('{{"name": "API_TOKEN", "value": "{p}"}}'),
+    "json-name-value-lines": _p('{{\n  "name": "API_TOKEN",\n  "value": "{p}"\n}}'),
+    "k8s-secret-data": _k8s_secret,
+    "escaped-json": _p('{{"level": "info", "msg": "config: {{\\"password\\": \\"{p}\\"}}"}}'),
+    "http-debug-dump": _p(
+        "send: b'POST /login HTTP/1.1\\r\\nHost: api.example.com\\r\\n"
+        "Authorization: Bearer {p}\\r\\nContent-Length: 2\\r\\n\\r\\n{{}}'"
+    ),
+    "wrapped-bearer": _wrapped_bearer,
+    "basic-auth-header": _basic,
+    "code-eqeq": _p('    if password == "{p}":'),
+    "code-arrow": _p("    'password' => '{p}',"),
+    "code-dot-eq": _p("$secret .= '{p}';"),
+    "code-makefile": _p("API_TOKEN ?= {p}"),
+    "code-tuple": _p('os.environ.setdefault("DB_PASSWORD", "{p}")'),
+    "setenv": _p("setenv DB_PASSWORD {p}"),
+    "separators-in-value": _separators,
+    "key-pass": _p("DB_PASS={p}"),
+    "key-pass-lower": _p("db_pass: {p}"),
+    "key-passphrase": _p("passphrase={p}"),
+    "key-psk": _p('    psk="{p}"'),
+    "key-pat": _p("GITLAB_PAT={p}"),
+    "key-sig": _p("signature check: sig={p}"),
+    "key-camel-accountkey": _p("AccountKey: {p}"),
+    "key-camel-storage": _p('"storageAccountKey": "{p}"'),
+    "key-camel-master": _p("primaryMasterKey={p}"),
+    "key-camel-server": _p("serverKey: {p}"),
+    "putty-ppk": _ppk,
+    "url-credentials": _p("postgres://app_user:{p}@db.example.com:5432/appdb", "!*"),
+    "pip-index-url": _p("--index-url https://__token__:{p}@pypi.example.com/simple", "!*"),
+}
+
+# command lines as the recorder stores them: (argv, secret) built from a generated password
+ARGV: dict[str, Callable[[str], list[str]]] = {
+    "token-flag": lambda p: ["acme", "deploy", "--token", p],
+    "api-key-flag": lambda p: ["acme", "--api-key", p, "status"],
+    "password-flag": lambda p: ["acme", "db", "--password", p],
+    "passphrase-flag": lambda p: ["gpg-tool", "--passphrase", p, "sign"],
+    "token-eq": lambda p: ["acme", f"--token={p}"],
+    "mysql-glued": lambda p: ["mysql", "-u", "root", f"-p{p}", "appdb"],
+    "redis-cli-a": lambda p: ["redis-cli", "-a", p, "ping"],
+    "ldapsearch-w": lambda p: ["ldapsearch", "-x", "-D", "cn=admin,dc=example,dc=com", "-w", p],
+    "curl-u": lambda p: ["curl", "-u", f"deploy:{p}", "https://api.example.com/v1/me"],
+    "vault-login": lambda p: ["vault", "login", p],
+    "nuget-setapikey": lambda p: ["nuget", "setapikey", p, "-source", "https://nuget.example.com"],
+    "docker-login-p": lambda p: ["docker", "login", "-u", "bot", "-p", p, "registry.example.com"],
+    "sshpass-p": lambda p: ["sshpass", "-p", p, "ssh", "deploy@host.example.com"],
+    "openssl-pass": lambda p: [
+        "openssl",
+        "enc",
+        "-aes-256-cbc",
+        "-in",
+        "a.txt",
+        "-pass",
+        f"pass:{p}",
+    ],
+    "nmcli-password": lambda p: ["nmcli", "dev", "wifi", "connect", "acme-office", "password", p],
+    "aws-configure-set": lambda p: ["aws", "configure", "set", "aws_secret_access_key", p],
+    "heroku-config-set": lambda p: ["heroku", "config:set", f"API_KEY={p}", "-a", "acme"],
+    "kubectl-from-literal": lambda p: [
+        "kubectl",
+        "create",
+        "secret",
+        "generic",
+        "db",
+        f"--from-literal=password={p}",
+    ],
+    "helm-set": lambda p: ["helm", "upgrade", "api", "./chart", "--set", f"db.password={p}"],
+    "terraform-var": lambda p: ["terraform", "apply", "-var", f"db_password={p}"],
+    "docker-run-e": lambda p: ["docker", "run", "-e", f"DB_PASSWORD={p}", "acme/api:1.4"],
+    "az-login-sp": lambda p: [
+        "az",
+        "login",
+        "--service-principal",
+        "-u",
+        "http://acme-ci",
+        "-p",
+        p,
+        "--tenant",
+        "acme",
+    ],
+    "wget-password": lambda p: ["wget", "--user=deploy", f"--password={p}", "https://e.com/a"],
+    "smbclient-u": lambda p: ["smbclient", "//fs/share", "-U", f"deploy%{p}"],
+    "java-keystore-prop": lambda p: ["java", f"-Djavax.net.ssl.keyStorePassword={p}", "-jar", "a"],
+    "keytool-storepass": lambda p: ["keytool", "-list", "-keystore", "a.jks", "-storepass", p],
+    "openssl-passin": lambda p: ["openssl", "pkcs12", "-in", "a.p12", "-passin", f"pass:{p}"],
+    "sqlcmd-P": lambda p: ["sqlcmd", "-S", "db", "-U", "sa", "-P", p],
+    "zip-P": lambda p: ["zip", "-P", p, "out.zip", "report.csv"],
+    "7z-glued": lambda p: ["7z", "a", f"-p{p}", "out.7z", "report.csv"],
+    "htpasswd-b": lambda p: ["htpasswd", "-b", "/etc/nginx/.htpasswd", "deploy", p],
+    "git-clone-url": lambda p: ["git", "clone", f"https://deploy:{p}@git.example.com/acme/app.git"],
+}

@@ -1,0 +1,92 @@
+"""`rage redact`: the engine as a filter, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+from tests.conftest import rage_cmd
+from tests.conftest import run_rage as _run_rage
+
+
+def run_rage(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    if "input" in kwargs:
+        kwargs["stdin"] = None
+    return _run_rage(*args, **kwargs)
+
+TOKEN = "ghp_" + "Zq8Lr2Vx9Kp4Tn6Wm1Hc3Bd5Fg7Js0Ya2Ue4"
+LOG = (f"2024-05-01 INFO start user=bob\n\x1b[32m{TOKEN}\x1b[0m\npassword=hunter2xyz\n"
+       "tests/test_auth.py::test_token_refresh PASSED\n")
+
+
+def test_stdin_to_stdout_with_counts_on_stderr() -> None:
+    proc = run_rage("redact", input=LOG)
+    assert proc.returncode == 0, proc.stderr
+    assert TOKEN not in proc.stdout and "hunter2xyz" not in proc.stdout
+    assert "\x1b" not in proc.stdout
+    assert "tests/test_auth.py::test_token_refresh PASSED" in proc.stdout
+    assert proc.stderr.strip() == "rage: redacted 2 (github-token 1, secret-field 1)"
+
+
+def test_file_and_json_counts(tmp_path: Path) -> None:
+    src = tmp_path / "app.log"
+    src.write_text(LOG)
+    proc = run_rage("redact", str(src), "--json")
+    assert proc.returncode == 0
+    assert json.loads(proc.stderr) == {"counts": {"github-token": 1, "secret-field": 1},
+                                       "total": 2}
+    assert proc.stdout.count("\n") == LOG.count("\n")
+
+
+def test_output_file_is_private(tmp_path: Path) -> None:
+    src = tmp_path / "app.log"
+    src.write_text(LOG)
+    dst = tmp_path / "clean.log"
+    proc = run_rage("redact", str(src), "-o", str(dst), "-q")
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+    assert stat.S_IMODE(dst.stat().st_mode) == 0o600
+    assert TOKEN not in dst.read_text()
+
+
+def test_user_patterns_and_settings(tmp_path: Path) -> None:
+    proc = run_rage("redact", "--pattern", r"ACME-[0-9]{6}", input="customer ACME-884411\n",
+                    env=dict(os.environ, RAGE_REDACT=r"ticket-[0-9]+"))
+    assert proc.stdout == "customer [REDACTED:custom]\n"
+    proc = run_rage("redact", input="see ticket-42\n",
+                    env=dict(os.environ, RAGE_REDACT=r"ticket-[0-9]+"))
+    assert proc.stdout == "see [REDACTED:custom]\n"
+
+
+def test_bad_input_one_line_and_exit_codes(tmp_path: Path) -> None:
+    proc = run_rage("redact", str(tmp_path / "missing.log"))
+    assert proc.returncode == 3 and proc.stderr.count("\n") == 1
+    proc = run_rage("redact", str(tmp_path))
+    assert proc.returncode == 6 and "directory" in proc.stderr
+    proc = run_rage("redact", "--pattern", "(", input="x\n")
+    assert proc.returncode == 6 and "Traceback" not in proc.stderr
+
+
+def test_pipe_closed_early_is_quiet() -> None:
+    """`rage redact big.log | head -1`: no traceback when the reader leaves."""
+    producer = "for i in $(seq 1 200000); do echo \"$i token=abcdef12\"; done"
+    cmd = f"{producer} | {' '.join(rage_cmd('redact', '-q'))} | head -1"
+    proc = subprocess.run(["bash", "-c", cmd], check=False, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.stdout == "1 token=[REDACTED:secret-field]\n"
+    assert "Traceback" not in proc.stderr
+
+
+def test_lines_flow_through_a_pipe_as_written() -> None:
+    """A filter on a live log: each line comes out before the input ends."""
+    proc = subprocess.Popen(rage_cmd("redact", "-q"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"first password=abc12345\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline() == b"first password=[REDACTED:secret-field]\n"
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    proc.stdout.close()

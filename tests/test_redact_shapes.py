@@ -1,0 +1,122 @@
+"""Shapes the key/value rules must parse, terminal output, and what must survive."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rage.redact import Redactor
+from rage.redact.normalize import normalize
+
+S = "Zq8s3cretValue77"
+GH = "ghp_" + "Zq8Lr2Vx9Kp4Tn6Wm1Hc3Bd5Fg7Js0Ya2Ue4"
+
+
+def red(text: str) -> str:
+    return Redactor(pseudonymize=False).text(text)
+
+
+@pytest.mark.parametrize("text", [
+    # terminal escapes: colour right before a token, `;` inside `\e[01;31m`, erase-line
+    f"\x1b[32m{GH}\x1b[0m", f"\x1b[01;31m\x1b[K{GH}\x1b[m\x1b[K",
+    f"password\x1b[01;31m=\x1b[K{S}\x1b[m", f"token=\x1b[1m{S}\x1b[22m rest",
+    f"\x1b]0;title\x07API_KEY={S}", f"\x1b]8;;https://x\x1b\\link\x1b]8;;\x1b\\ token={S}",
+    # `\r` redraws and backspace overstrike
+    f"progress 10%\rtoken={S}", f"t\bto\bok\bke\ben\bn={S}", f"_\bt_\bo_\bk_\be_\bn={S}",
+    f"password: ****\r\x1b[Kpassword: {S}",
+    # key names
+    f"DB_PASS={S}", f"db_pass: {S}", f"dbPass = '{S}'", f"passphrase={S}", f"wifi_psk={S}",
+    f"GITHUB_PAT={S}", f"AccountKey={S}", f"storageAccountKey: {S}", f"primaryMasterKey={S}",
+    f"serverKey={S}", f"DefaultEndpointsProtocol=https;AccountName=x;AccountKey={S};Endpoint",
+    # values holding & ; ,
+    f"password={S}&{S}", f"DB_PASSWORD={S};{S}", f"secret={S},{S}",
+    f"https://acct.blob.core.windows.net/c?sv=2022-11-02&ss=b&srt=o&sp=r&sig={S}%3D&se=x",
+    # structural shapes
+    f"<password>{S}</password>", f'<Password encrypted="false">{S}</Password>',
+    f'<add key="ClearTextPassword" value="{S}" />', f'<entry name="api_token" value="{S}"/>',
+    f"machine example.com login bob password {S}", f"machine h\n  login bob\n  password {S}\n",
+    f"ALTER USER app IDENTIFIED BY '{S}';", f"CREATE ROLE app LOGIN PASSWORD '{S}';",
+    f"setenv GITHUB_TOKEN {S}", f"set -x API_TOKEN {S}",
+    '{"level":"info","msg":"{\\"password\\": \\"' + S + '\\"}"}',
+    f"send: b'GET / HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer {S}\\r\\n\\r\\n'",
+    f"send: b'POST / HTTP/1.1\\r\\nX-Api-Key: {S}\\r\\nAccept: */*\\r\\n'",
+    f'if password == "{S}":', f"'password' => '{S}',", f'$password .= "{S}";',
+    f"API_TOKEN ?= {S}", f"TOKEN := {S}", f'os.environ.setdefault("API_TOKEN", "{S}")',
+    f'Setenv("GITHUB_TOKEN", "{S}")', f'{{"name": "DB_PASSWORD", "value": "{S}"}}',
+    f"-----BEGIN OPENSSH PRIVATE KEY-----\n{S}AAAA\n-----END OPENSSH PRIVATE KEY-----",
+])
+def test_secret_removed(text: str) -> None:
+    out = red(text)
+    assert S not in out and GH not in out, out
+    assert "[REDACTED:" in out
+
+
+BENIGN = [
+    "tests/test_auth.py::test_token_refresh PASSED",
+    "auth.c:41:24: error: 'token' undeclared (first use in this function)",
+    "jwt.exceptions.ExpiredSignatureError: Signature has expired",
+    'WWW-Authenticate: Bearer realm="example"', '"token_type": "Bearer"',
+    "password_min_length=12", "--token-file=/path/to/token", "password: ${DB_PASSWORD}",
+    "MAX_TOKENS=4096", "AUTH_METHOD=oidc", "SESSION_TIMEOUT=3600",
+    "KEY_VAULT_NAME=acme-prod-kv", "PUBLIC_KEY_PATH=/etc/app/signing.pub",
+    "The password is incorrect", "password reset requested for bob",
+    "Password authentication failed for user \"app\"",
+    "token: ${{ secrets.GITHUB_TOKEN }}", "api_key: <your-api-key>", "secret: true",
+    "AUTH_ENABLED=false", "signal: SIGTERM", "pattern=^foo$",
+    "error[E0425]: cannot find value `token` in this scope",
+    "2024-05-01T10:00:00Z INFO request_id=9f8e7d6c session started for user=bob",
+    "commit 0123456789abcdef0123456789abcdef01234567",
+    "ldap_bind: Invalid credentials (49)", "Signature verified", "Key fingerprint is SHA256:x",
+]
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_survives(text: str) -> None:
+    assert red(text) == text
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["\x1b[32m", "\x1b[0m", "\x1b[01;31m\x1b[K", "\x1b[m\x1b[K",
+                                 "\x1b]0;t\x07", "\x1b[2K", "\x1b[?25l"]),
+                min_size=0, max_size=3),
+       st.integers(min_value=0, max_value=len(GH)), st.sampled_from(["", "x ", "token: "]))
+def test_escapes_anywhere_never_hide_a_token(escs: list[str], cut: int, before: str) -> None:
+    """Escape sequences spliced anywhere into a token (as a colouring grep or a TUI would)
+    never keep it from matching, and never come back into the output."""
+    text = before + GH[:cut] + "".join(escs) + GH[cut:] + "\n"
+    out = red(text)
+    assert GH not in out and "\x1b" not in out
+    assert GH not in normalize(out.encode()).decode()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="abc =:\r\b\x1b[m0123456789;", max_size=60))
+def test_normalize_is_idempotent(text: str) -> None:
+    once = normalize(text.encode())
+    assert normalize(once) == once
+
+
+@pytest.mark.parametrize("text", [
+    f"name,username,password,url\nprod-db,app_user,{S},https://db.example.com\n",
+    f"name\tusername\tpassword\nprod-db\tapp_user\t{S}\n",
+    f"db.example.com:5432:appdb:app_user:{S}\n", f"*:*:*:postgres:{S}\n",
+    f"postgres://app_user:{S}#x@db.example.com:5432/appdb",
+    f'{{"args": ["--verbose", "token-ztcqf:{"a" * 54}"]}}',
+])
+def test_tables_pgpass_and_context_led_formats(text: str) -> None:
+    out = red(text)
+    assert S not in out and "a" * 54 not in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "    token = self._store.get(session_id)", 'secret_key = os.environ["SECRET_KEY"]',
+    "        key: password", "      + password             = (sensitive value)",
+    "aws_secretsmanager_secret.db: Creation complete after 1s [id=arn:aws:secretsmanager:"
+    "eu-west-1:123456789012:secret:prod/db-AbCdEf]",
+    "2026-12-02T10:15:32.118Z INFO  auth: token refreshed for session 7f3a9c2e",
+    "cache key: v2-deps-3f9c2a7be41d0c58e6f2a9b7d1c4e8f05a6b3c21",
+    "id,token_count,password_min_length\n1,2,3\n",
+])
+def test_names_and_code_are_not_values(text: str) -> None:
+    assert red(text) == text
