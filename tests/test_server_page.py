@@ -126,10 +126,11 @@ def test_terminal_run_page_reads_at_a_glance(server: Server, browser: Any,
     page.goto(url)
     shot(page, tmp_path, "terminal-run")
     body = page.locator("body").inner_text()
-    # terminal colours are colours, not escape codes
+    # no escape codes: redaction matches (and keeps) the text as the terminal showed it,
+    # escapes resolved (rage.redact.normalize); the page renders colours a bundle still has
+    # (tests/test_server_units.py and older bundles)
     assert "[0m" not in body and "\x1b" not in body
-    build = page.locator(".log .b.fg4", has_text="build").first
-    assert build.evaluate("e => getComputedStyle(e).color") == "rgb(18, 72, 139)"
+    assert page.locator(".log", has_text="build").first.is_visible()
     # OS and Python in the first screenful, times for people
     for label in ("OS", "Python", "Started"):
         cell = page.locator("table.facts th", has_text=re.compile(f"^{label}$"))

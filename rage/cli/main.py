@@ -51,6 +51,7 @@ SUMMARIES: dict[str, str] = {
     "send": "Upload a bundle.",
     "pending": "List bundles not uploaded yet.",
     "serve": "Run a receiver for bundles.",
+    "redact": "Redact a file or standard input, as a bundle would be.",
 }
 
 
