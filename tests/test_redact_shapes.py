@@ -120,3 +120,12 @@ def test_tables_pgpass_and_context_led_formats(text: str) -> None:
 ])
 def test_names_and_code_are_not_values(text: str) -> None:
     assert red(text) == text
+
+
+def test_json_escaped_slashes_in_a_url() -> None:
+    """PHP's json_encode and some loggers write `https:\\/\\/...`: the URL is written plainly
+    and a webhook's format matches it."""
+    hook = "https:\\/\\/hooks.slack.com\\/services\\/T0AB12CD3\\/B0EF45GH6\\/" + S + "abcdefgh"
+    out = red('{"webhook": "' + hook + '", "path": "a\\/b"}')
+    assert S not in out and "[REDACTED:" in out
+    assert '"path": "a\\/b"' in out  # only URLs are rewritten

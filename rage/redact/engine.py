@@ -32,6 +32,14 @@ from rage.redact.scan import (
     native_plan,
     scan_plan,
 )
+from rage.redact.values import (
+    ESCAPED_EOL,
+    LINE_NO,
+    NEXT_VALUE,
+    netrc_context,
+    not_a_value,
+    prose,
+)
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
@@ -40,11 +48,6 @@ PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 _PSEUDONYM = re.compile(r"user-\d+")
-_LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
-_ESCAPED_EOL = re.compile(rb"\\r\\n|\\n")
-_NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
-_NETRC_PREV = re.compile(rb"(?:^|\s)(?:login|machine|account)\s")
-_NETRC = re.compile(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
 
 _Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 Spans = list[tuple[int, int]]
@@ -275,7 +278,7 @@ class RedactionEngine:
         netrc = name == "forced-netrc"
 
         def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
-            if netrc and not _netrc_context(m.string, m.start(), m.end()):
+            if netrc and not netrc_context(m.string, m.start(), m.end()):
                 return m.start() + 1
             return self._key_value(m, i, forced=forced, form=name)
         return handle
@@ -293,9 +296,9 @@ class RedactionEngine:
             if key.startswith(self._cat_prefixes):
                 # `"token-abcde:...` is a provider token, not a key: its format takes it
                 return m.start(kg) + (raw_key[:1] in (b'"', b"'"))
-            if form == "inline" and _prose(m.string, m.start(kg), raw_key, m.group(vg)):
+            if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)):
                 return m.end(kg)
-            if key.lower() in (b"key", b"name") and _NEXT_VALUE.match(m.string, ve):
+            if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
                 return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
         else:  # a bare "Bearer <token>"
             key = b"authorization"
@@ -317,7 +320,7 @@ class RedactionEngine:
             # or up to the quote that opened the header ("Cookie: a=1; b=2")
             end = buf.find(b"\n", vs, len(buf))
             end = len(buf) if end < 0 else end
-            esc = _ESCAPED_EOL.search(buf, vs, end)  # a dump: `...\r\nHost: x\r\n'`
+            esc = ESCAPED_EOL.search(buf, vs, end)  # a dump: `...\r\nHost: x\r\n'`
             end = esc.start() if esc is not None else end
             ks = m.start(kg) if has_key else 0
             opener = buf[ks:ks + 1] if buf[ks:ks + 1] in (b'"', b"'") else buf[max(ks - 1, 0):ks]
@@ -335,8 +338,8 @@ class RedactionEngine:
                 value = buf[vs:ve]
         low = value.lower()
         skey = lkey.decode("ascii", "replace")
-        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or _LINE_NO.match(value) or (
-            _not_a_value(value)
+        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or LINE_NO.match(value) or (
+            not_a_value(value)
         ) or (
             looks_harmless_value(value.decode("utf-8", "replace"))
             and not (value.strip(b"\"'").isdigit()
@@ -493,56 +496,6 @@ def _catalogue() -> tuple[Compiled, ...]:
     return _CATALOGUE
 
 
-# what a mid-line `word: value` follows when it is a field of a map, not a sentence
-_FIELD_BEFORE = frozenset(b"{,([;|&")
-_WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt",
-                        b"tokens", b"sessions", b"credentials", b"secrets", b"cookies"})
-# `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
-_EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[]")
-_SIZE = re.compile(rb"\d+ bytes")  # kubectl describe secret: `password:  16 bytes`
-_WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
-# terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`
-_TOOL_PHRASES = (b"(sensitive value)", b"(sensitive)", b"(known after apply)", b"(sensitive",
-                 b"Creation complete", b"Creating...", b"Refreshing state", b"Destroying...",
-                 b"Destruction complete", b"Modifying...", b"Modifications complete",
-                 b"Still creating", b"Still destroying", b"Still modifying", b"Reading...",
-                 b"Read complete", b"Importing", b"Import complete")
-
-
-def _prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
-    """``auth: token refreshed``: an unquoted ``word: value`` inside a sentence. A field of a
-    map follows ``{`` ``,`` ``(`` (flow YAML, dict reprs) or starts the line; quotes make it
-    a field anywhere. Also a segment of an ARN-like ``a:b:c`` path."""
-    if raw_key[:1] in (b'"', b"'") or raw_value[:1] in (b'"', b"'"):
-        return False
-    sep = buf[ks + len(raw_key):ks + len(raw_key) + 8].lstrip(b"] \t")
-    if sep[:1] == b":" and sep[1:2] != b" " and buf[ks - 1:ks] == b":":
-        return True  # a segment of a colon path: `arn:aws:secretsmanager:eu-west-1:...`
-    if not sep.startswith(b":") or sep[1:2] not in (b" ", b"\t"):
-        return False
-    ls = buf.rfind(b"\n", 0, ks) + 1
-    before = buf[ls:ks].rstrip(b" \t")
-    if not before.lstrip(b" \t-><+*#"):
-        return False  # the line's own `key: value` (log prefixes aside)
-    if before[-1] in _FIELD_BEFORE:
-        return False
-    # in a sentence: a lone generic word (`cache key: v2-deps-...`, `session: 7f3a`) or a
-    # plain word after it (`failed: password expired`) is prose; `password: hunter2x` is not
-    return raw_key.lower() in _WEAK_KEYS or (raw_value.isalpha() and (
-        raw_value.islower() or raw_value.istitle()))
-
-
-def _not_a_value(value: bytes) -> bool:
-    """A value that names or computes a secret instead of being one: another secret name
-    (``key: password``, ``auth: token``), a code expression, a tool's placeholder phrase."""
-    if value.startswith(_TOOL_PHRASES) or _EXPRESSION.match(value) or _SIZE.fullmatch(value):
-        return True
-    if value.startswith(b":"):
-        return True  # `auth::tests::rejects_expired_token`: a path, `::` is no separator
-    return _WORD.fullmatch(value) is not None and value.lower() == value and looks_secret_name(
-        value.decode("ascii"))
-
-
 def segment_cut(buf: bytes) -> int:
     """Where a line longer than :data:`MAX_SEGMENT` is cut in a stream: after the last
     record separator (``,`` ``;`` ``}`` ``]`` ``>`` ``|``) in its second half, so that a
@@ -555,20 +508,6 @@ def segment_cut(buf: bytes) -> int:
         if cut >= lo:
             return cut + 1
     return MAX_SEGMENT
-
-
-def _netrc_context(buf: bytes, s: int, e: int) -> bool:
-    """``password X`` is a .netrc entry after ``login u`` or alone on its line."""
-    ls = buf.rfind(b"\n", 0, s) + 1
-    if _NETRC.search(buf, ls, s):
-        return True
-    le = buf.find(b"\n", e)
-    le = len(buf) if le < 0 else le
-    if buf[ls:s].strip() or buf[e:le].strip():
-        return False
-    # one keyword per line: the entry's `login` or `machine` is on the line before
-    prev = buf[buf.rfind(b"\n", 0, max(ls - 1, 0)) + 1:ls]
-    return _NETRC_PREV.search(prev) is not None
 
 
 def host_names(host: str | None) -> tuple[str, ...]:

@@ -1,6 +1,8 @@
 """What the terminal did to the text, undone before matching: escape sequences, ``\\r``
 redraws and backspace overstrike.
 
+JSON-escaped slashes in a URL (``https:\\/\\/host\\/path``) are written plainly too.
+
 A token printed in colour (``\\e[32mghp_...\\e[0m``), a ``key=value`` cut by ``\\e[01;31m``
 from ``grep --color``, or a password typed and erased on a redrawn line would otherwise not
 match. The bundle holds the normalised text, the very bytes that were matched: nothing is
@@ -27,12 +29,15 @@ _ESCAPES = re.compile(
     rb"|\x1b[()*+\-./][ -~]?"
     rb"|\x1b[ -~]?"
 )
+# a URL whose slashes JSON escaped (`https:\/\/hooks.slack.com\/services\/...`, as PHP and
+# some loggers write them): written plainly, so a webhook's format matches
+_ESCAPED_URL = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}:\\/\\/[^\s\"'<>]{1,4096}")
 _DRAWN = re.compile(rb"[^\n]*(?:\x08|\r(?!\n|\Z))[^\n]*")
 
 
 def needs_normalizing(buf: bytes) -> bool:
     """True when ``buf`` holds an escape, a backspace or a ``\\r`` that is not a line end."""
-    if b"\x1b" in buf or b"\x08" in buf:
+    if b"\x1b" in buf or b"\x08" in buf or b":\\/\\/" in buf:
         return True
     n = buf.count(b"\r")
     return bool(n) and n != buf.count(b"\r\n") + buf.endswith(b"\r")
@@ -46,6 +51,8 @@ def normalize(buf: bytes) -> bytes:
         buf = _ESCAPES.sub(b"", buf)
     if b"\x08" in buf or b"\r" in buf:
         buf = _DRAWN.sub(_replay, buf)
+    if b":\\/\\/" in buf:
+        buf = _ESCAPED_URL.sub(lambda m: m.group(0).replace(b"\\/", b"/"), buf)
     return buf
 
 

@@ -1,0 +1,81 @@
+"""Is it a value? The checks the key/value handler asks before replacing what a shape
+matched: a sentence's ``word: value``, a name or code instead of a value, a .netrc context.
+
+Kept apart from the engine's matching loop: these are the judgement calls, each answering
+a case from the benign corpus (tests/corpus/benign.txt) or the issue's must-survive list.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rage.sensitive import looks_secret_name
+
+LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
+ESCAPED_EOL = re.compile(rb"\\r\\n|\\n")
+NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
+_NETRC_PREV = re.compile(rb"(?:^|\s)(?:login|machine|account)\s")
+_NETRC = re.compile(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
+
+# what a mid-line `word: value` follows when it is a field of a map, not a sentence
+_FIELD_BEFORE = frozenset(b"{,([;|&")
+_WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt",
+                        b"tokens", b"sessions", b"credentials", b"secrets", b"cookies"})
+# `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
+_EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[]")
+_SIZE = re.compile(rb"\d+ bytes")  # kubectl describe secret: `password:  16 bytes`
+_WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
+# terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`
+_TOOL_PHRASES = (b"(sensitive value)", b"(sensitive)", b"(known after apply)", b"(sensitive",
+                 b"Creation complete", b"Creating...", b"Refreshing state", b"Destroying...",
+                 b"Destruction complete", b"Modifying...", b"Modifications complete",
+                 b"Still creating", b"Still destroying", b"Still modifying", b"Reading...",
+                 b"Read complete", b"Importing", b"Import complete")
+
+
+def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
+    """``auth: token refreshed``: an unquoted ``word: value`` inside a sentence. A field of a
+    map follows ``{`` ``,`` ``(`` (flow YAML, dict reprs) or starts the line; quotes make it
+    a field anywhere. Also a segment of an ARN-like ``a:b:c`` path."""
+    if raw_key[:1] in (b'"', b"'") or raw_value[:1] in (b'"', b"'"):
+        return False
+    sep = buf[ks + len(raw_key):ks + len(raw_key) + 8].lstrip(b"] \t")
+    if sep[:1] == b":" and sep[1:2] != b" " and buf[ks - 1:ks] == b":":
+        return True  # a segment of a colon path: `arn:aws:secretsmanager:eu-west-1:...`
+    if not sep.startswith(b":") or sep[1:2] not in (b" ", b"\t"):
+        return False
+    ls = buf.rfind(b"\n", 0, ks) + 1
+    before = buf[ls:ks].rstrip(b" \t")
+    if not before.lstrip(b" \t-><+*#"):
+        return False  # the line's own `key: value` (log prefixes aside)
+    if before[-1] in _FIELD_BEFORE:
+        return False
+    # in a sentence: a lone generic word (`cache key: v2-deps-...`, `session: 7f3a`) or a
+    # plain word after it (`failed: password expired`) is prose; `password: hunter2x` is not
+    return raw_key.lower() in _WEAK_KEYS or (raw_value.isalpha() and (
+        raw_value.islower() or raw_value.istitle()))
+
+
+def not_a_value(value: bytes) -> bool:
+    """A value that names or computes a secret instead of being one: another secret name
+    (``key: password``, ``auth: token``), a code expression, a tool's placeholder phrase."""
+    if value.startswith(_TOOL_PHRASES) or _EXPRESSION.match(value) or _SIZE.fullmatch(value):
+        return True
+    if value.startswith(b":"):
+        return True  # `auth::tests::rejects_expired_token`: a path, `::` is no separator
+    return _WORD.fullmatch(value) is not None and value.lower() == value and looks_secret_name(
+        value.decode("ascii"))
+
+
+def netrc_context(buf: bytes, s: int, e: int) -> bool:
+    """``password X`` is a .netrc entry after ``login u`` or alone on its line."""
+    ls = buf.rfind(b"\n", 0, s) + 1
+    if _NETRC.search(buf, ls, s):
+        return True
+    le = buf.find(b"\n", e)
+    le = len(buf) if le < 0 else le
+    if buf[ls:s].strip() or buf[e:le].strip():
+        return False
+    # one keyword per line: the entry's `login` or `machine` is on the line before
+    prev = buf[buf.rfind(b"\n", 0, max(ls - 1, 0)) + 1:ls]
+    return _NETRC_PREV.search(prev) is not None
