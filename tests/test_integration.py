@@ -105,10 +105,10 @@ def test_uncaught_exception(tmp_path: Path) -> None:
     proc = run_script(tmp_path, body)
     assert proc.returncode == bare.returncode == 1
     err = proc.stderr.decode()
-    hint = "tool: this crash was recorded; to report it run: rage report --app tool --last\n"
+    run = only_run()
+    hint = f"tool: this crash was recorded; to report it run: rage report {run.short_id}\n"
     # Python's own output is untouched, the hint comes after it
     assert err == bare.stderr.decode() + hint
-    run = only_run()
     assert run.status == "crashed" and run.exit_code == 1
     tb = (run.dir / "traceback.txt").read_text()
     assert "Traceback (most recent call last)" in tb and "ValueError: bad value 42" in tb
@@ -357,7 +357,7 @@ def test_hint_on_failure_setting(tmp_path: Path) -> None:
     proc = run_script(tmp_path, "sys.exit(2)\n", env={"RAGE_HINT_ON_FAILURE": "1"})
     assert proc.returncode == 2
     assert proc.stderr == (b"tool: this run failed (exit 2); to report it run: "
-                           b"rage report --app tool --last\n")
+                           b"rage report " + only_run().short_id.encode() + b"\n")
 
 
 def test_option_names_match_the_settings() -> None:

@@ -103,9 +103,9 @@ def test_crash_hint_names_the_apps_own_command(tmp_path: Path, source: str) -> N
     proc = tool(tmp_path, source, "boom")
     assert proc.returncode == 1
     assert "ZeroDivisionError: boom" in proc.stderr
-    assert proc.stderr.endswith(
-        "mytool: this crash was recorded; to report it run: mytool rage\n")
     (run,) = runs()
+    assert proc.stderr.endswith(
+        f"mytool: this crash was recorded; to report it run: mytool rage {run.short_id}\n")
     assert run.status == "crashed"
     assert "ZeroDivisionError: boom" in (run.dir / "traceback.txt").read_text()
 

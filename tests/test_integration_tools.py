@@ -354,7 +354,7 @@ def test_the_next_run_says_an_earlier_run_crashed_once(tmp_path: Path) -> None:
     proc = run(tmp_path, fine)
     assert proc.returncode == 0 and proc.stdout == b"ok\n"
     assert proc.stderr == (b"tool: an earlier run crashed (Segmentation fault); to report it"
-                           b" run: rage report --app tool " + crashed.short_id.encode() + b"\n")
+                           b" run: rage report " + crashed.short_id.encode() + b"\n")
     assert run(tmp_path, fine).stderr == b""  # said once
 
 

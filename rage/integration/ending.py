@@ -114,7 +114,7 @@ def finish_own(rec: Recorder, code: int | None, sig: int | None, status: str | N
     if code and status is None and rec.settings.hint_on_failure:
         try:
             sys.stderr.write(f"{rec.app}: this run failed (exit {code}); to report it"
-                             f" run: {rec.report_command}\n")
+                             f" run: {rec.hint_command()}\n")
             sys.stderr.flush()
         except Exception:
             pass
@@ -131,7 +131,7 @@ def hint_earlier_crashes(rec: Recorder) -> None:
     """A run killed by a fatal signal could print no hint: say it now, once."""
     if not rec.earlier_crashes:
         return
-    base = rec.report_command.removesuffix(" --last")
+    base = rec.report_command
     try:
         for run_id, what in rec.earlier_crashes:
             short = run_id.rsplit("-", 1)[-1]

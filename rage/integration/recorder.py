@@ -125,7 +125,8 @@ class Recorder:
         self.dir: str | None = run.run_dir if run is not None else None  # where files go
         self.mode = OWN
         self.root = ""
-        self.report_command = f"rage report --app {app} --last"
+        # what a hint tells users to run, followed by the run's short id
+        self.report_command = "rage report"
         self.result: dict[str, Any] | None = None
         self.started_s = 0.0
         self.earlier_crashes: list[tuple[str, str]] = []  # (run id, fatal error) to mention
@@ -296,7 +297,15 @@ class Recorder:
     def crash_hint(self) -> str | None:
         if self.dir is None:
             return None
-        return f"{self.app}: this crash was recorded; to report it run: {self.report_command}"
+        return f"{self.app}: this crash was recorded; to report it run: {self.hint_command()}"
+
+    def hint_command(self) -> str:
+        """``rage report 1a2b3c4d`` (or ``mytool rage 1a2b3c4d``): names this very run, which
+        ``--last`` would not once another run has started."""
+        name = os.path.basename(self.dir or "")
+        if self.mode == CHILD or "-" not in name:
+            return self.report_command
+        return f"{self.report_command} {name.rsplit('-', 1)[-1]}"
 
     # -- the end ---------------------------------------------------------------------------
     def finish(self) -> dict[str, Any] | None:
