@@ -82,14 +82,24 @@ class Pty:
     def send(self, line: str) -> None:
         os.write(self.master, line.encode())
 
-    def wait(self, timeout: float = 60.0) -> int:
-        with contextlib.suppress(OSError):
-            while select.select([self.master], [], [], 0.05)[0]:
+    def _drain(self, quiet: float) -> None:
+        with contextlib.suppress(OSError):  # EIO once the child closed the terminal
+            while select.select([self.master], [], [], quiet)[0]:
                 chunk = os.read(self.master, 65536)
                 if not chunk:
                     break
                 self.seen += chunk
-        return self.proc.wait(timeout=timeout)
+
+    def wait(self, timeout: float = 60.0) -> int:
+        """The exit status, with everything the child wrote read, also what it wrote last
+        (a slow child's last words must not be lost to the wait)."""
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            self._drain(0.05)
+            if time.monotonic() > deadline:
+                return self.proc.wait(timeout=0.1)  # raises TimeoutExpired
+        self._drain(0.2)
+        return self.proc.returncode
 
     def close(self) -> None:
         if self.proc.poll() is None:
