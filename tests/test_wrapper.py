@@ -81,7 +81,7 @@ def test_usage_errors() -> None:
         assert proc.returncode == 2, args
         assert text in proc.stderr and b"Traceback" not in proc.stderr
     proc = wrap("--help")
-    assert proc.returncode == 0 and b"usage: rage run" in proc.stdout
+    assert proc.returncode == 0 and b"Usage: rage run [OPTIONS] [--] CMD [ARGS]..." in proc.stdout
 
 
 def test_stdout_and_stderr_byte_exact_and_separate(rage_home: Path) -> None:

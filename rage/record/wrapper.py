@@ -43,15 +43,15 @@ else:
 USAGE_EXIT = 2  # rage.errors.ExitCode.USAGE, whose IntEnum would import enum
 
 USAGE = """\
-usage: rage run [--app NAME] [--attach PATH_OR_GLOB]... [--exec PATH] [--] CMD [ARGS...]
+Usage: rage run [OPTIONS] [--] CMD [ARGS]...
 
-Run CMD exactly as the shell would and record the run (argv, times, exit status, output).
+  Run CMD exactly as the shell would and record the run (argv, times, exit status, output).
 
-options:
-  --app NAME             record under this app name (default: the basename of CMD)
-  --attach PATH_OR_GLOB  copy matching files modified during the run into it (repeatable)
-  --exec PATH            run the file PATH, passing CMD as its argv[0] (what shims do)
-  -h, --help             show this help
+Options:
+  --app NAME             Record under this app name (default: the basename of CMD).
+  --attach PATH_OR_GLOB  Copy matching files modified during the run into it (repeatable).
+  --exec PATH            Run the file PATH, passing CMD as its argv[0] (what shims do).
+  -h, --help             Show this message and exit.
 """
 
 PRUNE_INTERVAL_S = 3600.0  # a full retention pass at least this often (byte and age limits)
