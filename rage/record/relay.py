@@ -94,6 +94,7 @@ def relay(
     on_capture_error: Callable[[OSError], None],
     *,
     flushed: Callable[[], None] | None = None,
+    on_exit: Callable[[bytes], None] | None = None,
 ) -> list[tuple[int, int]]:
     """Copy the child's streams until it has exited and its streams are drained.
 
@@ -102,9 +103,15 @@ def relay(
     the copying to the user goes on. Returns the pipes still open once the child has exited
     and they went quiet, as ``(source, destination)``: a background process the command
     started holds them (see :func:`hand_off`).
+
+    Once ``done()`` is true the user's keys are no longer read (they belong to the shell
+    again) and ``on_exit`` is called, before any further output is copied, with the keys
+    read but not yet sent to the command: it takes back, in order, what the command never
+    read (:func:`rage.record.session.give_back`).
     """
     r = _Relay(child, captures, wake_fd, on_capture_error)
     r.flushed = flushed
+    r.on_exit = on_exit
     return r.run(done)
 
 
@@ -169,6 +176,7 @@ class _Relay:
         self.raw_fd = child.raw_fd if child.leader is not None else None
         self.wake_fd = wake_fd
         self.flushed: Callable[[], None] | None = None
+        self.on_exit: Callable[[bytes], None] | None = None
         self.on_capture_error = on_capture_error
         self.capturing = True
         self.poller = select.poll()
@@ -236,7 +244,10 @@ class _Relay:
         while outputs or not exited:
             if not exited and done():
                 exited = True
+                unsent = bytes(self.input.pending) if self.input is not None else b""
                 self._close_input()  # keys typed from now on belong to the shell
+                if self.on_exit is not None:
+                    self.on_exit(unsent)
                 continue
             events = poll(DRAIN_QUIET_S * 1000 if exited else None)
             if not events and exited:

@@ -136,14 +136,16 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     # user's terminal: take the foreground back first, so our exit (the session leader's)
     # hangs up only our own, empty, group rather than theirs.
     _foreground(tty, os.getpgrp())
-    typeahead = _unread_input(tty).hex() or "-"
+    typeahead = unread_input(tty).hex() or "-"
     os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r} {typeahead}\n"
              .encode())
 
 
-def _unread_input(tty: int) -> bytes:
+def unread_input(tty: int) -> bytes:
     """Keys typed on the command's terminal that it never read: typed ahead for the
-    user's shell, as on a terminal. Read in non-canonical mode, so a partial line counts."""
+    user's shell, as on a terminal. Read in non-canonical mode, so a partial line counts.
+    The leader takes them as the command ends; the wrapper (:mod:`rage.record.wrapper`)
+    again, for keys it relayed until it learnt of the end."""
     import termios
 
     try:

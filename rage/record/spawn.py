@@ -89,7 +89,7 @@ class Child:
     """
 
     __slots__ = ("appended", "kinds", "leader", "master_fd", "mode", "pid", "raw_fd",
-                 "saved_termios", "status_fd", "streams")
+                 "saved_termios", "slave_fd", "status_fd", "streams")
 
     def __init__(self, pid: int, mode: str) -> None:
         self.pid = pid
@@ -104,6 +104,9 @@ class Child:
         self.master_fd: int | None = None
         self.raw_fd: int | None = None
         self.saved_termios: list[Any] | None = None
+        # with job control: our own descriptor of the command's terminal, to take back the
+        # keys it never read once it has exited (see rage.record.relay.relay's ``on_exit``)
+        self.slave_fd: int | None = None
 
 
 TTY, PIPE_KIND, FILE, DEVICE, CLOSED = "tty", "pipe", "file", "device", "closed"
@@ -331,6 +334,14 @@ def _spawn_pty(
             path, argv, name, actions, sigmask=sigmask, sigdef=list(sigdef), close=(master,))
     except SpawnFailed as e:
         raise CommandError(str(e), e.exit_code) from None
+    # Keys we relay after the command has exited, until the wrapper learns of it, land in
+    # the command's terminal after its leader took the unread ones: only a descriptor of
+    # ours can take them back. Held until then, so the pty cannot be gone (and its number
+    # reused) when we read it. Not inheritable: the command never holds it.
+    try:
+        child.slave_fd = os.dup(slave)
+    except OSError:
+        child.slave_fd = None
     child.raw_fd = 0
     child.saved_termios = enter_raw(0)
     return child

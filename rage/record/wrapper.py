@@ -262,11 +262,28 @@ class Wrapper:
         try:
             sup.start()
             self._start_recording(child, path, cwd, started_ns, t0)
+
+            def take_back(unsent: bytes) -> None:
+                # the command has exited and its keys are no longer relayed: what reached
+                # its terminal after its leader took the unread keys, then what we read
+                # but never sent, follow those, in the order typed
+                keys = sup.typeahead
+                if child.slave_fd is not None:
+                    from rage.record.session import unread_input
+
+                    keys += unread_input(child.slave_fd)
+                    os.close(child.slave_fd)
+                    child.slave_fd = None
+                sup.typeahead = keys + unsent
+
             left = relay(child, dict(self.captures), wake_r, lambda: sup.status is not None,
-                         self.capture_failed, flushed=sup.flushed.release)
+                         self.capture_failed, flushed=sup.flushed.release,
+                         on_exit=take_back if child.raw_fd is not None else None)
             sup.join()
             hand_off(left)  # a background process still writes: it keeps its output
         finally:
+            if child.slave_fd is not None:
+                os.close(child.slave_fd)
             restore_mode(child.raw_fd, child.saved_termios)
             if sup.typeahead and child.raw_fd is not None:
                 from rage.record.session import give_back
