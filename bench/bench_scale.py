@@ -25,16 +25,14 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_server import BASELINE, start  # noqa: E402
+from bench_server import BASELINE, hammer, start  # noqa: E402
 
 
 def make_bundle(path: Path, size: int) -> bytes:
@@ -56,24 +54,6 @@ def make_bundle(path: Path, size: int) -> bytes:
     data = zstandard.ZstdCompressor().compress(buf.getvalue())
     path.write_bytes(data)
     return data
-
-
-def hammer(urls: list[str], data: bytes, clients: int, per_client: int) -> float:
-    import requests
-
-    def one_client(c: int) -> None:
-        url = urls[c % len(urls)]
-        with requests.Session() as s:
-            for _ in range(per_client):
-                r = s.post(url, data=data, headers={"Content-Type": "application/zstd"},
-                           timeout=120)
-                if r.status_code != 201:
-                    raise SystemExit(f"{url}: {r.status_code} {r.text}")
-
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(clients) as pool:
-        list(pool.map(one_client, range(clients)))
-    return time.perf_counter() - t0
 
 
 def main() -> None:

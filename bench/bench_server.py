@@ -93,14 +93,19 @@ def start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
     return proc, line.strip().split()[-1].rstrip("/")
 
 
-def hammer(url: str, data: bytes, clients: int, per_client: int) -> float:
+def hammer(urls: str | list[str], data: bytes, clients: int, per_client: int) -> float:
+    """Seconds for ``clients`` threads to POST ``data`` ``per_client`` times each, client i
+    to ``urls[i % len(urls)]`` (several receivers: as a load balancer spreads them)."""
     import requests
 
-    def one_client(_: int) -> None:
+    targets = [urls] if isinstance(urls, str) else urls
+
+    def one_client(c: int) -> None:
+        url = targets[c % len(targets)]
         with requests.Session() as s:
             for _ in range(per_client):
                 r = s.post(url, data=data, headers={"Content-Type": "application/zstd"},
-                           timeout=60)
+                           timeout=120)
                 if r.status_code != 201:
                     raise SystemExit(f"{url}: {r.status_code} {r.text}")
 
