@@ -26,6 +26,7 @@ from rage.redact.scan import (
     Anchor,
     ScanPlan,
     anchor_for,
+    automaton,
     candidate_starts,
     group_plan,
     native_available,
@@ -157,9 +158,7 @@ class RedactionEngine:
         self._searched = {p: tuple(v) for p, v in searched.items()}
         self._search_ac = None
         if searched and native_available():
-            import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
-
-            self._search_ac = ahocorasick_rs.BytesAhoCorasick(list(searched))
+            self._search_ac = automaton(list(searched))
         self._heads = {h: tuple(v) for h, v in heads.items()}
         add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
         for name, form in P.KEY_VALUE_FORMS:

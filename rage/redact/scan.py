@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 # where a match starts relative to its trigger: >= 0 that many bytes before it, IDENT at the
 # start of the identifier holding it (`my_token=`), SCHEME at the start of a URL scheme
@@ -93,10 +94,8 @@ class Native:
     the reference scan, at a fraction of the cost once there are hundreds of triggers."""
 
     def __init__(self, cs: Plan, ci: Plan) -> None:
-        import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
-
-        self.cs = ahocorasick_rs.BytesAhoCorasick([t for t, _m in cs]) if cs else None
-        self.ci = ahocorasick_rs.BytesAhoCorasick([t for t, _m in ci]) if ci else None
+        self.cs = automaton([t for t, _m in cs]) if cs else None
+        self.ci = automaton([t for t, _m in ci]) if ci else None
         self.cs_modes = [m for _t, m in cs]
         self.ci_modes = [m for _t, m in ci]
 
@@ -117,6 +116,15 @@ class Native:
                         add(i - m)
                     else:
                         _run_starts(region, i, m, starts)
+
+
+def automaton(patterns: list[bytes]) -> Any:
+    """An Aho-Corasick automaton of ``patterns`` built as a DFA: a few hundred triggers make a
+    small table, and its search runs two to three times faster than the default NFA's."""
+    import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
+
+    return ahocorasick_rs.BytesAhoCorasick(
+        patterns, implementation=ahocorasick_rs.Implementation.DFA)
 
 
 def native_available() -> bool:
