@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from rage.errors import ConfigError
 from rage.redact import patterns as P
@@ -26,10 +25,8 @@ from rage.redact.scan import (
     Anchor,
     ScanPlan,
     anchor_for,
-    automaton,
     candidate_starts,
     group_plan,
-    native_available,
     native_plan,
     scan_plan,
 )
@@ -87,7 +84,6 @@ class RedactionEngine:
         self._lits: re.Pattern[bytes] | None = None
         self._literal = self._whole("literal")
         self._heads: dict[bytes, tuple[_Format, ...]] = {}
-        self._search_ac: Any = None
         self._catalogue = _catalogue()
         self._cat_prefixes = tuple(p for f in self._catalogue if f.at_start for p in f.prefixes)
         self._searched: dict[bytes, tuple[_Format, ...]] = {}
@@ -156,9 +152,6 @@ class RedactionEngine:
                 anchored.setdefault(a[0], []).extend(fmt.prefixes)
                 trig(fallback.setdefault(a[0], {}), fmt.prefixes, 0)
         self._searched = {p: tuple(v) for p, v in searched.items()}
-        self._search_ac = None
-        if searched and native_available():
-            self._search_ac = automaton(list(searched))
         self._heads = {h: tuple(v) for h, v in heads.items()}
         add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
         for name, form in P.KEY_VALUE_FORMS:
@@ -182,7 +175,7 @@ class RedactionEngine:
         for f in fallback.values():
             for t, modes in f.items():
                 every_cs.setdefault(t, set()).update(modes)
-        native = native_plan(scan_plan(every_cs), scan_plan(ci))
+        native = native_plan(scan_plan(every_cs), scan_plan(ci), tuple(searched))
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
         self._scan = ScanPlan(cs=cs_rest, ci=ci_rest, anchors=anchors,
@@ -431,10 +424,12 @@ class RedactionEngine:
         if needs_normalizing(region):  # matched, and kept, as the terminal showed it
             region = buf = normalize(region)
             a = 0
-        starts = candidate_starts(region, self._scan, reference=self.reference_scan)
+        found: dict[bytes, list[int]] = {}
+        starts = candidate_starts(region, self._scan, reference=self.reference_scan,
+                                  found=found)
         hits: dict[int, list[_Format]] = {}
         if self._searched:
-            search_starts(region, self._searched, hits, self._search_ac)
+            search_starts(region, self._searched, hits, found)
             if hits:
                 starts = sorted(hits.keys() | set(starts))
         if not starts:

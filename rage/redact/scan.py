@@ -91,36 +91,64 @@ class ScanPlan:
 class Native:
     """Every trigger found in one pass by an Aho-Corasick automaton (the optional
     ``ahocorasick-rs`` package, the ``fast`` extra): the same starts as the plain finds of
-    the reference scan, at a fraction of the cost once there are hundreds of triggers."""
+    the reference scan, at a fraction of the cost once there are hundreds of triggers.
 
-    def __init__(self, cs: Plan, ci: Plan) -> None:
-        self.cs = automaton([t for t, _m in cs]) if cs else None
-        self.ci = automaton([t for t, _m in ci]) if ci else None
-        self.cs_modes = [m for _t, m in cs]
-        self.ci_modes = [m for _t, m in ci]
-        # KEY triggers made of name bytes only get the quick shape check (key_shaped);
-        # `password`'s and `bearer`'s first bytes also take a value after a space
-        self.quick = [t.translate(None, _IDENT_CHARS) == b"" for t, _m in ci]
-        self.spacey = [any(w.startswith(t) or t.startswith(w) for w in _SPACE_WORDS)
-                       for t, _m in ci]
+    One automaton over the lower-cased text holds the case-insensitive triggers, the
+    case-sensitive ones and the prefixes of the searched formats (``searched``) lower-cased;
+    a case-sensitive hit counts only where the text holds the literal as it is."""
 
-    def starts(self, region: bytes, starts: set[int]) -> None:
+    def __init__(self, cs: Plan, ci: Plan, searched: tuple[bytes, ...] = ()) -> None:
+        # pattern (lower-cased) -> what it stands for: (0, literal, modes) a case-sensitive
+        # trigger, (1, quick, spacey, modes) a case-insensitive one, (2, prefix) a searched
+        # format's prefix
+        table: dict[bytes, list[tuple[Any, ...]]] = {}
+        for t, m in cs:
+            table.setdefault(t.lower(), []).append((0, t, m))
+        for t, m in ci:
+            quick = t.translate(None, _IDENT_CHARS) == b""
+            # KEY triggers made of name bytes get the quick shape test (key_shaped);
+            # `password`'s and `bearer`'s first bytes also take a value after a space
+            spacey = any(w.startswith(t) or t.startswith(w) for w in _SPACE_WORDS)
+            table.setdefault(t.lower(), []).append((1, quick, spacey, m))
+        for p in searched:
+            table.setdefault(p.lower(), []).append((2, p))
+        self.searched = bool(searched)
+        self.ac = automaton(list(table)) if table else None
+        self.entries = [tuple(v) for v in table.values()]
+
+    def starts(self, region: bytes, starts: set[int],
+               found: dict[bytes, list[int]] | None = None) -> None:
+        """Add the starts in ``region``; ``found`` gets each searched prefix's positions."""
+        if self.ac is None:
+            return
         add = starts.add
-        for ac, modes, lower in ((self.cs, self.cs_modes, False),
-                                 (self.ci, self.ci_modes, True)):
-            if ac is None:
-                continue
-            hay = region.lower() if lower else region
-            for idx, i, end in ac.find_matches_as_indexes(hay, overlapping=True):
-                mode = modes[idx]
-                if mode == (0,):
-                    add(i)
+        low = region.lower()
+        entries = self.entries
+        startswith = region.startswith
+        for idx, i, end in self.ac.find_matches_as_indexes(low, overlapping=True):
+            for e in entries[idx]:
+                kind = e[0]
+                if kind == 1:
+                    mode = e[3]
+                    if mode == (0,):
+                        add(i)
+                        continue
+                    if mode == (KEY,) and e[1]:
+                        ok = key_shaped(region, low, i, end, e[2])
+                        if ok is not False:  # None: the quick test cannot tell
+                            _run_starts(region, i, IDENT if ok else KEY, starts)
+                        continue
+                elif not startswith(e[1], i):
+                    continue  # the literal in another case
+                elif kind == 2:
+                    if found is not None:
+                        found.setdefault(e[1], []).append(i)
                     continue
-                if mode == (KEY,) and lower and self.quick[idx]:
-                    ok = key_shaped(region, hay, i, end, self.spacey[idx])
-                    if ok is not False:  # None: the quick check cannot tell
-                        _run_starts(region, i, IDENT if ok else KEY, starts)
-                    continue
+                else:
+                    mode = e[2]
+                    if mode == (0,):
+                        add(i)
+                        continue
                 for m in mode:
                     if m >= 0:
                         add(i - m)
@@ -147,10 +175,10 @@ def native_available() -> bool:
     return importlib.util.find_spec("ahocorasick_rs") is not None
 
 
-def native_plan(cs: Plan, ci: Plan) -> Native | None:
+def native_plan(cs: Plan, ci: Plan, searched: tuple[bytes, ...] = ()) -> Native | None:
     """The one-pass matcher when available (:func:`native_available`); None otherwise: the
     pure-Python scan finds the same starts."""
-    return Native(cs, ci) if native_available() else None
+    return Native(cs, ci, searched) if native_available() else None
 
 
 def scan_plan(triggers: dict[bytes, set[int]]) -> Plan:
@@ -216,15 +244,22 @@ def anchor_for(literals: tuple[bytes, ...]) -> tuple[int, Anchor] | None:
     return None
 
 
-def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False) -> list[int]:
+def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
+                     found: dict[bytes, list[int]] | None = None) -> list[int]:
     """Sorted positions in ``region`` where a match may start.
 
     ``reference`` searches every plain trigger and never an anchor: slower, the same
-    result; it is what the tests hold the fast path to.
+    result; it is what the tests hold the fast path to. ``found``, when the one-pass
+    automaton runs (:class:`Native`), gets the positions of the searched formats' prefixes
+    (see :func:`rage.redact.catalogue.search_starts`), and a ``b""`` key to say so.
     """
     starts: set[int] = set()
     if plan.native is not None and not reference:
-        plan.native.starts(region, starts)
+        if found is not None and plan.native.searched:
+            found[b""] = []
+            plan.native.starts(region, starts, found)
+        else:
+            plan.native.starts(region, starts)
         if plan.url_at:
             _url_starts(region, starts)
         return sorted(starts)
