@@ -185,7 +185,7 @@ def scan_plan(triggers: dict[bytes, set[int]]) -> Plan:
     """Drop a trigger when a shorter one that starts it yields the same starts."""
     keep = {
         t: modes for t, modes in triggers.items()
-        if not any(o != t and t.startswith(o) and modes <= triggers[o] for o in triggers)
+        if not any(t[:j] in triggers and modes <= triggers[t[:j]] for j in range(1, len(t)))
     }
     return tuple((t, tuple(sorted(m))) for t, m in keep.items())
 
@@ -378,9 +378,14 @@ def key_shaped(region: bytes, low: bytes, i: int, end: int, spacey: bool) -> boo
         return None  # `token=`, `token":`, `token]=`
     if spacey and low.startswith(_SPACE_WORDS, i):
         return True
-    if i > 0 and low[i - 1] in _IDENT:
+    p = low[i - 1] if i > 0 else -1
+    if p in _IDENT:
         return None  # `my_token`: the name starts further back
-    return region.startswith(b"--", i) or region.endswith(_KEY_BEFORE, max(0, i - 8), i)
+    if p == 0x3C or region.startswith(b"--", i):  # `<token>`
+        return True
+    # `setenv TOKEN x`, `set -x TOKEN x`: a blank after a `v` or an `x`
+    return p in _BLANK and i >= 2 and low[i - 2] in b"vx" and region.endswith(
+        _KEY_BEFORE, max(0, i - 8), i)
 
 
 def _run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
