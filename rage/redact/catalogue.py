@@ -127,18 +127,16 @@ def compiled_catalogue() -> tuple[Compiled, ...]:
 
 
 def search_starts(region: bytes, searched: dict[bytes, tuple[_T, ...]],
-                  hits: dict[int, list[_T]], finder: Any = None) -> None:
+                  hits: dict[int, list[_T]], found: dict[bytes, list[int]] | None = None
+                  ) -> None:
     """Where the formats whose prefix is not where their match starts do start: each line
     holding such a prefix is searched with those formats' regexes (``entry[0]``); ``hits``
-    gets start -> the entries found there. ``finder``, an Aho-Corasick automaton of the
-    prefixes in ``searched``'s order, finds them all in one pass."""
-    prefixes = list(searched)
-    found: dict[bytes, list[int]] = {}
-    if finder is not None:
-        for idx, i, _e in finder.find_matches_as_indexes(region, overlapping=True):
-            found.setdefault(prefixes[idx], []).append(i)
+    gets start -> the entries found there. ``found``, the positions of every prefix when
+    the scan's automaton already found them (marked by a ``b""`` key), saves the finds."""
+    known = found is not None and b"" in found
     for prefix, entries in searched.items():
-        where = iter(found.get(prefix, ())) if finder is not None else _finds(region, prefix)
+        where = iter(found.get(prefix, ())) if known and found is not None else _finds(
+            region, prefix)
         done_to = -1
         for i in where:
             if i >= done_to:

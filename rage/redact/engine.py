@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from rage.errors import ConfigError
 from rage.redact import patterns as P
@@ -28,7 +27,6 @@ from rage.redact.scan import (
     anchor_for,
     candidate_starts,
     group_plan,
-    native_available,
     native_plan,
     scan_plan,
 )
@@ -86,7 +84,6 @@ class RedactionEngine:
         self._lits: re.Pattern[bytes] | None = None
         self._literal = self._whole("literal")
         self._heads: dict[bytes, tuple[_Format, ...]] = {}
-        self._search_ac: Any = None
         self._catalogue = _catalogue()
         self._cat_prefixes = tuple(p for f in self._catalogue if f.at_start for p in f.prefixes)
         self._searched: dict[bytes, tuple[_Format, ...]] = {}
@@ -155,11 +152,6 @@ class RedactionEngine:
                 anchored.setdefault(a[0], []).extend(fmt.prefixes)
                 trig(fallback.setdefault(a[0], {}), fmt.prefixes, 0)
         self._searched = {p: tuple(v) for p, v in searched.items()}
-        self._search_ac = None
-        if searched and native_available():
-            import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
-
-            self._search_ac = ahocorasick_rs.BytesAhoCorasick(list(searched))
         self._heads = {h: tuple(v) for h, v in heads.items()}
         add(P.URL_CREDENTIALS, self._url)  # found from its "@" (rage.redact.scan._url_starts)
         for name, form in P.KEY_VALUE_FORMS:
@@ -183,7 +175,7 @@ class RedactionEngine:
         for f in fallback.values():
             for t, modes in f.items():
                 every_cs.setdefault(t, set()).update(modes)
-        native = native_plan(scan_plan(every_cs), scan_plan(ci))
+        native = native_plan(scan_plan(every_cs), scan_plan(ci), tuple(searched))
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
         self._scan = ScanPlan(cs=cs_rest, ci=ci_rest, anchors=anchors,
@@ -432,10 +424,12 @@ class RedactionEngine:
         if needs_normalizing(region):  # matched, and kept, as the terminal showed it
             region = buf = normalize(region)
             a = 0
-        starts = candidate_starts(region, self._scan, reference=self.reference_scan)
+        found: dict[bytes, list[int]] = {}
+        starts = candidate_starts(region, self._scan, reference=self.reference_scan,
+                                  found=found)
         hits: dict[int, list[_Format]] = {}
         if self._searched:
-            search_starts(region, self._searched, hits, self._search_ac)
+            search_starts(region, self._searched, hits, found)
             if hits:
                 starts = sorted(hits.keys() | set(starts))
         if not starts:

@@ -93,12 +93,10 @@ _AC: list[Any] = []
 
 def _automaton() -> Any:
     if not _AC:
-        from rage.redact.scan import native_available
+        from rage.redact.scan import automaton, native_available
 
         if native_available():
-            import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
-
-            _AC.append(ahocorasick_rs.BytesAhoCorasick([n for n, _r in _RULES_BY_NEEDLE]))
+            _AC.append(automaton([n for n, _r in _RULES_BY_NEEDLE]))
         else:
             _AC.append(None)
     return _AC[0]
