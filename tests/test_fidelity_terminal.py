@@ -241,42 +241,6 @@ def test_ctrl_z_stops_the_job_with_148_and_fg_resumes(wrapper: str, tmp_path: Pa
         s.wait()
 
 
-def _tiocsti_allowed() -> bool:
-    try:
-        with open("/proc/sys/dev/tty/legacy_tiocsti") as f:
-            legacy = f.read().strip() != "0"
-    except OSError:
-        return True  # before Linux 6.2: always allowed
-    return legacy or os.geteuid() == 0  # (CAP_SYS_ADMIN may still)
-
-
-@BOTH
-def test_keys_typed_as_the_command_ends_reach_the_shell(wrapper: str, tmp_path: Path) -> None:
-    """Keys typed while the command ends, some before it, some after it (and before rage
-    has learnt of it): none is lost, the shell reads them all, in order."""
-    if wrapper == WRAPPED and not _tiocsti_allowed():
-        pytest.skip("rage gives unread keys back with TIOCSTI, which this system forbids")
-    with session(interactive(wrapper, tmp_path), tmp_path) as s:
-        s.read_until(PROMPT)
-        s.type(b"r sleep 0.5\n")
-        s.wait_for(running(s, "sleep", wrapper), "sleep to run")
-        s.type(b"echo k-")
-        n = 0
-        deadline = time.monotonic() + 1.5  # the command ends within, rage after it
-        while time.monotonic() < deadline:
-            s.type(b"a")
-            n += 1
-            s.pump(0)
-            time.sleep(0.005)  # a few hundred keys: well within a line's 4 KiB
-        # (keys given back are queued after any typed since: all alike here, the end of
-        # the line once rage has ended)
-        s.wait_for(gone(s, "sleep"), "sleep and rage to end")
-        s.type(b"-$((6*7))\n")
-        s.read_until(b"k-" + b"a" * n + b"-42\r\n", timeout=20)
-        s.type(b"exit\n")
-        s.wait()
-
-
 @BOTH
 def test_ctrl_z_in_a_script_stops_the_whole_job(wrapper: str, tmp_path: Path) -> None:
     """The parent script has no job control: ^Z stops it with the command (the terminal's
