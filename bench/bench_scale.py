@@ -16,14 +16,10 @@ setup once, in rotating order; the table gives medians, and the ratio to the bas
 from __future__ import annotations
 
 import argparse
-import hashlib
-import io
-import json
 import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import uuid
 from pathlib import Path
@@ -32,28 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_server import BASELINE, hammer, start  # noqa: E402
+from bench_server import BASELINE, hammer, start, write_bundle  # noqa: E402
 
 
 def make_bundle(path: Path, size: int) -> bytes:
-    import zstandard
-
-    files = {"run/stderr.log": b"Traceback (most recent call last):\nValueError: boom\n",
-             "run/attachments/blob.bin": os.urandom(size),
-             "summary.md": b"# bench\n"}
-    manifest = {"schema": 1, "app": "bench", "app_version": "1.0",
-                "run": {"argv": ["bench", "go"], "status": "failed", "exit_code": 1},
-                "files": [{"name": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
-                          for n, d in files.items()]}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
-        for name, data in [("manifest.json", json.dumps(manifest).encode()), *files.items()]:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    data = zstandard.ZstdCompressor().compress(buf.getvalue())
-    path.write_bytes(data)
-    return data
+    return write_bundle(
+        path, {"run/stderr.log": b"Traceback (most recent call last):\nValueError: boom\n",
+               "run/attachments/blob.bin": os.urandom(size), "summary.md": b"# bench\n"},
+        app_version="1.0", run={"argv": ["bench", "go"], "status": "failed", "exit_code": 1})
 
 
 def main() -> None:

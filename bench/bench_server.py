@@ -68,21 +68,29 @@ s.serve_forever()
 """
 
 
-def make_bundle(path: Path, payload: int) -> Path:
+def write_bundle(path: Path, files: dict[str, bytes], **manifest: object) -> bytes:
+    """A valid bundle of ``files`` (manifest first, every member's sha256) written to
+    ``path``; returns its bytes. ``manifest`` adds or overrides top-level manifest keys."""
     import zstandard
 
-    files = {"run/output.log": os.urandom(payload // 2).hex().encode()[:payload],
-             "summary.md": b"# bench\n"}
-    manifest = {"schema": 1, "app": "bench", "run": {"argv": ["bench"], "status": "failed"},
-                "files": [{"name": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
-                          for n, d in files.items()]}
+    meta = {"schema": 1, "app": "bench", "run": {"argv": ["bench"], "status": "failed"},
+            **manifest,
+            "files": [{"name": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+                      for n, d in files.items()]}
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
-        for name, data in [("manifest.json", json.dumps(manifest).encode()), *files.items()]:
+        for name, data in [("manifest.json", json.dumps(meta).encode()), *files.items()]:
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
-    path.write_bytes(zstandard.ZstdCompressor().compress(buf.getvalue()))
+    data: bytes = zstandard.ZstdCompressor().compress(buf.getvalue())
+    path.write_bytes(data)
+    return data
+
+
+def make_bundle(path: Path, payload: int) -> Path:
+    write_bundle(path, {"run/output.log": os.urandom(payload // 2).hex().encode()[:payload],
+                        "summary.md": b"# bench\n"})
     return path
 
 
