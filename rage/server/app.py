@@ -209,17 +209,24 @@ class ReceiverApp:
                 manifest = tame_manifest(validate_bundle(
                     f, self.config.max_decompressed, max_manifest=self.config.max_manifest,
                     sinks=tails.sinks if tails is not None else None))
-            bundle_id, token = new_id(), secrets.token_urlsafe(24)
-            if key is not None:  # a retry names the same bundle (rage.server.idempotency)
+            if key is None:
+                bundle_id, token = new_id(), secrets.token_urlsafe(24)
+            else:  # a retry names the same bundle (rage.server.idempotency)
                 bundle_id, token = idempotency.bundle_id(key), idempotency.delete_token(key)
             meta = StoredBundle(
                 id=bundle_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 size=size, sha256=out.hexdigest(), delete_token_hash=token_hash(token),
                 manifest=manifest)
-            try:
-                meta = self.storage.get_meta(bundle_id)  # stored by an earlier attempt
-            except NotFoundError:
+            # only a keyed upload can have been stored by an earlier attempt: a random id is
+            # new, and asking the store (a GET on S3) would cost every upload
+            stored = None
+            if key is not None:
+                with contextlib.suppress(NotFoundError):
+                    stored = self.storage.get_meta(bundle_id)
+            if stored is None:
                 self.storage.put(tmp, meta)
+            else:
+                meta = stored
         except (PartTooLarge, BundleTooLarge) as e:
             log.info("refused upload: %s", loggable(e.message))
             raise HTTPError(413, e.message) from None
