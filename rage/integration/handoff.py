@@ -172,19 +172,22 @@ def _parent_is_shim(args: list[bytes]) -> tuple[bool, str | None]:
     """A rage shim runs the wrapper in-process (``python -I -S -c CODE SHIM ARGS``): one of
     the parent's first arguments is then the shim, which says so on its second line
     (``# rage-shim: NAME ...``, see rage.record.shims)."""
-    for arg in args[1:7]:
-        if not arg or arg.startswith(b"-"):
-            continue
-        # `./mytool`: relative to the shim's working directory
-        path = arg if arg.startswith(b"/") else b"/proc/%d/cwd/%s" % (os.getppid(), arg)
-        try:
-            with open(path, "rb") as f:
-                lines = f.read(512).split(b"\n", 2)
-        except OSError:
-            continue
-        if len(lines) > 1 and lines[1].startswith(b"# rage-shim: "):
-            name = lines[1][len(b"# rage-shim: "):].split(b" ", 1)[0]
-            return True, name.decode("utf-8", "surrogateescape") or None
+    # exactly the shape the shim execs (rage.record.shims.render): PYTHON -I -S -c CODE SHIM;
+    # any other parent is not a shim, and no file of it is opened
+    if len(args) < 6 or args[1:4] != [b"-I", b"-S", b"-c"] or not args[5]:
+        return False, None
+    arg = args[5]
+    # `./mytool`: relative to the shim's working directory
+    path = arg if arg.startswith(b"/") else b"/proc/%d/cwd/%s" % (os.getppid(), arg)
+    try:
+        with open(path, "rb") as f:
+            lines = f.read(512).split(b"\n", 2)
+    except OSError:
+        return False, None
+    # the marker line, as rage.record.shims.is_shim reads it (not imported: start-up path)
+    if len(lines) > 1 and lines[1].startswith(b"# rage-shim: "):
+        name = lines[1][len(b"# rage-shim: "):].split(b" ", 1)[0]
+        return True, name.decode("utf-8", "surrogateescape") or None
     return False, None
 
 
