@@ -226,15 +226,17 @@ class S3Storage:
                 continue
         return out
 
-    def orphans(self) -> list[str]:
-        """Ids of blobs without metadata (a receiver died between the two writes)."""
+    def _orphan_objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(id, listing entry) of every blob without metadata."""
         metas = {o["Key"].rsplit("/", 1)[-1].removesuffix(".json") for o in self._keys("meta")}
-        out = []
         for o in self._keys("bundles"):
             bundle_id = o["Key"].rsplit("/", 1)[-1].removesuffix(".tar.zst")
             if bundle_id not in metas:
-                out.append(bundle_id)
-        return out
+                yield bundle_id, o
+
+    def orphans(self) -> list[str]:
+        """Ids of blobs without metadata (a receiver died between the two writes)."""
+        return [bundle_id for bundle_id, _ in self._orphan_objects()]
 
     def delete_orphans(self, min_age_s: float) -> int:
         """Delete blobs without metadata older than ``min_age_s`` (a receiver died between
@@ -242,11 +244,9 @@ class S3Storage:
         import datetime as dt
 
         cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=min_age_s)
-        metas = {o["Key"].rsplit("/", 1)[-1].removesuffix(".json") for o in self._keys("meta")}
         n = 0
-        for o in self._keys("bundles"):
-            bundle_id = o["Key"].rsplit("/", 1)[-1].removesuffix(".tar.zst")
-            if bundle_id not in metas and o["LastModified"] < cutoff:
+        for _, o in self._orphan_objects():
+            if o["LastModified"] < cutoff:
                 self._client.delete_object(Bucket=self.bucket, Key=o["Key"])
                 n += 1
         return n
