@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import secrets
 import signal
 import subprocess
@@ -32,7 +31,7 @@ import pytest
 import requests
 
 from tests.services import Postgres, SeaweedFS, run_postgres, run_seaweedfs
-from tests.test_server import build_bundle, make_manifest
+from tests.test_server import build_bundle, launch_serve, make_manifest
 from tests.test_server_triage import FAMILIES, family_files
 
 pytest.importorskip("boto3")
@@ -69,17 +68,7 @@ def serve_args(weed: SeaweedFS, bucket: str, db: str) -> list[str]:
 
 
 def start(args: list[str], env: dict[str, str]) -> Receiver:
-    proc = subprocess.Popen([sys.executable, "-m", "rage", "serve", "--port", "0", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env={**os.environ, **env})
-    assert proc.stdout is not None
-    first = proc.stdout.readline()
-    m = re.search(r"(http://\S+?)/?$", first.strip())
-    if not m:
-        proc.kill()
-        proc.wait()
-        raise AssertionError(f"rage serve printed {first!r}")
-    return Receiver(m.group(1), proc)
+    return Receiver(*launch_serve(args, env))
 
 
 def stop(r: Receiver) -> None:

@@ -132,10 +132,12 @@ class Server:
                 if p.is_file() and not p.name.startswith("index.sqlite3")}
 
 
-def start_server(storage: Path, *args: str, env: dict[str, str] | None = None) -> Server:
+def launch_serve(args: list[str], env: dict[str, str] | None = None,
+                 ) -> tuple[str, subprocess.Popen[str]]:
+    """`rage serve --port 0 ARGS` started; its URL (the first line it prints) and process."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rage", "serve", "--port", "0", "--storage", str(storage),
-         *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [sys.executable, "-m", "rage", "serve", "--port", "0", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         env={**os.environ, **(env or {})})
     assert proc.stdout is not None
     first = proc.stdout.readline()
@@ -145,7 +147,12 @@ def start_server(storage: Path, *args: str, env: dict[str, str] | None = None) -
         proc.wait()
         proc.stdout.close()
         raise AssertionError(f"rage serve printed {first!r}")
-    return Server(m.group(1), storage, proc)
+    return m.group(1), proc
+
+
+def start_server(storage: Path, *args: str, env: dict[str, str] | None = None) -> Server:
+    url, proc = launch_serve(["--storage", str(storage), *args], env)
+    return Server(url, storage, proc)
 
 
 def stop_server(server: Server) -> None:
