@@ -29,10 +29,12 @@ from tests.test_server import (
     start_server,
     stop_server,
 )
-from tests.test_server_browser import CHROMIUM
+from tests.test_server_browser import CHROMIUM, browser  # browser: the chromium fixture
 from tests.test_wrapper_pty import terminal
 
 SHOTS = os.environ.get("RAGE_TEST_SCREENSHOTS")  # read before conftest clears RAGE_*
+
+__all__ = ["browser"]  # the fixture, shared with test_server_browser
 
 pytestmark = [
     pytest.mark.browser,
@@ -67,18 +69,6 @@ def server(tmp_path: Path) -> Iterator[Server]:
     s = start_server(tmp_path / "store", "--admin-token", ADMIN)
     yield s
     stop_server(s)
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM if os.access(CHROMIUM, os.X_OK) else shutil.which("chromium"),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
 
 
 def shot(page: Any, tmp_path: Path, name: str) -> Path:
