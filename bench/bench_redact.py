@@ -8,7 +8,7 @@ a plain Python read loop, `cat > /dev/null`, `sed -E` with five comparable subst
 and Redactor.file() four ways: in-process with every plain trigger searched (one `bytes.find`
 pass per trigger: the reference scan), in-process with the pure-Python scan (anchors and byte
 groups, rage/redact/scan.py; what runs without the `fast` extra), in-process with the
-Aho-Corasick prefilter (`ahocorasick-rs`, when installed), and with worker processes from the
+Hyperscan pass (`hyperscan`, the `fast` extra, when installed), and with worker processes from the
 first piece (the default for a large input of known size). Prints wall seconds, MB/s,
 the ratio to sed, and CPU seconds of this process (workers' CPU is not in it). The catalogue
 has ~140 formats (~400 trigger literals), all searched in every mode.
@@ -140,12 +140,12 @@ def main() -> None:
                 row("sed -E (5 patterns)", lambda: subprocess.run(
                     [sed, "-E", *script, str(src)], stdout=out, check=True))
         counts: list[dict[str, int]] = []
-        from rage.redact.scan import native_available
+        from rage.redact.native import available as native_available
 
         modes = [("rage, every trigger, 1 process", 1, True, False),
                  ("rage, pure-Python scan, 1 process", 1, False, False)]
         if native_available():
-            modes.append(("rage, Aho-Corasick scan, 1 process", 1, False, True))
+            modes.append(("rage, Hyperscan scan, 1 process", 1, False, True))
         modes.append((f"rage Redactor.file() ({default_workers()} workers)", None, False,
                       native_available()))
         for name, workers, reference, native in modes:

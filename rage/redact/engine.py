@@ -16,6 +16,7 @@ from rage.redact import patterns as P
 from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
 from rage.redact.literals import registered_literals
 from rage.redact.multiline import hold_back, redact_multiline
+from rage.redact.native import Native, available
 from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.scan import (
     GROUP_BYTES,
@@ -23,11 +24,11 @@ from rage.redact.scan import (
     IDENT,
     KEY,
     Anchor,
+    Plan,
     ScanPlan,
     anchor_for,
     candidate_starts,
     group_plan,
-    native_plan,
     scan_plan,
 )
 from rage.redact.values import (
@@ -125,11 +126,15 @@ class RedactionEngine:
             handlers.append(handler)
 
         self._lits = None
+        lits_enc: list[bytes] = []
         if lits:
-            enc = [s.encode("utf-8", "surrogatepass") for s in lits]
+            enc = lits_enc = [s.encode("utf-8", "surrogatepass") for s in lits]
             # tried first at every start: what the user registered wins over any format
             self._lits = re.compile(b"|".join(re.escape(e) for e in enc))
             trig(cs, enc, 0)
+        bounded: set[bytes] = set()  # catalogue prefixes: a match starts at a word boundary
+        names_cs: list[bytes] = []  # found apart: a start only they give tries only them
+        names_ci: list[bytes] = []
         anchored: dict[int, list[bytes]] = {}
         fallback: dict[int, dict[bytes, set[int]]] = {}
         searched: dict[bytes, list[_Format]] = {}
@@ -145,6 +150,7 @@ class RedactionEngine:
                 continue
             for head in dict.fromkeys(p[:3] for p in fmt.prefixes):
                 heads.setdefault(head, []).append(entry)
+            bounded.update(fmt.prefixes)
             a = anchor_for(fmt.prefixes)
             if a is None:
                 trig(cs, fmt.prefixes, 0)
@@ -160,7 +166,8 @@ class RedactionEngine:
         trig(ci, P.FORM_TRIGGERS, 0)
         trig(cs, P.LINE_TRIGGERS, IDENT)
         if self._pseudonymize:
-            self._add_names(add, lambda t, i: trig(ci if i else cs, [t], 0))
+            self._first_name = len(alts)
+            self._add_names(add, lambda t, i: (names_ci if i else names_cs).append(t))
         self._alts = handlers
         anchors: dict[int, Anchor] = {}
         for c, anchored_lits in anchored.items():
@@ -175,18 +182,24 @@ class RedactionEngine:
         for f in fallback.values():
             for t, modes in f.items():
                 every_cs.setdefault(t, set()).update(modes)
-        native = native_plan(scan_plan(every_cs), scan_plan(ci), tuple(searched))
+        native = Native(_plan(every_cs), _plan(ci), tuple(searched),
+                        bounded=frozenset(bounded - set(lits_enc) - set(P.LINE_TRIGGERS)),
+                        names_cs=tuple(names_cs), names_ci=tuple(names_ci)
+                        ) if available() else None
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
         self._scan = ScanPlan(cs=cs_rest, ci=ci_rest, anchors=anchors,
                               fallback={c: scan_plan(f) for c, f in fallback.items()},
-                              url_at=True, groups=groups, ci_groups=ci_groups, native=native)
+                              url_at=True, groups=groups, ci_groups=ci_groups, native=native,
+                              names_cs=tuple(names_cs), names_ci=tuple(names_ci))
         master = re.compile(b"|".join(alts))
-        # the outer group of an alternative closes last: m.lastindex names the alternative
-        self._group_alt = [0] * (master.groups + 1)
-        for name, idx in master.groupindex.items():
-            if name[0] == "a":
-                self._group_alt[idx] = int(name[1:])
+        self._group_alt = _alternatives(master)
+        # where only a name starts, only the names can match there (every other shape has
+        # triggers of its own): the same alternatives, numbered as in the master
+        self._names: re.Pattern[bytes] | None = None
+        if self._pseudonymize:
+            self._names = re.compile(b"|".join(alts[self._first_name:]))
+            self._names_alt = _alternatives(self._names)
         self._master = master
         self._built_for = lits
         return master
@@ -425,13 +438,15 @@ class RedactionEngine:
             region = buf = normalize(region)
             a = 0
         found: dict[bytes, list[int]] = {}
+        names_only: set[int] = set()
         starts = candidate_starts(region, self._scan, reference=self.reference_scan,
-                                  found=found)
+                                  found=found, names_only=names_only)
         hits: dict[int, list[_Format]] = {}
         if self._searched:
             search_starts(region, self._searched, hits, found)
             if hits:
                 starts = sorted(hits.keys() | set(starts))
+                names_only -= hits.keys()
         if not starts:
             return redact_multiline(region, self._count)
         parts: list[bytes] = []
@@ -444,6 +459,8 @@ class RedactionEngine:
         lits = self._lits
         heads = self._heads
         no_formats: tuple[_Format, ...] = ()
+        names_match = self._names.match if self._names is not None else None
+        names_alt = self._names_alt if self._names is not None else []
         for s in starts:
             if s < pos or s < 0:
                 continue
@@ -452,8 +469,13 @@ class RedactionEngine:
                 if line_end < 0:
                     line_end = len(region)
             p, end = a + s, a + line_end
-            m = lits.match(buf, p, end) if lits is not None else None
-            if m is not None:
+            if s in names_only:
+                m = names_match(buf, p, end)  # type: ignore[misc]
+                if m is None:
+                    continue
+                alt = names_alt[m.lastindex or 1]
+                res = handlers[alt](m, alt)
+            elif (m := lits.match(buf, p, end) if lits is not None else None) is not None:
                 res = self._literal(m, 0)
             else:
                 for pat, handler in (*heads.get(buf[p:p + 3], no_formats),
@@ -481,6 +503,21 @@ class RedactionEngine:
 
 
 _CATALOGUE: tuple[Compiled, ...] | None = None
+
+
+def _alternatives(regex: re.Pattern[bytes]) -> list[int]:
+    """Group index -> the alternative it closes: the outer group of an alternative closes
+    last, so ``m.lastindex`` names the alternative that matched."""
+    out = [0] * (regex.groups + 1)
+    for name, idx in regex.groupindex.items():
+        if name[0] == "a":
+            out[idx] = int(name[1:])
+    return out
+
+
+def _plan(triggers: dict[bytes, set[int]]) -> Plan:
+    """Every trigger with its modes (one Hyperscan pass needs no pruning: see scan_plan)."""
+    return tuple((t, tuple(sorted(m))) for t, m in triggers.items())
 
 
 def _catalogue() -> tuple[Compiled, ...]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
@@ -77,29 +76,24 @@ def redact_multiline(buf: bytes, count: Count) -> bytes:
 
 
 def _needles(buf: bytes) -> list[tuple[bytes, str, list[int] | None]]:
-    """The needles in ``buf``: with ``ahocorasick-rs``, all in one pass (positions known);
+    """The needles in ``buf``: with Hyperscan, all in one pass (positions known);
     else one ``find`` each (positions found later)."""
-    ac = _automaton()
-    if ac is None:
+    find = _finder()
+    if find is None:
         return [(n, rule, None) for n, rule in _RULES_BY_NEEDLE if n in buf]
-    pos: dict[int, list[int]] = {}
-    for idx, i, _e in ac.find_matches_as_indexes(buf, overlapping=True):
-        pos.setdefault(idx, []).append(i)
+    pos = find(buf)
     return [(_RULES_BY_NEEDLE[k][0], _RULES_BY_NEEDLE[k][1], v) for k, v in sorted(pos.items())]
 
 
-_AC: list[Any] = []
+_FINDER: list[Callable[[bytes], dict[int, list[int]]] | None] = []
 
 
-def _automaton() -> Any:
-    if not _AC:
-        from rage.redact.scan import automaton, native_available
+def _finder() -> Callable[[bytes], dict[int, list[int]]] | None:
+    if not _FINDER:
+        from rage.redact.native import find_all
 
-        if native_available():
-            _AC.append(automaton([n for n, _r in _RULES_BY_NEEDLE]))
-        else:
-            _AC.append(None)
-    return _AC[0]
+        _FINDER.append(find_all([n for n, _r in _RULES_BY_NEEDLE]))
+    return _FINDER[0]
 
 
 def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None) -> list[int]:

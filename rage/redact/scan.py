@@ -26,11 +26,21 @@ SCHEME = -2
 # or preceded by `--`, `<`, `setenv`; or the word takes its value after a space (`password
 # X` in .netrc and SQL, `Bearer X`). Ordinary prose ("token refreshed") costs no match.
 KEY = -3
-_KEY_AFTER = re.compile(rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?[ \t]*(?:[:=,>\\]|[.?+]="
+KEY_AFTER = re.compile(rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?[ \t]*(?:[:=,>\\]|[.?+]="
                         rb"|[\"']?(?i:value|val)[\"']?[ \t]*[=:])")
-_SPACE_WORDS = (b"password", b"passwd", b"bearer")
-_KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
-_IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+# the shapes where a secret word takes its value after a blank, not a separator: `Bearer X`
+# (a token of 8 or more), SQL's `PASSWORD 'x'`, and .netrc's `password X` alone on its line
+# or after `login u` (the "bearer", "forced-sql" and "forced-netrc" forms of
+# rage.redact.patterns). Prose ("password reset for", "bearer of bad news") is none of them.
+# Sources of both scans (rage.redact.native compiles the same expressions).
+SPACED_AT = (rb"(?i:bearer)[ \t]+[A-Za-z0-9._~+/\-]{8}",
+             rb"(?i:password)[ \t]*=?[ \t]*[\"']")
+NETRC_WORDS = (b"password", b"passwd")
+NETRC_BEFORE = (rb"^[ \t]*", rb"(?:^|[ \t])(?:login|account)[ \t]+[^ \t\r\n\f\v]+[ \t]+")
+_SPACED = re.compile(b"|".join(SPACED_AT))
+_NETRC_LINE = re.compile(b"(?m)(?:" + b"|".join(NETRC_BEFORE) + rb")\Z")
+KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
+IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
 Plan = tuple[tuple[bytes, tuple[int, ...]], ...]
@@ -85,100 +95,11 @@ class ScanPlan:
     url_at: bool
     groups: tuple[Group, ...] = ()
     ci_groups: tuple[Group, ...] = ()
-    native: Native | None = None
-
-
-class Native:
-    """Every trigger found in one pass by an Aho-Corasick automaton (the optional
-    ``ahocorasick-rs`` package, the ``fast`` extra): the same starts as the plain finds of
-    the reference scan, at a fraction of the cost once there are hundreds of triggers.
-
-    One automaton over the lower-cased text holds the case-insensitive triggers, the
-    case-sensitive ones and the prefixes of the searched formats (``searched``) lower-cased;
-    a case-sensitive hit counts only where the text holds the literal as it is."""
-
-    def __init__(self, cs: Plan, ci: Plan, searched: tuple[bytes, ...] = ()) -> None:
-        # pattern (lower-cased) -> what it stands for: (0, literal, modes) a case-sensitive
-        # trigger, (1, quick, spacey, modes) a case-insensitive one, (2, prefix) a searched
-        # format's prefix
-        table: dict[bytes, list[tuple[Any, ...]]] = {}
-        for t, m in cs:
-            table.setdefault(t.lower(), []).append((0, t, m))
-        for t, m in ci:
-            quick = t.translate(None, _IDENT_CHARS) == b""
-            # KEY triggers made of name bytes get the quick shape test (key_shaped);
-            # `password`'s and `bearer`'s first bytes also take a value after a space
-            spacey = any(w.startswith(t) or t.startswith(w) for w in _SPACE_WORDS)
-            table.setdefault(t.lower(), []).append((1, quick, spacey, m))
-        for p in searched:
-            table.setdefault(p.lower(), []).append((2, p))
-        self.searched = bool(searched)
-        self.ac = automaton(list(table)) if table else None
-        self.entries = [tuple(v) for v in table.values()]
-
-    def starts(self, region: bytes, starts: set[int],
-               found: dict[bytes, list[int]] | None = None) -> None:
-        """Add the starts in ``region``; ``found`` gets each searched prefix's positions."""
-        if self.ac is None:
-            return
-        add = starts.add
-        low = region.lower()
-        entries = self.entries
-        startswith = region.startswith
-        for idx, i, end in self.ac.find_matches_as_indexes(low, overlapping=True):
-            for e in entries[idx]:
-                kind = e[0]
-                if kind == 1:
-                    mode = e[3]
-                    if mode == (0,):
-                        add(i)
-                        continue
-                    if mode == (KEY,) and e[1]:
-                        ok = key_shaped(region, low, i, end, e[2])
-                        if ok is not False:  # None: the quick test cannot tell
-                            _run_starts(region, i, IDENT if ok else KEY, starts)
-                        continue
-                elif not startswith(e[1], i):
-                    continue  # the literal in another case
-                elif kind == 2:
-                    if found is not None:
-                        found.setdefault(e[1], []).append(i)
-                    continue
-                else:
-                    mode = e[2]
-                    if mode == (0,):
-                        add(i)
-                        continue
-                for m in mode:
-                    if m >= 0:
-                        add(i - m)
-                    else:
-                        _run_starts(region, i, m, starts)
-
-
-def automaton(patterns: list[bytes]) -> Any:
-    """An Aho-Corasick automaton of ``patterns`` built as a DFA: a few hundred triggers make a
-    small table, and its search runs two to three times faster than the default NFA's."""
-    import ahocorasick_rs  # type: ignore[import-not-found, unused-ignore]
-
-    return ahocorasick_rs.BytesAhoCorasick(
-        patterns, implementation=ahocorasick_rs.Implementation.DFA)
-
-
-def native_available() -> bool:
-    """``ahocorasick-rs`` is installed and RAGE_NATIVE_SCAN is not 0 (tests compare both)."""
-    import importlib.util
-    import os
-
-    if os.environ.get("RAGE_NATIVE_SCAN") == "0":
-        return False
-    return importlib.util.find_spec("ahocorasick_rs") is not None
-
-
-def native_plan(cs: Plan, ci: Plan, searched: tuple[bytes, ...] = ()) -> Native | None:
-    """The one-pass matcher when available (:func:`native_available`); None otherwise: the
-    pure-Python scan finds the same starts."""
-    return Native(cs, ci, searched) if native_available() else None
+    native: Any = None  # a rage.redact.native.Native, when Hyperscan is installed
+    # user, host and home names (as they are, and in lower-cased text): their starts are
+    # reported apart (``names_only`` of candidate_starts)
+    names_cs: tuple[bytes, ...] = ()
+    names_ci: tuple[bytes, ...] = ()
 
 
 def scan_plan(triggers: dict[bytes, set[int]]) -> Plan:
@@ -245,24 +166,27 @@ def anchor_for(literals: tuple[bytes, ...]) -> tuple[int, Anchor] | None:
 
 
 def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
-                     found: dict[bytes, list[int]] | None = None) -> list[int]:
+                     found: dict[bytes, list[int]] | None = None,
+                     names_only: set[int] | None = None) -> list[int]:
     """Sorted positions in ``region`` where a match may start.
 
     ``reference`` searches every plain trigger and never an anchor: slower, the same
-    result; it is what the tests hold the fast path to. ``found``, when the one-pass
-    automaton runs (:class:`Native`), gets the positions of the searched formats' prefixes
-    (see :func:`rage.redact.catalogue.search_starts`), and a ``b""`` key to say so.
+    result; it is what the tests hold the fast path to. When the one Hyperscan pass runs
+    (:class:`rage.redact.native.Native`), ``found`` gets the positions of the searched
+    formats' prefixes (see :func:`rage.redact.catalogue.search_starts`) and a ``b""`` key
+    to say so, and ``names_only`` the starts that only a name (user, host, home) gave.
     """
     starts: set[int] = set()
+    names: set[int] = set()
     if plan.native is not None and not reference:
         if found is not None and plan.native.searched:
             found[b""] = []
-            plan.native.starts(region, starts, found)
+            plan.native.starts(region, starts, found, names)
         else:
-            plan.native.starts(region, starts)
+            plan.native.starts(region, starts, None, names)
         if plan.url_at:
             _url_starts(region, starts)
-        return sorted(starts)
+        return _merge(starts, names, names_only)
     add = starts.add
     extra: list[Plan] = []
     budget = len(region) // _ANCHOR_DENSITY
@@ -278,7 +202,7 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
         _url_starts(region, starts)
     elif plan.url_at:
         extra.append(((b"://", (SCHEME,)),))
-    low = region.lower() if plan.ci or plan.ci_groups else region
+    low = region.lower() if plan.ci or plan.ci_groups or plan.names_ci else region
     extra_ci: list[Plan] = []
     for g in plan.ci_groups:
         if reference or g.too_dense(low):
@@ -301,9 +225,22 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
                     if mode >= 0:
                         add(i - mode)
                     else:
-                        _run_starts(region, i, mode, starts)
+                        run_starts(region, i, mode, starts)
                 i = hay.find(t, i + 1)
-    return sorted(starts)
+    for hay, lits in ((region, plan.names_cs), (low, plan.names_ci)):
+        for t in lits:
+            i = hay.find(t)
+            while i >= 0:
+                names.add(i)
+                i = hay.find(t, i + 1)
+    return _merge(starts, names, names_only)
+
+
+def _merge(starts: set[int], names: set[int], names_only: set[int] | None) -> list[int]:
+    """All starts, sorted; ``names_only`` gets those only a name gave."""
+    if names and names_only is not None:
+        names_only.update(names - starts)
+    return sorted(starts | names)
 
 
 def _group_starts(region: bytes, hay: bytes, g: Group, starts: set[int]) -> None:
@@ -317,7 +254,7 @@ def _group_starts(region: bytes, hay: bytes, g: Group, starts: set[int]) -> None
                     if mode >= 0:
                         starts.add(j - k - mode)
                     else:
-                        _run_starts(region, j - k, mode, starts)
+                        run_starts(region, j - k, mode, starts)
 
 
 def _walk_anchor(region: bytes, c: int, anchor: Anchor, budget: int,
@@ -349,52 +286,27 @@ def _url_starts(region: bytes, starts: set[int]) -> None:
         ls = region.rfind(b"\n", 0, j) + 1
         k = region.rfind(b"://", max(ls, j - _URL_SPAN), j)
         if k >= 0:
-            _run_starts(region, k, SCHEME, starts)
+            run_starts(region, k, SCHEME, starts)
         j = region.find(b"@", j + 1)
 
 
-_IDENT = frozenset(_IDENT_CHARS)
-# what can follow a name in a key shape (_KEY_AFTER) when the name is followed by a byte
-# that is not a name byte: a quote, `]`, a blank, a separator; and after blanks
-_TAIL_FIRST = frozenset(b"\\\"']:=,>?+ \t")
-_AFTER_BLANK = frozenset(b":=,>\\.?+\"'vV \t")
-_BLANK = frozenset(b" \t")
-
-
-def key_shaped(region: bytes, low: bytes, i: int, end: int, spacey: bool) -> bool | None:
-    """The KEY test of :func:`_run_starts` for a trigger of name bytes at ``low[i:end]``
-    (``low`` is ``region`` lower-cased), decided from the bytes next to it in the common
-    cases: True or False, or None when only the full test can tell (a longer name, blanks
-    followed by a separator). The same answers at a fraction of the cost: on a log full
-    of the words `token`, `session`, `password` this is the engine's inner loop."""
-    n = len(low)
-    c = low[end] if end < n else -1
-    if c in _IDENT:
-        return None  # `token_url=`: the name goes on
-    if c in _BLANK:
-        if end + 1 < n and low[end + 1] in _AFTER_BLANK:
-            return None  # `token = x`, `token value: x`
-    elif c in _TAIL_FIRST:
-        return None  # `token=`, `token":`, `token]=`
-    if spacey and low.startswith(_SPACE_WORDS, i):
+def spaced(region: bytes, i: int) -> bool:
+    """A secret word at ``i`` takes its value after a blank (see :data:`SPACED_AT`)."""
+    if _SPACED.match(region, i):
         return True
-    p = low[i - 1] if i > 0 else -1
-    if p in _IDENT:
-        return None  # `my_token`: the name starts further back
-    if p == 0x3C or region.startswith(b"--", i):  # `<token>`
-        return True
-    # `setenv TOKEN x`, `set -x TOKEN x`: a blank after a `v` or an `x`
-    return p in _BLANK and i >= 2 and low[i - 2] in b"vx" and region.endswith(
-        _KEY_BEFORE, max(0, i - 8), i)
+    if not region.startswith(NETRC_WORDS, i):
+        return False
+    n = i + (6 if region.startswith(b"passwd", i) else 8)
+    return region[n:n + 1] in (b" ", b"\t") and _NETRC_LINE.search(
+        region, region.rfind(b"\n", 0, i) + 1, i) is not None
 
 
-def _run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
+def run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
     """Starts for a trigger inside an identifier (``my_token``) or after a URL scheme."""
-    if mode == KEY and _KEY_AFTER.match(region, i) is None and not (
-            region[i:i + 8].lower().startswith(_SPACE_WORDS)):
+    if mode == KEY and KEY_AFTER.match(region, i) is None and not spaced(region, i):
         seg = region[max(0, i - 66):i]
-        k = i - (len(seg) - len(seg.rstrip(_IDENT_CHARS)))
-        if region[k:k + 2] != b"--" and not region[max(0, k - 8):k].endswith(_KEY_BEFORE):
+        k = i - (len(seg) - len(seg.rstrip(IDENT_CHARS)))
+        if region[k:k + 2] != b"--" and not region[max(0, k - 8):k].endswith(KEY_BEFORE):
             return
     ls = region.rfind(b"\n", 0, i) + 1
     if mode == SCHEME:
@@ -404,7 +316,7 @@ def _run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
         return
     starts.add(ls)  # `key: value` lines
     seg = region[max(ls, i - 66):i]  # the identifier holding the trigger starts after
-    k = i - (len(seg) - len(seg.rstrip(_IDENT_CHARS)))
+    k = i - (len(seg) - len(seg.rstrip(IDENT_CHARS)))
     if region[k - 1:k] == b"\\" and region[k:k + 1] in (b"r", b"n", b"t"):
         k += 1  # `\r\nX-Api-Key:` in a dump: the name starts after the written-out escape
     starts.add(k)

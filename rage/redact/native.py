@@ -1,0 +1,238 @@
+"""Every trigger found in one pass by Hyperscan (Vectorscan; the optional ``fast`` extra).
+
+The pure-Python scan (:mod:`rage.redact.scan`) finds each trigger with ``bytes.find`` and
+then asks, in Python, whether a secret word stands where a key/value shape can follow.
+Here one compiled database finds the literals and, for the secret words, the shapes
+themselves (``token=``, ``"token":``, ``--token``, ``<token``, ``setenv TOKEN``, the
+``.netrc`` and SQL forms of ``password``, ``Bearer X``): a log full of prose that merely
+says "token" or "password" costs no Python at all. The starts are those of the reference
+scan wherever a match can start; where the pure-Python scan also starts at prose
+(``password reset``), the full regexes would decline there anyway, so the output is the
+same (the tests compare both).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from rage.redact.scan import (
+    IDENT,
+    IDENT_CHARS,
+    KEY,
+    KEY_AFTER,
+    KEY_BEFORE,
+    NETRC_BEFORE,
+    NETRC_WORDS,
+    SPACED_AT,
+    Plan,
+    run_starts,
+)
+
+# how a hit becomes starts: (ACTION, offset back from the hit's end, argument)
+_ADD = 0  # a start that many bytes before the end (the trigger's own start, or before it)
+_MODES = 1  # the reference scan's modes for the trigger (rage.redact.scan)
+_FOUND = 2  # a searched format's prefix: its position goes to ``found``
+_SHAPED = 3  # a secret word in a key shape: its identifier and line are starts (IDENT)
+_BOUNDED = 5  # a catalogue prefix: a start where it begins a word (see _ALNUM)
+_NAME = 4  # a user, host or home name: tried against the name alternatives only
+_SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
+
+
+def available() -> bool:
+    """Hyperscan is installed and RAGE_NATIVE_SCAN is not 0 (tests compare both scans)."""
+    if os.environ.get("RAGE_NATIVE_SCAN") == "0":
+        return False
+    return importlib.util.find_spec("hyperscan") is not None
+
+
+_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def escape(lit: bytes) -> bytes:
+    """``lit`` as a Hyperscan expression that matches exactly it."""
+    return b"".join(bytes([c]) if c in _PLAIN else b"\\x%02x" % c for c in lit)
+
+
+# a catalogue format's prefix starts a match only after these (rage.redact.catalogue._BEFORE:
+# not after a letter or digit, but after the `m` or `K` that ends a terminal escape). Tested
+# in the hit, not in the expression: a class before each of ~250 literals makes the database
+# take 0.3 s to compile where the bare literals take 0.05 s
+_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_ESCAPE_END = frozenset(b"0123456789;[")
+# what stands right before the identifier holding a secret word (rage.redact.scan.KEY_BEFORE;
+# `--` starts it), the identifier at most 66 bytes long as the reference scan looks back.
+# Each its own expression: Vectorscan 5.4.12 misses `--token` after 39 blanks when they are
+# one alternation (`(?:--|<|set -g?x )[A-Za-z0-9_.\-]*token`; tests/test_redact_native.py)
+_BEFORE = tuple((rb"(?:^|[^A-Za-z0-9_.\-])--" if b == b"--" else escape(b))
+                + rb"[A-Za-z0-9_.\-]*" for b in KEY_BEFORE)
+
+
+class Database:
+    """Expressions and what each hit means, compiled into one Hyperscan block database."""
+
+    def __init__(self) -> None:
+        self._index: dict[tuple[bytes, int], int] = {}
+        self.expressions: list[bytes] = []
+        self.flags: list[int] = []
+        self.actions: list[list[tuple[int, int, Any]]] = []
+        self.db: Any = None
+        self.lock = threading.Lock()
+
+    def add(self, expr: bytes, flags: int, action: tuple[int, int, Any]) -> None:
+        key = (expr, flags)
+        i = self._index.get(key)
+        if i is None:
+            i = self._index[key] = len(self.expressions)
+            self.expressions.append(expr)
+            self.flags.append(flags)
+            self.actions.append([])
+        if action not in self.actions[i]:
+            self.actions[i].append(action)
+
+    def compile(self) -> None:
+        """Compile, or take the database compiled for the same expressions before (every
+        Redactor of a process builds the same one: 50 ms each)."""
+        import hyperscan  # type: ignore[import-not-found, unused-ignore]
+
+        if not self.expressions:
+            return
+        key = (tuple(self.expressions), tuple(self.flags))
+        got = _COMPILED.get(key)
+        if got is None:
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=self.expressions, ids=list(range(len(self.expressions))),
+                       flags=self.flags)
+            if len(_COMPILED) >= 8:
+                _COMPILED.pop(next(iter(_COMPILED)))
+            got = _COMPILED[key] = (db, threading.Lock())
+        self.db, self.lock = got
+
+
+# compiled databases, each with the lock its one scratch space needs (a report redacts the
+# run while a thread runs the collectors)
+_COMPILED: dict[tuple[tuple[bytes, ...], tuple[int, ...]], tuple[Any, threading.Lock]] = {}
+
+
+class Native:
+    """The starts of :func:`rage.redact.scan.candidate_starts` in one Hyperscan pass.
+
+    ``cs`` and ``ci`` are the case-sensitive and case-insensitive plans of the reference
+    scan; ``searched`` the prefixes of the formats searched along their line
+    (:func:`rage.redact.catalogue.search_starts`), whose positions :meth:`starts` reports.
+    """
+
+    def __init__(self, cs: Plan, ci: Plan, searched: tuple[bytes, ...] = (), *,
+                 bounded: frozenset[bytes] = frozenset(), names_cs: tuple[bytes, ...] = (),
+                 names_ci: tuple[bytes, ...] = ()) -> None:
+        import hyperscan
+
+        caseless, som = hyperscan.HS_FLAG_CASELESS, hyperscan.HS_FLAG_SOM_LEFTMOST
+        multiline = hyperscan.HS_FLAG_MULTILINE
+        d = Database()
+        spaced_done = False
+        for t, modes in cs:
+            if modes != (0,):
+                d.add(escape(t), 0, (_MODES, len(t), modes))
+            elif t in bounded:  # the catalogue's boundary: `cio` in `asyncio` is no start
+                d.add(escape(t), 0, (_BOUNDED, len(t), None))
+            else:
+                d.add(escape(t), 0, (_ADD, len(t), None))
+        for t, modes in ci:
+            for mode in modes:
+                if mode == KEY and t.translate(None, IDENT_CHARS) == b"":
+                    self._shapes(d, t, som, multiline)
+                else:
+                    d.add(escape(t), caseless, (_ADD, len(t), None) if mode == 0
+                          else (_MODES, len(t), (mode,)))
+            if KEY in modes and not spaced_done and any(
+                    w.startswith(t) for w in (*NETRC_WORDS, b"bearer")):
+                spaced_done = True  # once: `pass` and `passw` would add the same
+                for expr in SPACED_AT:
+                    d.add(expr, som, (_SHAPED, _SOM, None))
+                for w in NETRC_WORDS:
+                    for before in NETRC_BEFORE:
+                        d.add(before + w + b"[ \\t]", multiline, (_SHAPED, len(w) + 1, None))
+        for p in searched:
+            d.add(escape(p), 0, (_FOUND, len(p), p))
+        for flags, lits in ((0, names_cs), (caseless, names_ci)):
+            for t in lits:
+                d.add(escape(t), flags, (_NAME, len(t), None))
+        d.compile()
+        self.searched = bool(searched)
+        self._db, self._lock = d.db, d.lock
+        self._actions = [tuple(a) for a in d.actions]
+
+    @staticmethod
+    def _shapes(d: Database, word: bytes, som: int, multiline: int) -> None:
+        """A secret word where a key/value shape follows or precedes it (the KEY test of
+        :func:`rage.redact.scan.run_starts`)."""
+        e = b"(?i:" + escape(word) + b")"
+        d.add(e + KEY_AFTER.pattern, som, (_SHAPED, _SOM, None))
+        for before in _BEFORE:
+            d.add(before + e, multiline, (_SHAPED, len(word), None))
+
+    def starts(self, region: bytes, starts: set[int],
+               found: dict[bytes, list[int]] | None = None,
+               names: set[int] | None = None) -> None:
+        """Add the starts in ``region``; ``found`` gets each searched prefix's positions,
+        ``names`` the starts of the names (user, host, home)."""
+        if self._db is None:
+            return
+        add = starts.add
+        add_name = add if names is None else names.add
+        actions = self._actions
+        alnum, escape_end = _ALNUM, _ESCAPE_END
+
+        def hit(idx: int, frm: int, to: int, _flags: int, _ctx: Any) -> None:
+            for kind, back, arg in actions[idx]:
+                i = frm if back == _SOM else to - back
+                if kind == _ADD:
+                    add(i)
+                elif kind == _BOUNDED:
+                    c = region[i - 1] if i else 0
+                    if c not in alnum or (c in b"mK" and i >= 2 and region[i - 2] in escape_end):
+                        add(i)
+                elif kind == _NAME:
+                    add_name(i)
+                elif kind == _SHAPED:
+                    run_starts(region, i, IDENT, starts)
+                elif kind == _FOUND:
+                    if found is not None:
+                        found.setdefault(arg, []).append(i)
+                else:
+                    for m in arg:
+                        if m >= 0:
+                            add(i - m)
+                        else:
+                            run_starts(region, i, m, starts)
+
+        with self._lock:
+            self._db.scan(region, match_event_handler=hit)
+
+
+def find_all(needles: list[bytes]) -> Callable[[bytes], dict[int, list[int]]] | None:
+    """A finder of every needle in one pass: ``buf`` -> needle index -> its positions."""
+    if not available() or not needles:
+        return None
+    d = Database()
+    for i, n in enumerate(needles):
+        d.add(escape(n), 0, (_ADD, len(n), i))
+    d.compile()
+    db, lock, actions = d.db, d.lock, [tuple(a) for a in d.actions]
+
+    def find(buf: bytes) -> dict[int, list[int]]:
+        pos: dict[int, list[int]] = {}
+
+        def hit(idx: int, frm: int, to: int, _flags: int, _ctx: Any) -> None:
+            for _k, back, arg in actions[idx]:
+                pos.setdefault(arg, []).append(to - back)
+
+        with lock:
+            db.scan(buf, match_event_handler=hit)
+        return pos
+    return find
+

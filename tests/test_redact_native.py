@@ -1,0 +1,106 @@
+"""The Hyperscan scan (rage.redact.native, the `fast` extra) against the pure-Python scan.
+
+Both must redact every text the same: the native database encodes the key shapes the
+pure-Python scan tests in Python, so a shape compiled wrongly, or a Vectorscan bug, shows
+up here as a difference. Texts are spliced from the pieces the shapes are made of (secret
+words in every case, separators, quotes, blanks, `--`, `<`, `setenv`, netrc and SQL words,
+catalogue prefixes, names, URLs), where a difference is most likely.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rage.redact import Redactor
+from rage.redact.catalogue import compiled_catalogue
+from rage.redact.native import available
+
+pytestmark = pytest.mark.skipif(not available(), reason="hyperscan (the fast extra) is absent")
+
+NAMES = dict(home="/home/alice", user="alice", hostname="alice-laptop")
+WORDS = ["token", "TOKEN", "Token", "secret", "password", "passwd", "PASSWORD", "pwd", "key",
+         "api_key", "apiKey", "auth", "Authorization", "cookie", "Set-Cookie", "credential",
+         "session", "signature", "bearer", "Bearer", "dsn", "salt", "pass", "psk", "GITHUB_PAT",
+         "pat", "sig", "pin", "DB_PIN", "x-api-key", "value", "val", "login", "machine",
+         "account", "identified by", "IDENTIFIED BY", "setenv", "set -x", "set -gx", "export",
+         "/home/alice", "/home/bob", "alice", "alice-laptop", "/Users/carol", "https://",
+         "ftp://", "@", "git@", "user:pw@", "asyncio", "cio"]
+SEPS = ["=", ":", ": ", " = ", "==", "=>", ".=", "?=", ":=", "+=", ",", ">", "<", "\\", '"',
+        "'", " ", "  ", "\t", "--", "-", "_", ".", "[", "]", "(", ")", "{", "}", "\n", '\\"',
+        "\\n", "\r\n", "&", ";", "/", "\x1b[32m", "\x1b[0m", "\x1b[K"]
+TOKENS = ["abc", "hunter2", "0000000000000000", "x" * 20, "AbC123xyZ987qwe456",
+          "ghp_" + "a" * 36, "AKIA" + "B" * 16, "xoxb-1234567890-abcdefghij", "sk-" + "c" * 48,
+          "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig_abcdef", "12", "true", "***"]
+PREFIXES = sorted({p.decode("latin-1") for f in compiled_catalogue() for p in f.prefixes})
+TAIL = st.text(alphabet="abcXYZ0189_-", max_size=50)
+PIECE = st.one_of(st.sampled_from(WORDS), st.sampled_from(SEPS), st.sampled_from(TOKENS),
+                  st.builds(str.__add__, st.sampled_from(PREFIXES), TAIL),
+                  st.integers(1, 60).map(lambda n: " " * n))
+TEXT = st.lists(PIECE, min_size=1, max_size=16).map("".join)
+
+
+def _pair() -> tuple[Redactor, Redactor]:
+    fast = Redactor(**NAMES)  # type: ignore[arg-type]
+    fast.build()
+    os.environ["RAGE_NATIVE_SCAN"] = "0"  # read when a redactor builds
+    try:
+        slow = Redactor(**NAMES)  # type: ignore[arg-type]
+        slow.build()
+    finally:
+        del os.environ["RAGE_NATIVE_SCAN"]
+    assert fast._scan.native is not None and slow._scan.native is None
+    return fast, slow
+
+
+FAST, SLOW = _pair() if available() else (None, None)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TEXT)
+def test_native_scan_redacts_as_the_python_scan(text: str) -> None:
+    assert FAST is not None and SLOW is not None
+    assert FAST.text(text) == SLOW.text(text)
+
+
+@pytest.mark.parametrize("text", [
+    " " * 39 + "--token 0000000000000000",  # Vectorscan misses this as one alternation
+    "alice was on laptop in /home/alice/src\n0000000000000 --token 0000000000000000 ",
+    "  File \"/usr/lib/python3.11/asyncio/base_events.py\", line 653, in run",
+    "machine h login bob password hunter22",
+    "password hunter22",
+    "CREATE USER app WITH PASSWORD 'hunter22';",
+    "the password reset for bob expired; bearer of bad news",
+    "Authorization: Bearer abcdefgh12345",
+    "setenv GITHUB_TOKEN abcdef123456",
+    "<add key=\"ClearTextPassword\" value=\"hunter22\"/>",
+])
+def test_known_shapes_agree(text: str) -> None:
+    assert FAST is not None and SLOW is not None
+    assert FAST.text(text) == SLOW.text(text)
+
+
+def test_prose_costs_no_starts() -> None:
+    """Secret words in prose give the native scan no start: the log of issue 10."""
+    assert FAST is not None
+    line = b"2026-12-02T10:00:00Z INFO user session token refreshed password reset key lookup\n"
+    starts: set[int] = set()
+    FAST._scan.native.starts(line * 100, starts)
+    assert starts == set()
+    starts.clear()
+    FAST._scan.native.starts(b"retry token=abc123def456\n", starts)
+    assert 0 in starts and 6 in starts  # the line, the key
+
+
+def test_report_redacts_with_the_native_scan_in_a_real_process(tmp_path: object) -> None:
+    """`rage redact` in a fresh process (the database compiled there) removes a token in a
+    key shape and keeps the prose."""
+    text = "password reset ok\ntoken=ghp_" + "a" * 36 + "\n"
+    out = subprocess.run([sys.executable, "-m", "rage", "redact", "-"], input=text.encode(),
+                         capture_output=True, check=True).stdout.decode()
+    assert "password reset ok" in out and "ghp_" not in out
