@@ -168,6 +168,9 @@ class RedactionEngine:
         if self._pseudonymize:
             self._first_name = len(alts)
             self._add_names(add, lambda t, i: (names_ci if i else names_cs).append(t))
+            # `/home/alice` starts where `/home/` does: one hit, not two
+            names_cs[:] = [t for t in names_cs if not any(
+                o != t and t.startswith(o) for o in names_cs)]
         self._alts = handlers
         anchors: dict[int, Anchor] = {}
         for c, anchored_lits in anchored.items():
@@ -434,13 +437,22 @@ class RedactionEngine:
         if a >= b:
             return b""
         region = buf[a:b] if a or b != len(buf) else buf
-        if needs_normalizing(region):  # matched, and kept, as the terminal showed it
+        native = self._scan.native is not None and not self.reference_scan
+        # matched, and kept, as the terminal showed it; the native scan tells in its pass
+        if not native and needs_normalizing(region):
             region = buf = normalize(region)
             a = 0
         found: dict[bytes, list[int]] = {}
         names_only: set[int] = set()
+        dirty: list[bool] = []
         starts = candidate_starts(region, self._scan, reference=self.reference_scan,
-                                  found=found, names_only=names_only)
+                                  found=found, names_only=names_only, dirty=dirty)
+        if dirty:
+            region = buf = normalize(region)
+            a = 0
+            found.clear()
+            names_only.clear()
+            starts = candidate_starts(region, self._scan, found=found, names_only=names_only)
         hits: dict[int, list[_Format]] = {}
         if self._searched:
             search_starts(region, self._searched, hits, found)

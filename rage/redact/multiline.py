@@ -63,7 +63,8 @@ def needed(buf: bytes) -> bool:
 def redact_multiline(buf: bytes, count: Count) -> bytes:
     """Apply every rule to ``buf`` (already redacted line by line)."""
     found = [(rule, at) for needle, rule, positions in _needles(buf)
-             if (at := _line_numbers(buf, needle, positions))]
+             if (at := _line_numbers(buf, needle, positions if rule != "wrapped" else
+                                     _wrap_points(buf, needle, positions)))]
     if not found:
         return buf
     lines = buf.split(b"\n")
@@ -85,15 +86,18 @@ def _needles(buf: bytes) -> list[tuple[bytes, str, list[int] | None]]:
     return [(_RULES_BY_NEEDLE[k][0], _RULES_BY_NEEDLE[k][1], v) for k, v in sorted(pos.items())]
 
 
-_FINDER: list[Callable[[bytes], dict[int, list[int]]] | None] = []
+_FINDER: dict[bool, Callable[[bytes], dict[int, list[int]]] | None] = {}
 
 
 def _finder() -> Callable[[bytes], dict[int, list[int]]] | None:
-    if not _FINDER:
-        from rage.redact.native import find_all
+    """The one-pass finder of the needles when Hyperscan is there (and not turned off by
+    RAGE_NATIVE_SCAN=0, which tests and benchmarks switch within a process)."""
+    from rage.redact.native import available, find_all
 
-        _FINDER.append(find_all([n for n, _r in _RULES_BY_NEEDLE]))
-    return _FINDER[0]
+    on = available()
+    if on not in _FINDER:
+        _FINDER[on] = find_all([n for n, _r in _RULES_BY_NEEDLE]) if on else None
+    return _FINDER[on]
 
 
 def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None) -> list[int]:
@@ -172,6 +176,29 @@ def _wrapped(lines: list[bytes], at: list[int], count: Count) -> bool:
             hit = True
             j += 1
     return hit
+
+
+def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list[int]:
+    """The redactions that end their line with a token-like line after them: the only
+    ones :func:`_wrapped` can extend (a log full of redacted headers is not split into
+    lines for nothing)."""
+    if positions is None:
+        positions = []
+        i = buf.find(needle)
+        while i >= 0:
+            positions.append(i)
+            i = buf.find(needle, i + 1)
+    out = []
+    n = len(needle)
+    for i in positions:
+        e = i + n
+        if buf[e:e + 1] == b"\r":
+            e += 1
+        if buf[e:e + 1] == b"\n":
+            le = buf.find(b"\n", e + 1)
+            if _WRAPPED.fullmatch(buf, e + 1, le if le >= 0 else len(buf)):
+                out.append(i)
+    return out
 
 
 def _no_count(kind: str) -> None:

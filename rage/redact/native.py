@@ -37,6 +37,7 @@ _ADD = 0  # a start that many bytes before the end (the trigger's own start, or 
 _MODES = 1  # the reference scan's modes for the trigger (rage.redact.scan)
 _FOUND = 2  # a searched format's prefix: its position goes to ``found``
 _SHAPED = 3  # a secret word in a key shape: its identifier and line are starts (IDENT)
+_DIRTY = 6  # what normalize() undoes (an escape, a backspace, a redraw, `:\/\/`)
 _BOUNDED = 5  # a catalogue prefix: a start where it begins a word (see _ALNUM)
 _NAME = 4  # a user, host or home name: tried against the name alternatives only
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
@@ -69,6 +70,11 @@ _ESCAPE_END = frozenset(b"0123456789;[")
 # one alternation (`(?:--|<|set -g?x )[A-Za-z0-9_.\-]*token`; tests/test_redact_native.py)
 _BEFORE = tuple((rb"(?:^|[^A-Za-z0-9_.\-])--" if b == b"--" else escape(b))
                 + rb"[A-Za-z0-9_.\-]*" for b in KEY_BEFORE)
+
+
+# rage.redact.normalize.needs_normalizing, found in the same pass: the text is matched as
+# the terminal showed it, so where one is, the region is normalised and scanned again
+_DIRTY_EXPRESSIONS = (rb"\x1b", rb"\x08", rb"\r[^\n]", escape(b":\\/\\/"))
 
 
 class Database:
@@ -158,6 +164,8 @@ class Native:
                         d.add(before + w + b"[ \\t]", multiline, (_SHAPED, len(w) + 1, None))
         for p in searched:
             d.add(escape(p), 0, (_FOUND, len(p), p))
+        for expr in _DIRTY_EXPRESSIONS:
+            d.add(expr, 0, (_DIRTY, 0, None))
         for flags, lits in ((0, names_cs), (caseless, names_ci)):
             for t in lits:
                 d.add(escape(t), flags, (_NAME, len(t), None))
@@ -177,11 +185,13 @@ class Native:
 
     def starts(self, region: bytes, starts: set[int],
                found: dict[bytes, list[int]] | None = None,
-               names: set[int] | None = None) -> None:
+               names: set[int] | None = None) -> bool:
         """Add the starts in ``region``; ``found`` gets each searched prefix's positions,
-        ``names`` the starts of the names (user, host, home)."""
+        ``names`` the starts of the names (user, host, home). True when ``region`` needs
+        normalising (:func:`rage.redact.normalize.needs_normalizing`)."""
         if self._db is None:
-            return
+            return False
+        dirty: list[bool] = []
         add = starts.add
         add_name = add if names is None else names.add
         actions = self._actions
@@ -198,6 +208,9 @@ class Native:
                         add(i)
                 elif kind == _NAME:
                     add_name(i)
+                elif kind == _DIRTY:
+                    if not dirty:
+                        dirty.append(True)
                 elif kind == _SHAPED:
                     run_starts(region, i, IDENT, starts)
                 elif kind == _FOUND:
@@ -212,6 +225,7 @@ class Native:
 
         with self._lock:
             self._db.scan(region, match_event_handler=hit)
+        return bool(dirty)
 
 
 def find_all(needles: list[bytes]) -> Callable[[bytes], dict[int, list[int]]] | None:

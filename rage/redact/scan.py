@@ -167,23 +167,28 @@ def anchor_for(literals: tuple[bytes, ...]) -> tuple[int, Anchor] | None:
 
 def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
                      found: dict[bytes, list[int]] | None = None,
-                     names_only: set[int] | None = None) -> list[int]:
+                     names_only: set[int] | None = None,
+                     dirty: list[bool] | None = None) -> list[int]:
     """Sorted positions in ``region`` where a match may start.
 
     ``reference`` searches every plain trigger and never an anchor: slower, the same
     result; it is what the tests hold the fast path to. When the one Hyperscan pass runs
     (:class:`rage.redact.native.Native`), ``found`` gets the positions of the searched
     formats' prefixes (see :func:`rage.redact.catalogue.search_starts`) and a ``b""`` key
-    to say so, and ``names_only`` the starts that only a name (user, host, home) gave.
+    to say so, ``names_only`` the starts that only a name (user, host, home) gave, and
+    ``dirty`` a True when the region needs normalising (the pure-Python scan leaves that
+    to :func:`rage.redact.normalize.needs_normalizing`).
     """
     starts: set[int] = set()
     names: set[int] = set()
     if plan.native is not None and not reference:
         if found is not None and plan.native.searched:
             found[b""] = []
-            plan.native.starts(region, starts, found, names)
+            unclean = plan.native.starts(region, starts, found, names)
         else:
-            plan.native.starts(region, starts, None, names)
+            unclean = plan.native.starts(region, starts, None, names)
+        if unclean and dirty is not None:
+            dirty.append(True)
         if plan.url_at:
             _url_starts(region, starts)
         return _merge(starts, names, names_only)
