@@ -105,13 +105,7 @@ def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None)
     no loop over lines that hold nothing)."""
     out: list[int] = []
     n = pos = 0
-    if positions is None:
-        positions = []
-        i = buf.find(needle)
-        while i >= 0:
-            positions.append(i)
-            i = buf.find(needle, i + 1)
-    for i in positions:
+    for i in _positions(buf, needle) if positions is None else positions:
         n += buf.count(b"\n", pos, i)
         pos = i
         if not out or out[-1] != n:
@@ -182,15 +176,9 @@ def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list
     """The redactions that end their line with a token-like line after them: the only
     ones :func:`_wrapped` can extend (a log full of redacted headers is not split into
     lines for nothing)."""
-    if positions is None:
-        positions = []
-        i = buf.find(needle)
-        while i >= 0:
-            positions.append(i)
-            i = buf.find(needle, i + 1)
     out = []
     n = len(needle)
-    for i in positions:
+    for i in _positions(buf, needle) if positions is None else positions:
         e = i + n
         if buf[e:e + 1] == b"\r":
             e += 1
@@ -198,6 +186,15 @@ def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list
             le = buf.find(b"\n", e + 1)
             if _WRAPPED.fullmatch(buf, e + 1, le if le >= 0 else len(buf)):
                 out.append(i)
+    return out
+
+
+def _positions(buf: bytes, needle: bytes) -> list[int]:
+    out = []
+    i = buf.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = buf.find(needle, i + 1)
     return out
 
 
