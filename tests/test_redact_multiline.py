@@ -84,7 +84,7 @@ def test_stream_keeps_a_block_scalar_whole_across_blocks() -> None:
 
 
 def test_native_prefilter_and_pure_python_agree(tmp_path: Path) -> None:
-    """The optional Aho-Corasick prefilter (the `fast` extra) and the pure-Python scan give
+    """The optional Hyperscan scan (the `fast` extra) and the pure-Python scan give
     the same output and counts: the same text redacted in two processes, one with
     RAGE_NATIVE_SCAN=0."""
     from tests.corpus.contexts import TOKEN_CONTEXTS, render

@@ -25,7 +25,8 @@ after terminal escapes, ``\r`` redraws and backspaces are resolved
 
 How it stays fast: matching is line-local. A position is only tried when a trigger literal
 (``b"ghp_"``, ``b"token"``, the user name...) says a match may start there
-(:mod:`rage.redact.scan`: one Aho-Corasick pass with the optional ``fast`` extra, else
+(:mod:`rage.redact.native`: one Hyperscan pass with the optional ``fast`` extra, which also
+tells a secret word in a key shape from the same word in prose; else :mod:`rage.redact.scan`:
 ``bytes.find``, walks from rare anchor bytes and byte-group regexes); most log lines contain
 none. Streams are cut at line boundaries (and before the opener of a multi-line value near a
 block's end), so ``stream()`` gives what ``bytes()`` gives on the whole input; a private key
