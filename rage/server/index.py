@@ -169,6 +169,9 @@ class Index:
             "first_version": sa.func.coalesce(t.c.first_version, ex.first_version),
         }).returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)
         self._add_bundles = b.insert()  # rows already known are filtered out first
+        # which of a batch's bundles are indexed already (an expanding IN: the construct is
+        # built once, not per batch)
+        self._known = sa.select(b.c.id).where(b.c.id.in_(sa.bindparam("ids", expanding=True)))
         days = S.signature_days
         day_ins = self._insert(days)
         self._count_day = day_ins.on_conflict_do_update(
@@ -196,10 +199,8 @@ class Index:
 
     def _record_batch(self, conn: sa.Connection,
                       items: list[tuple[Signature, BundleFacts]]) -> list[Recorded | None]:
-        b = S.bundles
         results: list[Recorded | None] = [None] * len(items)
-        known = set(conn.execute(sa.select(b.c.id).where(
-            b.c.id.in_([f.id for _, f in items]))).scalars())
+        known = set(conn.execute(self._known, {"ids": [f.id for _, f in items]}).scalars())
         fresh: list[int] = []
         for n, (_, f) in enumerate(items):
             if f.id not in known:
