@@ -31,7 +31,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from rage.server import queries
 from rage.server import schema as S
-from rage.server.batch import GroupCommit, aggregate
+from rage.server.batch import Expected, GroupCommit, aggregate
 from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query, version_gt, version_key
 from rage.server.signature import ALGORITHM_VERSION, Signature
 
@@ -187,10 +187,17 @@ class Index:
                                          t.c.status == "fixed").values(
             status="regressed", status_changed=sa.bindparam("changed")).returning(t.c.id)
 
-    def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
+    def expect(self) -> Expected:
+        """Announce a bundle that will probably be recorded soon (an upload being
+        validated): commits wait a little for it (batch.py). Settle it if it is not."""
+        return self._group.expect()
+
+    def record(self, sig: Signature, facts: BundleFacts, *,
+               expected: Expected | None = None) -> Recorded | None:
         """Count one stored bundle under ``sig``; None if the bundle is already indexed.
-        Returns once it is committed (with whatever else was queued: see batch.py)."""
-        return self._group.submit(sig, facts)
+        Returns once it is committed (with whatever else was queued: see batch.py);
+        ``expected`` is the bundle's announcement, settled here."""
+        return self._group.submit(sig, facts, expected=expected)
 
     def record_many(self, items: list[tuple[Signature, BundleFacts]]) -> list[Recorded | None]:
         """Count many bundles in one transaction (None for those already indexed)."""
