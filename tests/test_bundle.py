@@ -394,6 +394,46 @@ def test_too_large_is_its_own_error_both_ways(tmp_path: Path) -> None:
     assert issubclass(BundleTooLarge, BadInputError)
 
 
+def test_the_budget_is_exact_whatever_the_decompressor_reads_ahead(tmp_path: Path) -> None:
+    # the reader takes blocks of 256 KiB from zstd; the budget still counts the bytes tar
+    # reads, so a bundle of exactly the limit passes and one byte less refuses it
+    members = {"run/a.log": os.urandom(300_000), "run/b.log": b"b" * 700_000}
+    path = make_bundle(tmp_path / "b.tar.zst", members)
+    inflated = len(zstandard.ZstdDecompressor().stream_reader(path.read_bytes()).read())
+    assert validate_bundle(path, inflated)["files"]
+    with pytest.raises(BundleTooLarge):
+        validate_bundle(path, inflated - 1)
+
+
+def test_the_decompressor_is_read_in_blocks(tmp_path: Path) -> None:
+    from rage.bundle.stream import CHUNK, _Bounded
+
+    data = os.urandom(CHUNK) * 3 + b"tail"
+    calls: list[int] = []
+
+    class Counting(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            calls.append(size if size is not None else -1)
+            return super().read(size)
+
+    b = _Bounded(Counting(data), limit=10 * len(data))
+    out = bytearray()
+    while chunk := b.read(10240):  # tarfile's record size
+        out += chunk
+    assert bytes(out) == data and b.total == len(data)
+    assert calls == [CHUNK] * 5  # 4 blocks and the empty read at the end
+    calls.clear()
+    near = _Bounded(Counting(data), limit=len(data))  # never asks past the budget's end
+    while near.read(10240):
+        pass
+    # the tail's 4 bytes and one more (a bomb costs at most the limit), then the end
+    assert calls == [CHUNK] * 3 + [5, 1]
+    whole = _Bounded(io.BytesIO(data), limit=len(data))
+    assert whole.read(5) == data[:5] and whole.read() == data[5:]
+    with pytest.raises(BundleTooLarge):
+        _Bounded(io.BytesIO(data), limit=len(data) - 1).read()
+
+
 def test_validation_refuses_an_unlisted_member_before_reading_it(tmp_path: Path) -> None:
     # the unlisted member's data is cut short: reading it would fail as "truncated"
     def block(info: tarfile.TarInfo, data: bytes) -> bytes:

@@ -103,18 +103,39 @@ class Member:
 
 
 class _Bounded:
-    """Reads decompressed bytes, refusing once more than ``limit`` have come out."""
+    """Reads decompressed bytes, refusing once more than ``limit`` have come out.
+
+    The decompressor is asked for CHUNK bytes at a time and tarfile's small reads (10 KiB
+    records, 512-byte headers) are served from that block: each call into the decompressor
+    releases the GIL, and under a loaded receiver every release is a thread switch.
+    ``total`` counts what was handed out, so the per-member budget check sees the same
+    numbers as without the block.
+    """
 
     def __init__(self, reader: IO[bytes], limit: int) -> None:
         self._r = reader
         self.limit = limit
-        self.total = 0
+        self.total = 0  # bytes handed to the reader above
+        self._pulled = 0  # bytes taken out of the decompressor
+        self._block = b""
+        self._at = 0
 
     def read(self, size: int | None = -1) -> bytes:
-        # never ask for more than one byte past the budget, so a bomb costs at most the limit
-        room = self.limit - self.total + 1
-        data = self._r.read(room if size is None or size < 0 else min(size, room))
+        if size is None or size < 0:
+            return b"".join(iter(lambda: self.read(CHUNK), b""))
+        if self._at >= len(self._block):
+            # never ask for more than one byte past the budget, so a bomb costs at most
+            # the limit
+            room = self.limit - self._pulled + 1
+            self._block = self._r.read(min(max(size, CHUNK), room))
+            self._at = 0
+            self._pulled += len(self._block)
+        at = self._at
+        data = self._block[at:at + size]  # the whole block is not copied
+        self._at = at + len(data)
         self.total += len(data)
+        # refused when the reader above gets past the budget, as without the block (a
+        # member's header that claims too much is refused before, with its own message)
         if self.total > self.limit:
             raise BundleTooLarge(f"bundle inflates beyond the {self.limit}-byte limit: refused")
         return data

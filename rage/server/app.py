@@ -56,7 +56,7 @@ from rage.server.wsgi import (
 )
 
 if TYPE_CHECKING:
-    from rage.server.triage import Triage
+    from rage.server.triage import Tails, Triage
 
 MiB = 1024 * 1024
 MULTIPART_SLACK = 64 * 1024  # headers and boundaries around the file part
@@ -173,7 +173,8 @@ class ReceiverApp:
     # -- uploads -----------------------------------------------------------------------------
 
     def _receive(self, environ: Environ) -> tuple[StoredBundle, str]:
-        """Read, validate and store the upload; returns its metadata and deletion token."""
+        """Read, validate and store the upload, then index it; returns its metadata and
+        deletion token."""
         if self.config.upload_token and not auth.token_ok(
                 bearer(environ), self.config.upload_token):
             raise HTTPError(401, "upload token required (Authorization: Bearer <token>)",
@@ -182,6 +183,17 @@ class ReceiverApp:
             key = idempotency.key_of(environ)
         except idempotency.BadKey as e:
             raise HTTPError(400, str(e)) from None
+        if self.triage is None:
+            return self._store_upload(environ, key, None)
+        with self.triage.receiving() as tails:  # announced to the index's group commit
+            meta, token = self._store_upload(environ, key, tails)
+            # after the bundle is stored: the index row comes last
+            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ), tails)
+        return meta, token
+
+    def _store_upload(self, environ: Environ, key: str | None,
+                      tails: Tails | None) -> tuple[StoredBundle, str]:
+        """Read, validate and store the upload (``tails`` keeps what the signature reads)."""
         ctype = environ.get("CONTENT_TYPE", "")
         multipart = ctype.lower().startswith("multipart/form-data")
         limit = self.config.max_bundle_size
@@ -205,7 +217,6 @@ class ReceiverApp:
                     raise HTTPError(400, "empty upload: send a .tar.zst bundle")
                 f.flush()
                 f.seek(0)
-                tails = self.triage.tails() if self.triage is not None else None
                 manifest = tame_manifest(validate_bundle(
                     f, self.config.max_decompressed, max_manifest=self.config.max_manifest,
                     sinks=tails.sinks if tails is not None else None))
@@ -237,8 +248,6 @@ class ReceiverApp:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
         log.info("stored bundle %s (%d bytes)", meta.id, size)
-        if self.triage is not None:  # after the bundle is stored: the index row comes last
-            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ), tails)
         return meta, token
 
     def _links(self, environ: Environ, bundle_id: str) -> dict[str, str]:

@@ -8,6 +8,15 @@ one writer thread and waits; the writer takes everything queued, aggregates it (
 per signature with ``count = count + n``, one per signature and day, executemany for the
 bundle rows) and commits once. The upload is acknowledged only after that commit, so what
 was acknowledged is counted, as before.
+
+Measured again with the receiver under load (8 threads): batches averaged under three
+items, and the transaction, not the items, is the writer's cost (every SQLite call hands
+the GIL to an upload thread and waits to get it back). So the writer waits a little for
+uploads it knows are on their way, as PostgreSQL's ``commit_delay`` does when
+``commit_siblings`` transactions are active: an upload announces itself
+(:meth:`GroupCommit.expect`) before it is validated, and while any announced upload has not
+arrived, the writer waits for it up to :data:`COMMIT_DELAY` before it commits. A lone
+upload never waits.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,6 +35,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rage.server.index")
 MAX_BATCH = 256
+# seconds a commit waits for announced uploads (an upload waits at most this much longer).
+# Measured in-process, 8 threads: batches of ~5 instead of ~3, the writer's CPU per upload
+# -25% and more; over HTTP 5 ms did better than 2 ms and than none
+COMMIT_DELAY = 0.005
+_WAKE = object()  # queued when an announced upload is withdrawn: the writer looks again
 
 
 @dataclass
@@ -36,20 +51,59 @@ class _Item:
     error: BaseException | None = None
 
 
+class Expected:
+    """An item announced to a :class:`GroupCommit` and not yet arrived; :meth:`settle` it
+    once (submitting it does), whether or not it is submitted in the end."""
+
+    __slots__ = ("_group", "_open")
+
+    def __init__(self, group: GroupCommit) -> None:
+        self._group = group
+        self._open = True
+
+    def settle(self, *, withdrawn: bool = True) -> None:
+        """No longer on its way; ``withdrawn`` (it will not be submitted) wakes a writer
+        that may be waiting for it. Idempotent."""
+        if self._open:
+            self._open = False
+            self._group._arrived(withdrawn)
+
+
 class GroupCommit:
     """Runs ``write(items)`` (one transaction for a list of (signature, facts)) on one
     thread for whatever is queued; :meth:`submit` blocks until its item is committed."""
 
     def __init__(self, write: Callable[[list[tuple[Signature, BundleFacts]]],
-                                       list[Recorded | None]]) -> None:
+                                       list[Recorded | None]], *,
+                 delay: float = COMMIT_DELAY) -> None:
         self._write = write
-        self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._delay = delay
+        self._queue: queue.SimpleQueue[_Item | object] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._coming = 0  # announced items not yet settled (guarded by _lock)
 
-    def submit(self, sig: Signature, facts: BundleFacts, timeout: float = 120) -> Recorded | None:
+    def expect(self) -> Expected:
+        """Announce an item that will probably be submitted soon (an upload about to be
+        validated): the writer waits up to ``delay`` for announced items before a commit."""
+        with self._lock:
+            self._coming += 1
+        return Expected(self)
+
+    def _arrived(self, withdrawn: bool) -> None:
+        with self._lock:
+            self._coming -= 1
+            started = self._thread is not None
+        if withdrawn and started:  # no writer yet: nothing waits, and nothing should pile up
+            self._queue.put(_WAKE)
+
+    def submit(self, sig: Signature, facts: BundleFacts, timeout: float = 120, *,
+               expected: Expected | None = None) -> Recorded | None:
+        """Queue one item and wait for its commit; ``expected`` is its announcement."""
         item = _Item(sig, facts)
-        self._queue.put(item)
+        self._queue.put(item)  # queued before it is settled: a waiting writer takes it along
+        if expected is not None:
+            expected.settle(withdrawn=False)
         self._ensure_thread()
         if not item.done.wait(timeout):
             raise TimeoutError("the index writer did not answer")
@@ -66,13 +120,33 @@ class GroupCommit:
 
     def _run(self) -> None:
         while True:
-            batch = [self._queue.get()]
-            while len(batch) < MAX_BATCH:
+            first = self._queue.get()
+            if isinstance(first, _Item):
+                self._commit(self._gather(first))
+
+    def _gather(self, first: _Item) -> list[_Item]:
+        """``first`` and whatever is queued, waiting up to the delay while announced items
+        have not arrived."""
+        batch = [first]
+        deadline = None
+        while len(batch) < MAX_BATCH:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                if self._coming <= 0:
+                    break
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self._delay
+                if now >= deadline:
+                    break
                 try:
-                    batch.append(self._queue.get_nowait())
+                    item = self._queue.get(timeout=deadline - now)
                 except queue.Empty:
                     break
-            self._commit(batch)
+            if isinstance(item, _Item):
+                batch.append(item)
+        return batch
 
     def _commit(self, batch: list[_Item]) -> None:
         try:

@@ -31,7 +31,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from rage.server import queries
 from rage.server import schema as S
-from rage.server.batch import GroupCommit, aggregate
+from rage.server.batch import Expected, GroupCommit, aggregate
 from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query, version_gt, version_key
 from rage.server.signature import ALGORITHM_VERSION, Signature
 
@@ -169,6 +169,9 @@ class Index:
             "first_version": sa.func.coalesce(t.c.first_version, ex.first_version),
         }).returning(t.c.id, t.c.count, t.c.status, t.c.fixed_in)
         self._add_bundles = b.insert()  # rows already known are filtered out first
+        # which of a batch's bundles are indexed already (an expanding IN: the construct is
+        # built once, not per batch)
+        self._known = sa.select(b.c.id).where(b.c.id.in_(sa.bindparam("ids", expanding=True)))
         days = S.signature_days
         day_ins = self._insert(days)
         self._count_day = day_ins.on_conflict_do_update(
@@ -184,10 +187,17 @@ class Index:
                                          t.c.status == "fixed").values(
             status="regressed", status_changed=sa.bindparam("changed")).returning(t.c.id)
 
-    def record(self, sig: Signature, facts: BundleFacts) -> Recorded | None:
+    def expect(self) -> Expected:
+        """Announce a bundle that will probably be recorded soon (an upload being
+        validated): commits wait a little for it (batch.py). Settle it if it is not."""
+        return self._group.expect()
+
+    def record(self, sig: Signature, facts: BundleFacts, *,
+               expected: Expected | None = None) -> Recorded | None:
         """Count one stored bundle under ``sig``; None if the bundle is already indexed.
-        Returns once it is committed (with whatever else was queued: see batch.py)."""
-        return self._group.submit(sig, facts)
+        Returns once it is committed (with whatever else was queued: see batch.py);
+        ``expected`` is the bundle's announcement, settled here."""
+        return self._group.submit(sig, facts, expected=expected)
 
     def record_many(self, items: list[tuple[Signature, BundleFacts]]) -> list[Recorded | None]:
         """Count many bundles in one transaction (None for those already indexed)."""
@@ -196,10 +206,8 @@ class Index:
 
     def _record_batch(self, conn: sa.Connection,
                       items: list[tuple[Signature, BundleFacts]]) -> list[Recorded | None]:
-        b = S.bundles
         results: list[Recorded | None] = [None] * len(items)
-        known = set(conn.execute(sa.select(b.c.id).where(
-            b.c.id.in_([f.id for _, f in items]))).scalars())
+        known = set(conn.execute(self._known, {"ids": [f.id for _, f in items]}).scalars())
         fresh: list[int] = []
         for n, (_, f) in enumerate(items):
             if f.id not in known:

@@ -24,13 +24,14 @@ import logging
 import re
 import shlex
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from rage.server import signature as signing
+from rage.server.batch import Expected
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
 from rage.server.notify import Notifier
 from rage.server.storage import Storage, StoredBundle
@@ -65,9 +66,13 @@ class Response:
 
 class Tails:
     """Keeps the last TEXT_CAP bytes of each member a signature reads, fed by the receiver's
-    validation pass (``validate_bundle(..., sinks=tails.sinks)``): no second read."""
+    validation pass (``validate_bundle(..., sinks=tails.sinks)``): no second read.
 
-    def __init__(self) -> None:
+    ``expected`` is the upload's announcement to the index (see :meth:`Triage.receiving`).
+    """
+
+    def __init__(self, expected: Expected | None = None) -> None:
+        self.expected = expected
         self._bufs: dict[str, bytearray] = {}
         self.sinks: dict[str, Callable[[bytes], object]] = {
             name: self._sink(name) for name in signing.MEMBERS}
@@ -179,7 +184,8 @@ class Triage:
             sig = (signing.compute(meta.manifest, tails.texts()) if tails is not None
                    else self.sign(storage, meta))
             identity = str(meta.manifest.get("reporter") or environ.get("REMOTE_ADDR") or "?")
-            recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)))
+            recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)),
+                                         expected=tails.expected if tails is not None else None)
         except Exception:
             log.exception("could not index bundle %s (re-indexed at the next start)", meta.id)
             return None
@@ -195,9 +201,18 @@ class Triage:
         except Exception:
             log.exception("could not remove bundle %s from the index", bundle_id)
 
-    @staticmethod
-    def tails() -> Tails:
-        return Tails()
+    @contextlib.contextmanager
+    def receiving(self) -> Iterator[Tails]:
+        """One upload on its way to the index, for the length of the block: its tails (for
+        the validation pass and :meth:`on_stored`), and its announcement to the index's group
+        commit, which waits a little for uploads on their way (batch.py). The announcement
+        is settled when the upload is recorded, else when the block ends."""
+        tails = Tails(self.index.expect())
+        try:
+            yield tails
+        finally:
+            assert tails.expected is not None
+            tails.expected.settle()
 
     def reprocess(self, storage: Storage, *, recent: int = 0) -> int:
         """Re-sign bundles signed by an older algorithm, and index those of the ``recent``
