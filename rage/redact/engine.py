@@ -126,13 +126,12 @@ class RedactionEngine:
             handlers.append(handler)
 
         self._lits = None
-        lits_enc: list[bytes] = []
         if lits:
-            enc = lits_enc = [s.encode("utf-8", "surrogatepass") for s in lits]
+            enc = [s.encode("utf-8", "surrogatepass") for s in lits]
             # tried first at every start: what the user registered wins over any format
             self._lits = re.compile(b"|".join(re.escape(e) for e in enc))
             trig(cs, enc, 0)
-        bounded: set[bytes] = set()  # catalogue prefixes: a match starts at a word boundary
+        fmt_cs: dict[bytes, set[int]] = {}  # catalogue prefixes not walked from an anchor
         names_cs: list[bytes] = []  # found apart: a start only they give tries only them
         names_ci: list[bytes] = []
         anchored: dict[int, list[bytes]] = {}
@@ -150,10 +149,9 @@ class RedactionEngine:
                 continue
             for head in dict.fromkeys(p[:3] for p in fmt.prefixes):
                 heads.setdefault(head, []).append(entry)
-            bounded.update(fmt.prefixes)
             a = anchor_for(fmt.prefixes)
             if a is None:
-                trig(cs, fmt.prefixes, 0)
+                trig(fmt_cs, fmt.prefixes, 0)
             else:
                 anchored.setdefault(a[0], []).extend(fmt.prefixes)
                 trig(fallback.setdefault(a[0], {}), fmt.prefixes, 0)
@@ -178,23 +176,24 @@ class RedactionEngine:
             if a is None or a[0] != c:
                 for t, modes in fallback.pop(c).items():  # not with the shipped formats
                     for mode in modes:
-                        trig(cs, [t], mode)
+                        trig(fmt_cs, [t], mode)
                 continue
             anchors[c] = a[1]
-        every_cs = dict(cs)
+        every_fmt = dict(fmt_cs)
         for f in fallback.values():
             for t, modes in f.items():
-                every_cs.setdefault(t, set()).update(modes)
-        native = Native(_plan(every_cs), _plan(ci), tuple(searched),
-                        bounded=frozenset(bounded - set(lits_enc) - set(P.LINE_TRIGGERS)),
+                every_fmt.setdefault(t, set()).update(modes)
+        native = Native(_plan(cs), _plan(ci), tuple(searched), formats=_plan(every_fmt),
                         names_cs=tuple(names_cs), names_ci=tuple(names_ci)
                         ) if available() else None
+        fmt_rest, fmt_groups = group_plan(scan_plan(fmt_cs), GROUP_BYTES)
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
         self._scan = ScanPlan(cs=cs_rest, ci=ci_rest, anchors=anchors,
                               fallback={c: scan_plan(f) for c, f in fallback.items()},
                               url_at=True, groups=groups, ci_groups=ci_groups, native=native,
-                              names_cs=tuple(names_cs), names_ci=tuple(names_ci))
+                              names_cs=tuple(names_cs), names_ci=tuple(names_ci),
+                              formats=fmt_rest, format_groups=fmt_groups)
         master = re.compile(b"|".join(alts))
         self._group_alt = _alternatives(master)
         # where only a name starts, only the names can match there (every other shape has
@@ -444,15 +443,19 @@ class RedactionEngine:
             a = 0
         found: dict[bytes, list[int]] = {}
         names_only: set[int] = set()
+        formats_only: set[int] = set()
         dirty: list[bool] = []
         starts = candidate_starts(region, self._scan, reference=self.reference_scan,
-                                  found=found, names_only=names_only, dirty=dirty)
+                                  found=found, names_only=names_only,
+                                  formats_only=formats_only, dirty=dirty)
         if dirty:
             region = buf = normalize(region)
             a = 0
             found.clear()
             names_only.clear()
-            starts = candidate_starts(region, self._scan, found=found, names_only=names_only)
+            formats_only.clear()
+            starts = candidate_starts(region, self._scan, found=found, names_only=names_only,
+                                      formats_only=formats_only)
         hits: dict[int, list[_Format]] = {}
         if self._searched:
             search_starts(region, self._searched, hits, found)
@@ -497,6 +500,8 @@ class RedactionEngine:
                         res = handler(m, 0)
                         break
                 else:
+                    if s in formats_only:
+                        continue  # only the catalogue could match here
                     m = match(buf, p, end)
                     if m is None:
                         continue

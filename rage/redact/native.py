@@ -132,7 +132,7 @@ class Native:
     """
 
     def __init__(self, cs: Plan, ci: Plan, searched: tuple[bytes, ...] = (), *,
-                 bounded: frozenset[bytes] = frozenset(), names_cs: tuple[bytes, ...] = (),
+                 formats: Plan = (), names_cs: tuple[bytes, ...] = (),
                  names_ci: tuple[bytes, ...] = ()) -> None:
         import hyperscan
 
@@ -143,8 +143,6 @@ class Native:
         for t, modes in cs:
             if modes != (0,):
                 d.add(escape(t), 0, (_MODES, len(t), modes))
-            elif t in bounded:  # the catalogue's boundary: `cio` in `asyncio` is no start
-                d.add(escape(t), 0, (_BOUNDED, len(t), None))
             else:
                 d.add(escape(t), 0, (_ADD, len(t), None))
         for t, modes in ci:
@@ -164,6 +162,9 @@ class Native:
                         d.add(before + w + b"[ \\t]", multiline, (_SHAPED, len(w) + 1, None))
         for p in searched:
             d.add(escape(p), 0, (_FOUND, len(p), p))
+        for t, modes in formats:  # the catalogue's boundary: `cio` in `asyncio` is no start
+            d.add(escape(t), 0, (_BOUNDED, len(t), None) if modes == (0,)
+                  else (_MODES, len(t), modes))
         for expr in _DIRTY_EXPRESSIONS:
             d.add(expr, 0, (_DIRTY, 0, None))
         for flags, lits in ((0, names_cs), (caseless, names_ci)):
@@ -185,15 +186,17 @@ class Native:
 
     def starts(self, region: bytes, starts: set[int],
                found: dict[bytes, list[int]] | None = None,
-               names: set[int] | None = None) -> bool:
+               names: set[int] | None = None, formats: set[int] | None = None) -> bool:
         """Add the starts in ``region``; ``found`` gets each searched prefix's positions,
-        ``names`` the starts of the names (user, host, home). True when ``region`` needs
+        ``names`` the starts of the names (user, host, home), ``formats`` those of the
+        catalogue's prefixes (into ``starts`` when None). True when ``region`` needs
         normalising (:func:`rage.redact.normalize.needs_normalizing`)."""
         if self._db is None:
             return False
         dirty: list[bool] = []
         add = starts.add
         add_name = add if names is None else names.add
+        add_format = add if formats is None else formats.add
         actions = self._actions
         alnum, escape_end = _ALNUM, _ESCAPE_END
 
@@ -205,7 +208,7 @@ class Native:
                 elif kind == _BOUNDED:
                     c = region[i - 1] if i else 0
                     if c not in alnum or (c in b"mK" and i >= 2 and region[i - 2] in escape_end):
-                        add(i)
+                        add_format(i)
                 elif kind == _NAME:
                     add_name(i)
                 elif kind == _DIRTY:

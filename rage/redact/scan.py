@@ -100,6 +100,11 @@ class ScanPlan:
     # reported apart (``names_only`` of candidate_starts)
     names_cs: tuple[bytes, ...] = ()
     names_ci: tuple[bytes, ...] = ()
+    # the catalogue's prefixes not walked from an anchor (those of ``anchors`` and
+    # ``fallback`` are the catalogue's too): their starts are reported apart
+    # (``formats_only`` of candidate_starts)
+    formats: Plan = ()
+    format_groups: tuple[Group, ...] = ()
 
 
 def scan_plan(triggers: dict[bytes, set[int]]) -> Plan:
@@ -168,6 +173,7 @@ def anchor_for(literals: tuple[bytes, ...]) -> tuple[int, Anchor] | None:
 def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
                      found: dict[bytes, list[int]] | None = None,
                      names_only: set[int] | None = None,
+                     formats_only: set[int] | None = None,
                      dirty: list[bool] | None = None) -> list[int]:
     """Sorted positions in ``region`` where a match may start.
 
@@ -175,34 +181,40 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
     result; it is what the tests hold the fast path to. When the one Hyperscan pass runs
     (:class:`rage.redact.native.Native`), ``found`` gets the positions of the searched
     formats' prefixes (see :func:`rage.redact.catalogue.search_starts`) and a ``b""`` key
-    to say so, ``names_only`` the starts that only a name (user, host, home) gave, and
-    ``dirty`` a True when the region needs normalising (the pure-Python scan leaves that
-    to :func:`rage.redact.normalize.needs_normalizing`).
+    to say so, ``names_only`` the starts that only a name (user, host, home) gave,
+    ``formats_only`` those that only a catalogue prefix gave, and ``dirty`` a True when the
+    region needs normalising (the pure-Python scan leaves that to
+    :func:`rage.redact.normalize.needs_normalizing`).
     """
     starts: set[int] = set()
     names: set[int] = set()
+    formats: set[int] = set()
     if plan.native is not None and not reference:
         if found is not None and plan.native.searched:
             found[b""] = []
-            unclean = plan.native.starts(region, starts, found, names)
+            unclean = plan.native.starts(region, starts, found, names, formats)
         else:
-            unclean = plan.native.starts(region, starts, None, names)
+            unclean = plan.native.starts(region, starts, None, names, formats)
         if unclean and dirty is not None:
             dirty.append(True)
         if plan.url_at:
             _url_starts(region, starts)
-        return _merge(starts, names, names_only)
-    add = starts.add
-    extra: list[Plan] = []
+        return _merge(starts, names, formats, names_only, formats_only)
     budget = len(region) // _ANCHOR_DENSITY
+    fmt_extra: list[Plan] = [plan.formats]
     for c, anchor in plan.anchors.items():
-        if reference or not _walk_anchor(region, c, anchor, budget, add):
-            extra.append(plan.fallback[c])
-    for g in plan.groups:
-        if reference or g.too_dense(region):
-            extra.append(g.plan)
-        else:
-            _group_starts(region, region, g, starts)
+        if reference or not _walk_anchor(region, c, anchor, budget, formats.add):
+            fmt_extra.append(plan.fallback[c])
+    extra: list[Plan] = []
+    for groups, more, into in ((plan.groups, extra, starts),
+                               (plan.format_groups, fmt_extra, formats)):
+        for g in groups:
+            if reference or g.too_dense(region):
+                more.append(g.plan)
+            else:
+                _group_starts(region, region, g, into)
+    for p in fmt_extra:
+        _find_all(region, region, p, formats)
     if plan.url_at and not reference:
         _url_starts(region, starts)
     elif plan.url_at:
@@ -216,36 +228,48 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
             _group_starts(region, low, g, starts)
     for hay, p in ((region, plan.cs), *((region, e) for e in extra), (low, plan.ci),
                    *((low, e) for e in extra_ci)):
-        for t, modes in p:
-            i = hay.find(t)
-            if i < 0:
-                continue
-            if modes == (0,):  # the common case, kept tight
-                while i >= 0:
-                    add(i)
-                    i = hay.find(t, i + 1)
-                continue
-            while i >= 0:
-                for mode in modes:
-                    if mode >= 0:
-                        add(i - mode)
-                    else:
-                        run_starts(region, i, mode, starts)
-                i = hay.find(t, i + 1)
+        _find_all(region, hay, p, starts)
     for hay, lits in ((region, plan.names_cs), (low, plan.names_ci)):
         for t in lits:
             i = hay.find(t)
             while i >= 0:
                 names.add(i)
                 i = hay.find(t, i + 1)
-    return _merge(starts, names, names_only)
+    return _merge(starts, names, formats, names_only, formats_only)
 
 
-def _merge(starts: set[int], names: set[int], names_only: set[int] | None) -> list[int]:
-    """All starts, sorted; ``names_only`` gets those only a name gave."""
+def _find_all(region: bytes, hay: bytes, plan: Plan, starts: set[int]) -> None:
+    """The starts of ``plan``'s triggers found in ``hay`` (``region`` or its lower-cased
+    copy) with plain finds."""
+    add = starts.add
+    for t, modes in plan:
+        i = hay.find(t)
+        if i < 0:
+            continue
+        if modes == (0,):  # the common case, kept tight
+            while i >= 0:
+                add(i)
+                i = hay.find(t, i + 1)
+            continue
+        while i >= 0:
+            for mode in modes:
+                if mode >= 0:
+                    add(i - mode)
+                else:
+                    run_starts(region, i, mode, starts)
+            i = hay.find(t, i + 1)
+
+
+def _merge(starts: set[int], names: set[int], formats: set[int],
+           names_only: set[int] | None, formats_only: set[int] | None) -> list[int]:
+    """All starts, sorted; ``names_only`` and ``formats_only`` get those that only a name
+    or only a catalogue prefix gave (the engine tries only those shapes there: every other
+    shape has triggers of its own)."""
     if names and names_only is not None:
-        names_only.update(names - starts)
-    return sorted(starts | names)
+        names_only.update(names - starts - formats)
+    if formats and formats_only is not None:
+        formats_only.update(formats - starts - names)
+    return sorted(starts | names | formats)
 
 
 def _group_starts(region: bytes, hay: bytes, g: Group, starts: set[int]) -> None:
