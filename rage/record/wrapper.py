@@ -30,7 +30,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
-    from typing import Any
+    from typing import Any, NoReturn
 
     from rage.record.capture import CappedFile
     from rage.record.spawn import Child
@@ -175,6 +175,21 @@ def main(args: list[str]) -> int:
     if settings.disable:
         return _exec(path, list(opts.argv))
     return Wrapper(app, opts, settings).run(path)
+
+
+def main_exit(args: list[str]) -> NoReturn:
+    """:func:`main`, then end the process with its status at once: standard streams
+    flushed, the interpreter's teardown (freeing every module and object, ~1.5 ms of CPU on
+    every recorded command) skipped. Nothing is left to tear down by then: the record is
+    written and closed, the supervisor thread has ended and rage registers no exit
+    handlers on this path. A flush that fails ends with 120, as Python's own exit does."""
+    code = main(args)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 120
+    os._exit(code)
 
 
 def _exec(path: str, argv: list[str]) -> int:
