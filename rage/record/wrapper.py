@@ -186,7 +186,8 @@ def main_exit(args: list[str]) -> NoReturn:
     code = main(args)
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: the descriptor was closed when we started
+                stream.flush()
         except (OSError, ValueError):
             code = code or 120
     os._exit(code)
