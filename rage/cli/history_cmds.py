@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from rage.cli.render import (
@@ -85,7 +83,9 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         if not parts:
             raise NotFoundError(f"run {run.short_id} has no captured output")
         text = clean("\n".join(parts))
-        if sys.stdout.isatty():
+        from rage.termjob import can_page
+
+        if can_page():  # a pager reads keys: not in the background (`rage show ... &`)
             click.echo_via_pager(text)
         else:
             click.echo(text, nl=False)
@@ -165,7 +165,9 @@ def forget(run_ref: str | None, app: str | None, all_runs: bool, yes: bool) -> N
             raise NotFoundError(f"no runs of {app} recorded",
                                 hint="`rage list` shows the apps that have runs")
         if not yes:
-            if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            from rage.termjob import can_ask
+
+            if not can_ask():
                 raise UsageError(f"not a terminal: pass --yes to forget all {count} run(s) "
                                  f"of {app} without confirmation")
             if not click.confirm(f"forget all {count} run(s) of {app}?", err=True):

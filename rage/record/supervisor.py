@@ -27,6 +27,7 @@ else:
 SI_KERNEL = 0x80
 SI_USER = 0
 FLUSH = b"f"  # on the wake pipe: copy out everything readable now (the command stopped)
+CONTINUED = b"c"  # on the wake pipe: we were continued, perhaps in the foreground again
 FLUSH_WAIT_S = 1.0
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH,
@@ -202,6 +203,8 @@ class Supervisor:
             copy_winsize(1, child.master_fd)
         if child.leader is not None:
             _kill(child.leader, signal.SIGCONT)  # it continues the command
+        # the relay holds the keys back while we are in the background: `fg` gives them
+        _suppress_oserror(lambda: os.write(self.wake_fd, CONTINUED))
 
 
 def _kill(pid: int, sig: int) -> None:

@@ -263,12 +263,13 @@ class Wrapper:
 
             before = snapshot(patterns, cwd)
         mode = choose_mode()
-        sigs = blocked_signals(job_control(mode))
+        jobs = job_control(mode)
+        sigs = blocked_signals(jobs)
         old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
         # the run is dated from the spawn; its record is created while the child runs
         started_ns, t0 = time.time_ns(), time.monotonic()
         try:
-            child = spawn(path, list(self.opts.argv), mode, old_mask)
+            child = spawn(path, list(self.opts.argv), mode, old_mask, job_control=jobs)
         except CommandError as e:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
             _err(f"rage: {e}")
