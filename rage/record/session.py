@@ -121,6 +121,8 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
                              setpgroup=0)
     _foreground(tty, pid)
     os.write(w, b"pid %d\n" % pid)
+    import resource  # noqa: F401 - os.wait4 imports it: now, while the command runs
+
     while True:
         _, status, ru = os.wait4(pid, os.WUNTRACED)
         if not os.WIFSTOPPED(status):
@@ -185,12 +187,16 @@ def _continue(pgrp: int) -> None:
 
 def read_result(fd: int) -> tuple[int, Usage, bytes] | None:
     """The command's wait status, usage and unread keys once the leader has exited (None
-    if it died before saying: the leader's own status is then all there is)."""
+    if it died before saying: the leader's own status is then all there is). The leader
+    is gone, so the pipe holds all it wrote: read at once, not a byte at a time (each
+    read would wait for the GIL the main thread holds)."""
+    data = b""
     try:
-        line = _read_line(fd)
+        while chunk := os.read(fd, 1 << 16):
+            data += chunk
     except OSError:
         return None
-    parts = line.split()
+    parts = data.split(b"\n", 1)[0].split()
     if len(parts) != 6 or parts[0] != b"done":
         return None
     typeahead = b"" if parts[5] == b"-" else bytes.fromhex(parts[5].decode())

@@ -304,8 +304,10 @@ def _spawn_pty(
     child.master_fd = master
     to_close.append(slave)
     # the child's terminal starts as a copy of the user's: same modes, same size
+    users: list[Any] | None = None
     try:
-        attrs = termios.tcgetattr(0 if job_control else 1)
+        users = termios.tcgetattr(0 if job_control else 1)
+        attrs = [*users[:6], list(users[6])]
         if not job_control:
             # the user's terminal is not raw then and does its own output processing
             # (\n -> \r\n); doing it twice would print \r\r\n
@@ -352,7 +354,7 @@ def _spawn_pty(
     except OSError:
         child.slave_fd = None
     child.raw_fd = 0
-    child.saved_termios = enter_raw(0)
+    child.saved_termios = enter_raw(0, users)
     return child
 
 
@@ -373,14 +375,24 @@ def _posix_spawn(
         raise CommandError(f"{argv[0]}: {e.strerror}", code) from None
 
 
-def enter_raw(fd: int) -> list[Any] | None:
-    """Put terminal ``fd`` in raw mode; return its previous attributes (None if not a tty)."""
+def enter_raw(fd: int, saved: list[Any] | None = None) -> list[Any] | None:
+    """Put terminal ``fd`` in raw mode (what ``tty.setraw`` does, without importing tty);
+    return its previous attributes (None if not a tty). ``saved``: those attributes, when
+    the caller has just read them."""
     import termios
-    import tty
 
     try:
-        saved: list[Any] = termios.tcgetattr(fd)
-        tty.setraw(fd, termios.TCSANOW)
+        if saved is None:
+            saved = termios.tcgetattr(fd)
+        mode = [*saved[:6], list(saved[6])]
+        mode[0] &= ~(termios.BRKINT | termios.ICRNL | termios.INPCK | termios.ISTRIP
+                     | termios.IXON)
+        mode[1] &= ~termios.OPOST
+        mode[2] = (mode[2] & ~(termios.CSIZE | termios.PARENB)) | termios.CS8
+        mode[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN | termios.ISIG)
+        mode[6][termios.VMIN] = 1
+        mode[6][termios.VTIME] = 0
+        termios.tcsetattr(fd, termios.TCSANOW, mode)
     except termios.error:
         return None
     return saved
