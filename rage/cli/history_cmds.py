@@ -110,6 +110,10 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         rows.append(("exception", exception))
     if run.meta.get("peak_rss_bytes") is not None:
         rows.append(("peak memory", _size(run.meta["peak_rss_bytes"])))
+    elif run.meta.get("peak_rss_at_most_bytes") is not None:
+        # a command smaller than rage's own memory: Linux counts that in (see meta.json)
+        rows.append(("peak memory", f"at most {_size(run.meta['peak_rss_at_most_bytes'])}"
+                                    " (less than rage's own: not measured exactly)"))
     for key, label in (("cpu_user_s", "cpu user"), ("cpu_sys_s", "cpu system")):
         if isinstance(run.meta.get(key), int | float):
             rows.append((label, format_duration(float(run.meta[key]))))

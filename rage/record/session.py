@@ -31,14 +31,18 @@ TYPEAHEAD_MAX = 4096  # a line discipline holds at most this much unread input
 
 
 class Usage:
-    """The command's resource usage, as the leader reported it (``wait4``'s fields we keep)."""
+    """The command's resource usage, as the leader reported it (``wait4``'s fields we keep),
+    and the leader's own peak RSS when it started the command (``spawner_maxrss``, KiB):
+    the command's ``ru_maxrss`` counts it in (see :func:`rage.record.wrapper.memory_fields`)."""
 
-    __slots__ = ("ru_maxrss", "ru_stime", "ru_utime")
+    __slots__ = ("ru_maxrss", "ru_stime", "ru_utime", "spawner_maxrss")
 
-    def __init__(self, maxrss: int, utime: float, stime: float) -> None:
+    def __init__(self, maxrss: int, utime: float, stime: float,
+                 spawner_maxrss: int | None = None) -> None:
         self.ru_maxrss = maxrss
         self.ru_utime = utime
         self.ru_stime = stime
+        self.spawner_maxrss = spawner_maxrss
 
 
 class SpawnFailed(Exception):
@@ -121,8 +125,10 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
                              setpgroup=0)
     _foreground(tty, pid)
     os.write(w, b"pid %d\n" % pid)
-    import resource  # noqa: F401 - os.wait4 imports it: now, while the command runs
+    import resource  # os.wait4 imports it: now, while the command runs
 
+    # the command was exec'd from our memory (vfork): its ru_maxrss counts our peak in
+    spawner_maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     while True:
         _, status, ru = os.wait4(pid, os.WUNTRACED)
         if not os.WIFSTOPPED(status):
@@ -139,8 +145,8 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     # hangs up only our own, empty, group rather than theirs.
     _foreground(tty, os.getpgrp())
     typeahead = unread_input(tty).hex() or "-"
-    os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r} {typeahead}\n"
-             .encode())
+    os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r} {typeahead} "
+             f"{spawner_maxrss}\n".encode())
 
 
 def unread_input(tty: int) -> bytes:
@@ -197,10 +203,11 @@ def read_result(fd: int) -> tuple[int, Usage, bytes] | None:
     except OSError:
         return None
     parts = data.split(b"\n", 1)[0].split()
-    if len(parts) != 6 or parts[0] != b"done":
+    if len(parts) != 7 or parts[0] != b"done":
         return None
     typeahead = b"" if parts[5] == b"-" else bytes.fromhex(parts[5].decode())
-    return int(parts[1]), Usage(int(parts[2]), float(parts[3]), float(parts[4])), typeahead
+    usage = Usage(int(parts[2]), float(parts[3]), float(parts[4]), int(parts[6]))
+    return int(parts[1]), usage, typeahead
 
 
 def give_back(tty: int, keys: bytes) -> None:

@@ -91,7 +91,7 @@ class Child:
     """
 
     __slots__ = ("appended", "kinds", "leader", "master_fd", "mode", "pid", "raw_fd",
-                 "saved_termios", "slave_fd", "status_fd", "streams")
+                 "saved_termios", "slave_fd", "spawner_maxrss", "status_fd", "streams")
 
     def __init__(self, pid: int, mode: str) -> None:
         self.pid = pid
@@ -109,6 +109,9 @@ class Child:
         # with job control: our own descriptor of the command's terminal, to take back the
         # keys it never read once it has exited (see rage.record.relay.relay's ``on_exit``)
         self.slave_fd: int | None = None
+        # the peak RSS (KiB) of the process the command was exec'd from, which its own
+        # ru_maxrss counts in (rage.record.wrapper.memory_fields)
+        self.spawner_maxrss: int | None = None
 
 
 TTY, PIPE_KIND, FILE, DEVICE, CLOSED = "tty", "pipe", "file", "device", "closed"

@@ -151,6 +151,7 @@ class Supervisor:
             result = read_result(child.status_fd)
             if result is not None:
                 status, usage, self.typeahead = result  # the command's, not its leader's
+                child.spawner_maxrss = getattr(usage, "spawner_maxrss", None)
         self.rusage = usage
         self.status = status
 
