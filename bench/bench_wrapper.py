@@ -20,8 +20,8 @@ shared machine. Cases:
   session leader of its own; `script` does the same with its shell. The real shim script
   (`sh` running the file `rage shim install` writes, its boot code finding the real `true`
   on PATH) is measured there too, and so is the bare interpreter
-- `--runs N` repeats the start-up table N times (each headed by the load average), so one
-  noisy run shows as such
+- `--runs N` repeats the shim start-up table (terminal, /dev/null, pipe) N times, each
+  headed by the load average, so one noisy run shows as such; `--startup-only` stops there
 - throughput, pipes: `rage run -- cat F` vs `cat F | tee OUT >/dev/null` (F: a 200 MB file)
 - throughput, terminal: both run on a pty opened here: `rage run -- cat F` vs
   `script -qec "cat F" /dev/null`
@@ -171,6 +171,20 @@ def terminal_rows(reps: int, env: dict[str, str], shim_env: dict[str, str]) -> l
     ]
 
 
+def no_terminal_rows(reps: int, env: dict[str, str]) -> list[Row]:
+    """Start-up without a terminal: stdout on /dev/null (the command gets the device
+    itself) and on a pipe (relayed), against `script -qec true` in the same conditions."""
+    pipe = subprocess.PIPE
+    return [
+        compare("rage run -- true (python -I -S, as a shim), stdout /dev/null", reps,
+                lambda: timed_pipe([*SHIM, "true"], env),
+                lambda: timed_pipe(SCRIPT, env), "script -qec true"),
+        compare("rage run -- true (python -I -S, as a shim), stdout a pipe", reps,
+                lambda: timed_pipe([*SHIM, "true"], env, stdout=pipe),
+                lambda: timed_pipe(SCRIPT, env, stdout=pipe), "script -qec true"),
+    ]
+
+
 def print_rows(rows: list[Row]) -> None:
     print(f"{'case':<70} {'rage':>9} {'peer':>9} {'ratio':>6} {'cpu':>6}")
     for name, a, b, r, c in rows:
@@ -203,7 +217,8 @@ def main() -> None:
             bare = statistics.median(timed_pty(BARE, env) for _ in range(5))
             print(f"bare interpreter start-up (python -I -S -c pass, on a terminal): "
                   f"{bare * 1000:.1f} ms")
-            print_rows(terminal_rows(args.reps, env, shim_env))
+            print_rows(terminal_rows(args.reps, env, shim_env)
+                       + no_terminal_rows(args.reps, env))
             print(f"(after the run: {load_average()})")
         if args.startup_only:
             return
@@ -212,17 +227,7 @@ def main() -> None:
         with open(big, "wb") as f:
             for _ in range(args.mb):
                 f.write(block)
-        pipe = subprocess.PIPE
         rows = [
-            compare("rage run -- true (shim: python -I -S)", args.reps,
-                    lambda: timed_pipe([*SHIM, "true"], env),
-                    lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env),
-                    "script -qec true"),
-            compare("rage run -- true (shim), stdout a pipe", args.reps,
-                    lambda: timed_pipe([*SHIM, "true"], env, stdout=pipe),
-                    lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env,
-                                       stdout=pipe),
-                    "script -qec true"),
             compare("rage run -- true (python -m rage)", args.reps,
                     lambda: timed_pipe([*RAGE, "true"], env),
                     lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env),
