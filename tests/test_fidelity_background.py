@@ -10,17 +10,18 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rage.record.shims import render
 from tests.conftest import rage_cmd
 from tests.test_fidelity_terminal import (
     BOTH,
+    PLAIN,
     PROMPT,
     Session,
     descendants,
     interactive,
-    running,
     session,
     stopped,
 )
@@ -30,6 +31,17 @@ def _no_stopped_job(s: Session, start: int = 0) -> None:
     """No job was reported stopped since ``start``, and no process is stopped now."""
     assert b"Stopped" not in s.screen[start:], bytes(s.screen)
     assert not any(st == "T" for _c, st in descendants(s.pid).values()), s.processes()
+
+
+def waiting(s: Session, wrapper: str) -> Callable[[], bool]:
+    """The command (python, waiting for the file "go") runs in the foreground: under rage,
+    its own python below rage's, and the keys go raw to it."""
+    def pred() -> bool:
+        pythons = [st for c, st in descendants(s.pid).values() if c.startswith("python")]
+        enough = len(pythons) >= (1 if wrapper == PLAIN else 2)
+        return enough and all(st in "RS" for st in pythons) and (
+            wrapper == PLAIN or s.raw())
+    return pred
 
 
 def _wait_all(s: Session, mark: str) -> None:
@@ -60,16 +72,18 @@ def test_typing_at_the_shell_while_a_job_runs_in_the_background(wrapper: str,
     """^Z then `bg`: the keys typed next are the shell's; the job is not stopped by them
     (rage holds its key relay back in the background), and after `fg` the command reads
     the keys typed then."""
-    code = "import sys; print('got', sys.stdin.readline().strip())"
-    cmd = (f"while [ ! -e go ]; do sleep 0.05; done; {shlex.quote(sys.executable)} -c "
-           f"{shlex.quote(code)}")
+    # one process (python), which reads its terminal only once the test says so ("go")
+    code = ("import os, sys, time\n"
+            "while not os.path.exists('go'):\n    time.sleep(0.05)\n"
+            "print('got', sys.stdin.readline().strip())\n")
     with session(interactive(wrapper, tmp_path), tmp_path) as s:
         s.read_until(PROMPT)
-        s.type(f"r sh -c {shlex.quote(cmd)}\n".encode())
-        s.wait_for(running(s, "sh", wrapper), "the command to run")
+        s.type(f"r {shlex.quote(sys.executable)} -c {shlex.quote(code)}\n".encode())
+        s.wait_for(waiting(s, wrapper), "the command to run")
         s.type(b"\x1a")
         s.read_until(b"Stopped")
-        s.wait_for(stopped(s, "sh"), "the command stopped")
+        s.wait_for(lambda: all(st == "T" for _c, st in descendants(s.pid).values()
+                               if _c != "bash"), "the command stopped")
         s.type(b"bg\n")
         s.wait_for(lambda: not any(st == "T" for _c, st in descendants(s.pid).values()),
                    "the job to run in the background")
@@ -80,9 +94,8 @@ def test_typing_at_the_shell_while_a_job_runs_in_the_background(wrapper: str,
         s.read_until(b"listed-2", start=at)
         _no_stopped_job(s, at)
         s.type(b"fg\n")
-        s.wait_for(running(s, "sh", wrapper), "the command in the foreground")
+        s.wait_for(waiting(s, wrapper), "the command in the foreground")
         (tmp_path / "go").touch()
-        s.wait_for(running(s, "python", wrapper), "python to read")
         s.type(b"hello\n")
         s.read_until(b"got hello")
         s.type(b"exit\n")

@@ -90,3 +90,19 @@ def test_a_python_tool_started_by_a_large_parent_records_its_own_peak(tmp_path: 
     meta = only_meta("tool")
     peak = meta["peak_rss_bytes"]
     assert isinstance(peak, int) and 5 * MB < peak < 150 * MB, meta
+
+
+def test_rage_started_by_a_large_parent_still_measures_its_command() -> None:
+    """rage itself started through vfork by a 300 MB parent (a test runner, an IDE): its
+    own ru_maxrss holds that parent's peak, which must not hide its command's 50 MB."""
+    parent = textwrap.dedent(f"""
+        import subprocess, sys
+        big = bytearray(300_000_000)
+        big[::4096] = b'1' * len(big[::4096])
+        subprocess.run({rage_cmd("run", "--app", "big", "--", sys.executable, "-I", "-S",
+                                 "-c", HOLD_50MB)!r}, check=True, stdin=subprocess.DEVNULL)
+    """)
+    subprocess.run([sys.executable, "-c", parent], check=True, timeout=60,
+                   stdin=subprocess.DEVNULL)
+    peak = only_meta("big")["peak_rss_bytes"]
+    assert isinstance(peak, int) and 50 * MB < peak < 50 * MB + 40 * MB, peak

@@ -258,16 +258,8 @@ def _own_peak_rss() -> int | None:
 
     ``ru_maxrss`` also counts the memory this process was exec'd from: a tool started by a
     large parent through vfork (Python's subprocess, posix_spawn) would report the
-    parent's peak as its own. ``VmHWM`` is the high-water mark of this program's memory
-    since its exec."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            status = f.read(1 << 16)
-    except OSError:
-        return None
-    for line in status.splitlines():
-        if line.startswith(b"VmHWM:"):
-            fields = line.split()
-            if len(fields) == 3 and fields[1].isdigit() and fields[2] == b"kB":
-                return int(fields[1]) * 1024
-    return None
+    parent's peak as its own."""
+    from rage.record.session import own_peak_rss_kib
+
+    kib = own_peak_rss_kib()
+    return None if kib is None else kib * 1024

@@ -89,6 +89,25 @@ def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
                       int(word) if word.isdigit() else 126)
 
 
+def own_peak_rss_kib() -> int | None:
+    """This process's own peak RSS in KiB: ``VmHWM``, the high-water mark of its memory
+    since its exec (Linux), which is what an exec from it (vfork) counts into the new
+    program's ``ru_maxrss``. Not ``ru_maxrss``: that also holds what *this* process was
+    exec'd from (a large test runner or IDE that started rage through vfork). None where
+    unknown."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            status = f.read(1 << 16)
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith(b"VmHWM:"):
+            fields = line.split()
+            if len(fields) == 3 and fields[1].isdigit() and fields[2] == b"kB":
+                return int(fields[1])
+    return None
+
+
 def _read_line(fd: int) -> bytes:
     """One line, read a byte at a time: what follows it stays in the pipe (the next line
     can already be there when the command ends at once)."""
@@ -125,10 +144,10 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
                              setpgroup=0)
     _foreground(tty, pid)
     os.write(w, b"pid %d\n" % pid)
-    import resource  # os.wait4 imports it: now, while the command runs
+    import resource  # noqa: F401 - os.wait4 imports it: now, while the command runs
 
     # the command was exec'd from our memory (vfork): its ru_maxrss counts our peak in
-    spawner_maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    spawner_maxrss = own_peak_rss_kib()
     while True:
         _, status, ru = os.wait4(pid, os.WUNTRACED)
         if not os.WIFSTOPPED(status):
@@ -146,7 +165,7 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     _foreground(tty, os.getpgrp())
     typeahead = unread_input(tty).hex() or "-"
     os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r} {typeahead} "
-             f"{spawner_maxrss}\n".encode())
+             f"{-1 if spawner_maxrss is None else spawner_maxrss}\n".encode())
 
 
 def unread_input(tty: int) -> bytes:
@@ -206,7 +225,9 @@ def read_result(fd: int) -> tuple[int, Usage, bytes] | None:
     if len(parts) != 7 or parts[0] != b"done":
         return None
     typeahead = b"" if parts[5] == b"-" else bytes.fromhex(parts[5].decode())
-    usage = Usage(int(parts[2]), float(parts[3]), float(parts[4]), int(parts[6]))
+    spawner = int(parts[6])
+    usage = Usage(int(parts[2]), float(parts[3]), float(parts[4]),
+                  spawner if spawner >= 0 else None)
     return int(parts[1]), usage, typeahead
 
 

@@ -276,10 +276,11 @@ class Wrapper:
             return e.exit_code
         if child.leader is None:
             # the command was exec'd from our memory (posix_spawn is vfork + exec): its
-            # ru_maxrss counts our peak in. (resource: os.wait4 imports it anyway)
-            import resource
+            # ru_maxrss counts our peak in
+            from rage.record.session import own_peak_rss_kib
 
-            child.spawner_maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            child.spawner_maxrss = own_peak_rss_kib()
+            import resource  # noqa: F401 - for os.wait4: now, not as the command ends
         wake_r, wake_w = os.pipe()
         sup = Supervisor(child, sigs, wake_w)
         try:
