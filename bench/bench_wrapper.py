@@ -1,6 +1,6 @@
 """Benchmark `rage run` against peers, side by side in one process run.
 
-    python3 bench/bench_wrapper.py [--reps N] [--mb SIZE]
+    python3 bench/bench_wrapper.py [--reps N] [--runs N] [--startup-only] [--mb SIZE]
 
 Prints median wall time per case and the ratio to its peer, and the ratio of the CPU time
 (user + system) of the processes each case ran, which a busy machine disturbs less than wall
@@ -13,8 +13,15 @@ shared machine. Cases:
   both as a shim runs it (`python -I -S -c ...`, see rage.record.shims.run_argv) and as
   `python -m rage` (what the `rage` console script costs, minus pip's wrapper); with
   stdout on /dev/null (the child gets the device itself), on a pipe (relayed) and on a
-  pty opened here (the child gets a pty and a session leader of its own); and the bare
-  interpreter's own start-up (`python -I -S -c pass` vs `python3 -c pass`) beside them
+  terminal; and the bare interpreter's own start-up (`python -I -S -c pass`) beside them
+- on a terminal, every case runs as a terminal emulator starts a shell: in a session of its
+  own whose controlling terminal is a pty opened here (stdin, stdout and stderr), in the
+  foreground, the screen drained as it comes. rage then gives the command a pty and a
+  session leader of its own; `script` does the same with its shell. The real shim script
+  (`sh` running the file `rage shim install` writes, its boot code finding the real `true`
+  on PATH) is measured there too, and so is the bare interpreter
+- `--runs N` repeats the shim start-up table (terminal, /dev/null, pipe) N times, each
+  headed by the load average, so one noisy run shows as such; `--startup-only` stops there
 - throughput, pipes: `rage run -- cat F` vs `cat F | tee OUT >/dev/null` (F: a 200 MB file)
 - throughput, terminal: both run on a pty opened here: `rage run -- cat F` vs
   `script -qec "cat F" /dev/null`
@@ -42,6 +49,9 @@ from rage.record.shims import run_argv  # this checkout's rage, not an installed
 PY = sys.executable  # the real interpreter, not a pyenv shim
 RAGE = [PY, "-m", "rage", "run", "--"]
 SHIM = [*run_argv(), "run", "--"]
+SCRIPT = ["script", "-qec", "true", "/dev/null"]
+BARE = [PY, "-I", "-S", "-c", "pass"]
+Row = tuple[str, float, float, float, float]  # case, rage's and the peer's medians, ratios
 
 
 def import_self_us(argv: list[str], env: dict[str, str]) -> int:
@@ -70,12 +80,20 @@ def timed_pipe(argv: list[str], env: dict[str, str], shell: bool = False,
 
 
 def timed_pty(argv: list[str], env: dict[str, str]) -> float:
-    """Run ``argv`` with a pty as stdin/stdout/stderr, draining the screen as a terminal
-    emulator would."""
+    """Run ``argv`` as a terminal emulator runs a shell: a new session whose controlling
+    terminal is a pty opened here (stdin, stdout and stderr), draining the screen as it
+    comes. The first open of the pty after ``setsid`` (posix_spawn's order) makes it the
+    controlling terminal, with the new session's group in the foreground."""
     master, slave = os.openpty()
+    name = os.ttyname(slave)
+    path = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    assert path, argv[0]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdin=slave, stdout=slave, stderr=slave,
-                            start_new_session=True)
+    pid = os.posix_spawn(path, argv, env, setsid=True, file_actions=[
+        (os.POSIX_SPAWN_OPEN, 0, name, os.O_RDWR, 0),
+        (os.POSIX_SPAWN_DUP2, 0, 1),
+        (os.POSIX_SPAWN_DUP2, 0, 2),
+    ])
     os.close(slave)
     while True:
         r, _, _ = select.select([master], [], [], 0.5)
@@ -83,14 +101,34 @@ def timed_pty(argv: list[str], env: dict[str, str]) -> float:
             try:
                 if not os.read(master, 1 << 16):
                     break
-            except OSError:
+            except OSError:  # EIO: every slave descriptor is closed
                 break
-        elif proc.poll() is not None:
+        elif os.waitpid(pid, os.WNOHANG)[0]:
+            pid = 0
             break
-    proc.wait()
+    if pid:
+        os.waitpid(pid, 0)
     dt = time.perf_counter() - t0
     os.close(master)
     return dt
+
+
+def load_average() -> str:
+    try:
+        return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "load average unknown"
+
+
+def install_shim(bin_dir: Path) -> Path:
+    """The real shim script for ``true``, as ``rage shim install true`` writes it."""
+    from rage.record.shims import render
+
+    bin_dir.mkdir()
+    shim = bin_dir / "true"
+    shim.write_text(render("true", python=PY))
+    shim.chmod(0o700)
+    return shim
 
 
 def with_cpu(fn: Callable[[], float]) -> tuple[float, float]:
@@ -102,7 +140,7 @@ def with_cpu(fn: Callable[[], float]) -> tuple[float, float]:
 
 
 def compare(name: str, reps: int, ours: Callable[[], float], peer: Callable[[], float],
-            peer_name: str) -> tuple[str, float, float, float, float]:
+            peer_name: str) -> Row:
     a: list[tuple[float, float]] = []
     b: list[tuple[float, float]] = []
     for i in range(reps):
@@ -117,9 +155,48 @@ def compare(name: str, reps: int, ours: Callable[[], float], peer: Callable[[], 
     return (f"{name} vs {peer_name}", ma, mb, ma / mb, ca / cb if cb else float("nan"))
 
 
+def terminal_rows(reps: int, env: dict[str, str], shim_env: dict[str, str]) -> list[Row]:
+    """Start-up on a terminal, every case against `script -qec true` on the same kind of
+    terminal, the bare interpreter among them for scale."""
+    return [
+        compare("the real shim script `true`, on a terminal", reps,
+                lambda: timed_pty(["true"], shim_env),
+                lambda: timed_pty(SCRIPT, env), "script -qec true"),
+        compare("rage run -- true (python -I -S, as a shim), on a terminal", reps,
+                lambda: timed_pty([*SHIM, "true"], env),
+                lambda: timed_pty(SCRIPT, env), "script -qec true"),
+        compare("bare interpreter: python -I -S -c pass, on a terminal", reps,
+                lambda: timed_pty(BARE, env),
+                lambda: timed_pty(SCRIPT, env), "script -qec true"),
+    ]
+
+
+def no_terminal_rows(reps: int, env: dict[str, str]) -> list[Row]:
+    """Start-up without a terminal: stdout on /dev/null (the command gets the device
+    itself) and on a pipe (relayed), against `script -qec true` in the same conditions."""
+    pipe = subprocess.PIPE
+    return [
+        compare("rage run -- true (python -I -S, as a shim), stdout /dev/null", reps,
+                lambda: timed_pipe([*SHIM, "true"], env),
+                lambda: timed_pipe(SCRIPT, env), "script -qec true"),
+        compare("rage run -- true (python -I -S, as a shim), stdout a pipe", reps,
+                lambda: timed_pipe([*SHIM, "true"], env, stdout=pipe),
+                lambda: timed_pipe(SCRIPT, env, stdout=pipe), "script -qec true"),
+    ]
+
+
+def print_rows(rows: list[Row]) -> None:
+    print(f"{'case':<70} {'rage':>9} {'peer':>9} {'ratio':>6} {'cpu':>6}")
+    for name, a, b, r, c in rows:
+        print(f"{name:<70} {a * 1000:>7.1f}ms {b * 1000:>7.1f}ms {r:>6.2f} {c:>6.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--runs", type=int, default=1, help="repeat the start-up tables")
+    ap.add_argument("--startup-only", action="store_true",
+                    help="only the start-up cases (no 200 MB throughput cases)")
     ap.add_argument("--big-reps", type=int, default=5)
     ap.add_argument("--mb", type=int, default=200)
     args = ap.parse_args()
@@ -131,27 +208,26 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("RAGE_") and k != "PYTHONDONTWRITEBYTECODE"}
         env.update(RAGE_HOME=str(t / "home"), RAGE_CONFIG=str(t / "c.toml"))
+        install_shim(t / "bin")
+        shim_env = {**env, "PATH": f"{t / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"}
+        timed_pipe([*SHIM, "true"], env)  # the first run of an app makes a retention pass
+        timed_pipe(["true"], shim_env)  # and the shim's first run probes `true --version`
+        for run in range(args.runs):
+            print(f"\nrun {run + 1} of {args.runs}, {load_average()}")
+            bare = statistics.median(timed_pty(BARE, env) for _ in range(5))
+            print(f"bare interpreter start-up (python -I -S -c pass, on a terminal): "
+                  f"{bare * 1000:.1f} ms")
+            print_rows(terminal_rows(args.reps, env, shim_env)
+                       + no_terminal_rows(args.reps, env))
+            print(f"(after the run: {load_average()})")
+        if args.startup_only:
+            return
         big = t / "big.bin"
         block = os.urandom(1 << 20)
         with open(big, "wb") as f:
             for _ in range(args.mb):
                 f.write(block)
-        timed_pipe([*SHIM, "true"], env)  # the first run of an app makes a retention pass
-        pipe = subprocess.PIPE
         rows = [
-            compare("rage run -- true (shim: python -I -S)", args.reps,
-                    lambda: timed_pipe([*SHIM, "true"], env),
-                    lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env),
-                    "script -qec true"),
-            compare("rage run -- true (shim), stdout a pipe", args.reps,
-                    lambda: timed_pipe([*SHIM, "true"], env, stdout=pipe),
-                    lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env,
-                                       stdout=pipe),
-                    "script -qec true"),
-            compare("rage run -- true (shim), on a terminal", args.reps,
-                    lambda: timed_pty([*SHIM, "true"], env),
-                    lambda: timed_pty(["script", "-qec", "true", "/dev/null"], env),
-                    "script -qec true"),
             compare("rage run -- true (python -m rage)", args.reps,
                     lambda: timed_pipe([*RAGE, "true"], env),
                     lambda: timed_pipe(["script", "-qec", "true", "/dev/null"], env),
@@ -181,12 +257,11 @@ def main() -> None:
             ("python -m rage run -- true", import_self_us([*RAGE, "true"], env)),
             ("python -c pass", import_self_us([PY, "-c", "pass"], env)),
         ]
-    print(f"{'case':<58} {'rage':>9} {'peer':>9} {'ratio':>6} {'cpu':>6}")
-    for name, a, b, r, c in rows:
-        print(f"{name:<58} {a * 1000:>7.1f}ms {b * 1000:>7.1f}ms {r:>6.2f} {c:>6.2f}")
-    print(f"\n{'-X importtime, sum of self times (median of 5)':<58} {'ms':>9}")
+    print(f"\n{load_average()}")
+    print_rows(rows)
+    print(f"\n{'-X importtime, sum of self times (median of 5)':<70} {'ms':>9}")
     for name, us in imports:
-        print(f"{name:<58} {us / 1000:>9.1f}")
+        print(f"{name:<70} {us / 1000:>9.1f}")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["run"]:
-        from rage.record.wrapper import main as run_main
+        from rage.record.wrapper import main_exit
 
-        sys.exit(run_main(args[1:]))
+        main_exit(args[1:])
     from rage.cli.main import cli
 
     cli.main(args=args, prog_name="rage")

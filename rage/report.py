@@ -132,23 +132,31 @@ def _collect(request: ReportRequest, meta: Mapping[str, Any]) -> tuple[list[Sect
     found = discover(extra=request.extra_collectors, disable=s.disable_collectors,
                      enable=s.collectors)
     cwd = Path(request.run.cwd) if request.run.cwd else Path.cwd()
+    warnings = list(found.warnings)
     ctx = Context(app=request.run.app, run=dict(meta), cwd=cwd if cwd.is_dir() else Path.cwd(),
                   python=meta.get("python") if isinstance(meta.get("python"), str) else None,
-                  tools=s.tools, history_root=home_root(), environ=_recorded_environ(request.run))
+                  tools=s.tools, history_root=home_root(),
+                  environ=_recorded_environ(request.run, warnings))
     sections = run_collectors(found.collectors, ctx, only=request.only, skip=request.skip,
                               deadline_s=request.collector_deadline_s, sources=found.sources)
-    return sections, list(found.warnings)
+    return sections, warnings
 
 
-def _recorded_environ(run: Run) -> dict[str, str] | None:
-    """The environment the recorder kept for the run (``environ.json``), if readable."""
+def _recorded_environ(run: Run, warnings: list[str]) -> dict[str, str] | None:
+    """The environment the recorder kept for the run (``environ.json``), read within its
+    bound (:func:`rage.record.meta.read_environ`). A damaged or oversized one is left out
+    with one warning: the environment section then describes the reporting process, and
+    says so (``source``)."""
+    from rage.record.meta import read_environ
+
     try:
-        data = json.loads((run.dir / "environ.json").read_bytes())
-    except (OSError, ValueError):
+        data = read_environ(run.dir)
+    except (OSError, ValueError) as e:
+        warnings.append(f"environ.json of run {run.short_id} not used: {e}")
         return None
-    if not isinstance(data, dict):
+    if data is None:
         return None
-    return {escape_undecodable(str(k)): escape_undecodable(str(v)) for k, v in data.items()}
+    return {escape_undecodable(k): escape_undecodable(v) for k, v in data.items()}
 
 
 def prepare(request: ReportRequest) -> Prepared:

@@ -46,8 +46,10 @@ def test_exit_status_is_the_childs(code: int) -> None:
     run = only_run("sh")
     assert run["exit_code"] == code and run["status"] == ("ok" if code == 0 else "failed")
     assert run["recorder"] == "wrapper" and run["argv"] == ["sh", "-c", f"exit {code}"]
-    assert isinstance(run["cpu_user_s"], float) and isinstance(run["peak_rss_bytes"], int)
-    assert run["peak_rss_bytes"] > 0
+    assert isinstance(run["cpu_user_s"], float)
+    # sh is smaller than the memory rage spawned it from: a bound, no exact peak
+    # (tests/test_wrapper_memory.py)
+    assert run["peak_rss_bytes"] is None
 
 
 def test_not_found_and_not_executable(tmp_path: Path) -> None:

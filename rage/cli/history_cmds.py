@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from rage.cli.render import (
@@ -85,7 +83,9 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         if not parts:
             raise NotFoundError(f"run {run.short_id} has no captured output")
         text = clean("\n".join(parts))
-        if sys.stdout.isatty():
+        from rage.termjob import can_page
+
+        if can_page():  # a pager reads keys: not in the background (`rage show ... &`)
             click.echo_via_pager(text)
         else:
             click.echo(text, nl=False)
@@ -110,6 +110,10 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         rows.append(("exception", exception))
     if run.meta.get("peak_rss_bytes") is not None:
         rows.append(("peak memory", _size(run.meta["peak_rss_bytes"])))
+    elif run.meta.get("peak_rss_at_most_bytes") is not None:
+        # a command smaller than rage's own memory: Linux counts that in (see meta.json)
+        rows.append(("peak memory", f"at most {_size(run.meta['peak_rss_at_most_bytes'])}"
+                                    " (less than rage's own: not measured exactly)"))
     for key, label in (("cpu_user_s", "cpu user"), ("cpu_sys_s", "cpu system")):
         if isinstance(run.meta.get(key), int | float):
             rows.append((label, format_duration(float(run.meta[key]))))
@@ -165,7 +169,9 @@ def forget(run_ref: str | None, app: str | None, all_runs: bool, yes: bool) -> N
             raise NotFoundError(f"no runs of {app} recorded",
                                 hint="`rage list` shows the apps that have runs")
         if not yes:
-            if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            from rage.termjob import can_ask
+
+            if not can_ask():
                 raise UsageError(f"not a terminal: pass --yes to forget all {count} run(s) "
                                  f"of {app} without confirmation")
             if not click.confirm(f"forget all {count} run(s) of {app}?", err=True):

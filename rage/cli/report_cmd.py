@@ -35,9 +35,12 @@ def _host(target: str) -> str:
 
 
 def _interactive() -> bool:
-    """Prompts need a terminal to read from (stdin) and to ask on (stderr); stdout may be
-    a pipe (`rage report | cat`)."""
-    return sys.stdin.isatty() and sys.stderr.isatty()
+    """Prompts need a terminal to read from (stdin) and to ask on (stderr), in its
+    foreground (`rage report &` asks nothing: see rage.termjob); stdout may be a pipe
+    (`rage report | cat`)."""
+    from rage.termjob import can_ask
+
+    return can_ask()
 
 
 def _say(text: str = "") -> None:
@@ -245,8 +248,10 @@ def _run_report(
             warn(w)
 
         def show_preview() -> None:
+            from rage.termjob import can_page
+
             text = _render_preview(preview_data(prepared))
-            if sys.stdout.isatty():
+            if can_page():
                 click.echo_via_pager(text)
             else:
                 click.echo(text, nl=False)

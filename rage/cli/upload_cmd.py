@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -62,7 +61,9 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
         raise UsageError("no upload target",
                          hint="pass --to URL, or set upload_url (RAGE_UPLOAD_URL) in the config")
     if not yes:
-        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        from rage.termjob import can_ask
+
+        if not can_ask():
             raise UsageError("not a terminal: pass --yes to upload without confirmation")
         previous = sent_info(path)
         again = f" (already sent to {previous.get('url')})" if previous else ""

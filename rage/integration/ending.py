@@ -245,8 +245,21 @@ def _usage() -> dict[str, Any]:
     except (ImportError, OSError):
         return {}
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
+    peak = _own_peak_rss()
     return {
         "cpu_user_s": round(ru.ru_utime, 6),
         "cpu_sys_s": round(ru.ru_stime, 6),
-        "peak_rss_bytes": int(ru.ru_maxrss) * scale,
+        "peak_rss_bytes": int(ru.ru_maxrss) * scale if peak is None else peak,
     }
+
+
+def _own_peak_rss() -> int | None:
+    """This process's own peak RSS in bytes (``VmHWM``, Linux), None where unknown.
+
+    ``ru_maxrss`` also counts the memory this process was exec'd from: a tool started by a
+    large parent through vfork (Python's subprocess, posix_spawn) would report the
+    parent's peak as its own."""
+    from rage.record.session import own_peak_rss_kib
+
+    kib = own_peak_rss_kib()
+    return None if kib is None else kib * 1024

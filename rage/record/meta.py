@@ -1,4 +1,4 @@
-"""Reading ``meta.json`` back: only what rage itself writes is accepted.
+"""Reading ``meta.json`` (and ``environ.json``) back: only what rage itself writes is accepted.
 
 A record can be damaged (a crash mid-write, a full disk, an editor, a hostile user of a shared
 home): :func:`read_meta` raises OSError or ValueError for anything rage would not have
@@ -70,6 +70,35 @@ def read_meta(run_dir: Path) -> dict[str, Any]:
         raise ValueError("not an object")
     _check_value(meta)
     return meta
+
+
+ENVIRON_MAX_BYTES = 4 * 1024 * 1024  # Linux caps a process's environment near 2 MiB
+
+
+def read_environ(run_dir: Path) -> dict[str, str] | None:
+    """``environ.json`` as a recorder wrote it (variable names to values, secret-named
+    values already masked); None when the run has none (older records, no recorder kept
+    it). ValueError or OSError, with the reason, for anything a recorder would not have
+    written: larger than :data:`ENVIRON_MAX_BYTES` (only that much is ever read), a
+    symlink, FIFO or device, not yours, not JSON, nested or not all strings, lone
+    surrogates other than undecodable bytes."""
+    path = run_dir / "environ.json"
+    raw = read_own(path, ENVIRON_MAX_BYTES + 1)
+    if raw is None:
+        if not path.exists() and not path.is_symlink():
+            return None
+        raise ValueError("not a regular file of yours")
+    if len(raw) > ENVIRON_MAX_BYTES:
+        raise ValueError(f"larger than {ENVIRON_MAX_BYTES // (1024 * 1024)} MiB")
+    try:
+        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+    if not isinstance(data, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise ValueError("not an object of strings")
+    _check_value(data)
+    return data
 
 
 _FATAL_NAMES = {

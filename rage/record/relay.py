@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import select
 
-from rage.record.spawn import Child
+from rage.record.spawn import Child, enter_raw
 from rage.record.supervisor import FLUSH
+from rage.termjob import background
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +39,10 @@ PTY_READ = 1 << 16
 PTY_BURST = 16
 INPUT_LIMIT = 1 << 16  # unsent keyboard input held before we stop reading more
 DRAIN_QUIET_S = 0.05  # after the child exits: stop once its streams are quiet this long
+# Keys are held back while rage is in the background of the user's shell (^Z, then `bg`):
+# reading them would stop rage (SIGTTIN). A SIGCONT wakes the loop at once, but `fg` of a
+# job that is running sends none (bash): this is how often the loop looks meanwhile.
+HELD_RECHECK_MS = 100
 
 def _suppress_oserror(fn: Callable[[], object]) -> None:
     try:  # noqa: SIM105 - contextlib is not imported on the start-up path (~3 ms)
@@ -183,6 +188,7 @@ class _Relay:
         self.poller.register(wake_fd, select.POLLIN)
         self.outputs: dict[int, _Stream] = {}
         self.input: _Stream | None = None  # keyboard -> pty master
+        self.held = False  # keys not read: we are in the background of the user's shell
         self._registered: set[int] = set()
         for src, dst, name in child.streams:
             if src == self.master:
@@ -201,7 +207,7 @@ class _Relay:
         inp = self.input
         if inp is not None:
             inp.paused = len(inp.pending) > INPUT_LIMIT
-            if not inp.paused:
+            if not inp.paused and not self.held:
                 masks[inp.src] = masks.get(inp.src, 0) | select.POLLIN
             if inp.pending:
                 masks[inp.dst] = masks.get(inp.dst, 0) | select.POLLOUT
@@ -211,11 +217,12 @@ class _Relay:
             self.poller.register(fd, mask)  # register() updates an existing registration
         self._registered = set(masks)
 
-    def _input_state(self) -> tuple[bool, bool]:
-        """What the poll masks depend on: input waiting to be sent, too much of it."""
+    def _input_state(self) -> tuple[bool, bool, bool]:
+        """What the poll masks depend on: input waiting to be sent, too much of it, keys
+        held back in the background."""
         inp = self.input
-        return (False, False) if inp is None else (bool(inp.pending),
-                                                   len(inp.pending) > INPUT_LIMIT)
+        return (False, False, False) if inp is None else (
+            bool(inp.pending), len(inp.pending) > INPUT_LIMIT, self.held)
 
     def _unregister(self, fd: int) -> None:
         try:  # noqa: SIM105
@@ -249,7 +256,8 @@ class _Relay:
                 if self.on_exit is not None:
                     self.on_exit(unsent)
                 continue
-            events = poll(DRAIN_QUIET_S * 1000 if exited else None)
+            events = poll(DRAIN_QUIET_S * 1000 if exited
+                          else HELD_RECHECK_MS if self.held else None)
             if not events and exited:
                 break
             for fd, ev in events:
@@ -273,6 +281,10 @@ class _Relay:
                 st = outputs.get(fd)
                 if st is not None and ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
                     self._copy(st)
+            if self.held and self.raw_fd is not None and not background(self.raw_fd):
+                # in the foreground again (`fg`): the keys are ours, the terminal raw
+                self.held = False
+                enter_raw(self.raw_fd)
             if self.input is not None and self._input_state() != input_state:
                 self._update_masks()
                 input_state = self._input_state()
@@ -338,6 +350,10 @@ class _Relay:
     def _read_input(self) -> None:
         inp = self.input
         assert inp is not None
+        if self.raw_fd is not None and background(self.raw_fd):
+            # ^Z then `bg`: the keys are the shell's; hold ours back until `fg`
+            self.held = True
+            return
         try:
             data = os.read(inp.src, CHUNK)
         except BlockingIOError:

@@ -31,14 +31,18 @@ TYPEAHEAD_MAX = 4096  # a line discipline holds at most this much unread input
 
 
 class Usage:
-    """The command's resource usage, as the leader reported it (``wait4``'s fields we keep)."""
+    """The command's resource usage, as the leader reported it (``wait4``'s fields we keep),
+    and the leader's own peak RSS when it started the command (``spawner_maxrss``, KiB):
+    the command's ``ru_maxrss`` counts it in (see :func:`rage.record.wrapper.memory_fields`)."""
 
-    __slots__ = ("ru_maxrss", "ru_stime", "ru_utime")
+    __slots__ = ("ru_maxrss", "ru_stime", "ru_utime", "spawner_maxrss")
 
-    def __init__(self, maxrss: int, utime: float, stime: float) -> None:
+    def __init__(self, maxrss: int, utime: float, stime: float,
+                 spawner_maxrss: int | None = None) -> None:
         self.ru_maxrss = maxrss
         self.ru_utime = utime
         self.ru_stime = stime
+        self.spawner_maxrss = spawner_maxrss
 
 
 class SpawnFailed(Exception):
@@ -85,6 +89,25 @@ def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
                       int(word) if word.isdigit() else 126)
 
 
+def own_peak_rss_kib() -> int | None:
+    """This process's own peak RSS in KiB: ``VmHWM``, the high-water mark of its memory
+    since its exec (Linux), which is what an exec from it (vfork) counts into the new
+    program's ``ru_maxrss``. Not ``ru_maxrss``: that also holds what *this* process was
+    exec'd from (a large test runner or IDE that started rage through vfork). None where
+    unknown."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            status = f.read(1 << 16)
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith(b"VmHWM:"):
+            fields = line.split()
+            if len(fields) == 3 and fields[1].isdigit() and fields[2] == b"kB":
+                return int(fields[1])
+    return None
+
+
 def _read_line(fd: int) -> bytes:
     """One line, read a byte at a time: what follows it stays in the pipe (the next line
     can already be there when the command ends at once)."""
@@ -121,6 +144,10 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
                              setpgroup=0)
     _foreground(tty, pid)
     os.write(w, b"pid %d\n" % pid)
+    import resource  # noqa: F401 - os.wait4 imports it: now, while the command runs
+
+    # the command was exec'd from our memory (vfork): its ru_maxrss counts our peak in
+    spawner_maxrss = own_peak_rss_kib()
     while True:
         _, status, ru = os.wait4(pid, os.WUNTRACED)
         if not os.WIFSTOPPED(status):
@@ -137,8 +164,8 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     # hangs up only our own, empty, group rather than theirs.
     _foreground(tty, os.getpgrp())
     typeahead = unread_input(tty).hex() or "-"
-    os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r} {typeahead}\n"
-             .encode())
+    os.write(w, f"done {status} {ru.ru_maxrss} {ru.ru_utime!r} {ru.ru_stime!r} {typeahead} "
+             f"{-1 if spawner_maxrss is None else spawner_maxrss}\n".encode())
 
 
 def unread_input(tty: int) -> bytes:
@@ -185,16 +212,23 @@ def _continue(pgrp: int) -> None:
 
 def read_result(fd: int) -> tuple[int, Usage, bytes] | None:
     """The command's wait status, usage and unread keys once the leader has exited (None
-    if it died before saying: the leader's own status is then all there is)."""
+    if it died before saying: the leader's own status is then all there is). The leader
+    is gone, so the pipe holds all it wrote: read at once, not a byte at a time (each
+    read would wait for the GIL the main thread holds)."""
+    data = b""
     try:
-        line = _read_line(fd)
+        while chunk := os.read(fd, 1 << 16):
+            data += chunk
     except OSError:
         return None
-    parts = line.split()
-    if len(parts) != 6 or parts[0] != b"done":
+    parts = data.split(b"\n", 1)[0].split()
+    if len(parts) != 7 or parts[0] != b"done":
         return None
     typeahead = b"" if parts[5] == b"-" else bytes.fromhex(parts[5].decode())
-    return int(parts[1]), Usage(int(parts[2]), float(parts[3]), float(parts[4])), typeahead
+    spawner = int(parts[6])
+    usage = Usage(int(parts[2]), float(parts[3]), float(parts[4]),
+                  spawner if spawner >= 0 else None)
+    return int(parts[1]), usage, typeahead
 
 
 def give_back(tty: int, keys: bytes) -> None:

@@ -75,7 +75,7 @@ if r is None:
 z = {argv0}
 sys.path.append({lib})
 try:
-    from rage.record.wrapper import main
+    from rage.record.wrapper import main_exit
 except Exception as e:
     sys.stderr.write("rage: warning: not recording " + n + ": rage cannot start ("
                      + type(e).__name__ + "); `rage shim remove " + n + "` removes the shim\\n")
@@ -90,7 +90,7 @@ if {probe}:
         remember_tool_version(n, r, z)
     except Exception:
         pass
-sys.exit(main(["--app", n, "--exec", r, "--", z, *a]))
+main_exit(["--app", n, "--exec", r, "--", z, *a])
 """
 
 TEMPLATE = """\

@@ -16,6 +16,8 @@ import errno
 import os
 import stat
 
+from rage.termjob import background
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
@@ -89,7 +91,7 @@ class Child:
     """
 
     __slots__ = ("appended", "kinds", "leader", "master_fd", "mode", "pid", "raw_fd",
-                 "saved_termios", "slave_fd", "status_fd", "streams")
+                 "saved_termios", "slave_fd", "spawner_maxrss", "status_fd", "streams")
 
     def __init__(self, pid: int, mode: str) -> None:
         self.pid = pid
@@ -107,6 +109,9 @@ class Child:
         # with job control: our own descriptor of the command's terminal, to take back the
         # keys it never read once it has exited (see rage.record.relay.relay's ``on_exit``)
         self.slave_fd: int | None = None
+        # the peak RSS (KiB) of the process the command was exec'd from, which its own
+        # ru_maxrss counts in (rage.record.wrapper.memory_fields)
+        self.spawner_maxrss: int | None = None
 
 
 TTY, PIPE_KIND, FILE, DEVICE, CLOSED = "tty", "pipe", "file", "device", "closed"
@@ -210,8 +215,12 @@ def job_control(mode: str) -> bool:
     """Whether the command gets a session of its own on its pty, keys relayed from the
     user's terminal in raw mode. Only when stdin is a terminal too: otherwise the pty is
     just where its output goes, and it stays in the user's session, with the user's
-    terminal as its ``/dev/tty`` (password prompts read the keys there, echo off)."""
-    return mode == PTY and _isatty(0)
+    terminal as its ``/dev/tty`` (password prompts read the keys there, echo off). Nor in
+    the background of the user's shell (``mytool &``): putting the terminal in raw mode
+    would stop rage (SIGTTOU), and so would reading keys it was never asked to read
+    (SIGTTIN). There the command keeps the user's terminal as its stdin, as without rage:
+    if it reads it, the job stops, and ``fg`` gives it the keys."""
+    return mode == PTY and _isatty(0) and not background(0)
 
 
 def _pipe() -> tuple[int, int]:
@@ -244,8 +253,11 @@ def _output_pty(user_fd: int) -> tuple[int, int]:
     return master, slave
 
 
-def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int]) -> Child:
+def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int], *,
+          job_control: bool = False) -> Child:
     """Start ``path`` with ``argv`` in ``mode``; the child's signal mask is ``sigmask``.
+    ``job_control`` (pty mode, see :func:`job_control`): the command gets the pty on stdin
+    too, in a session of its own, and the user's terminal goes raw.
 
     SIGPIPE and SIGXFSZ go back to their defaults in the child (Python ignores them), as a
     shell would give them. Raises :class:`CommandError` when exec fails.
@@ -265,7 +277,7 @@ def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int]) -> Chil
             child.pid = _posix_spawn(path, argv, actions, sigmask, sigdef, setsid=False)
             return child
         return _spawn_pty(child, path, argv, actions, sigmask=sigmask, sigdef=sigdef,
-                          to_close=to_close)
+                          to_close=to_close, job_control=job_control)
     except BaseException:
         for src in [s[0] for s in child.streams] + [child.master_fd]:
             if src is not None:
@@ -286,6 +298,7 @@ def _close_quietly(fd: int) -> None:
 def _spawn_pty(
     child: Child, path: str, argv: list[str], actions: list[Any], *,
     sigmask: Iterable[int], sigdef: list[signal.Signals], to_close: list[int],
+    job_control: bool,
 ) -> Child:
     import fcntl
     import termios
@@ -293,11 +306,12 @@ def _spawn_pty(
     master, slave = os.openpty()
     child.master_fd = master
     to_close.append(slave)
-    stdin_tty = _isatty(0)
     # the child's terminal starts as a copy of the user's: same modes, same size
+    users: list[Any] | None = None
     try:
-        attrs = termios.tcgetattr(0 if stdin_tty else 1)
-        if not stdin_tty:
+        users = termios.tcgetattr(0 if job_control else 1)
+        attrs = [*users[:6], list(users[6])]
+        if not job_control:
             # the user's terminal is not raw then and does its own output processing
             # (\n -> \r\n); doing it twice would print \r\r\n
             attrs[1] &= ~termios.OPOST
@@ -309,7 +323,7 @@ def _spawn_pty(
     except OSError:
         pass
     name = os.ttyname(slave)
-    first = 0 if stdin_tty else 1
+    first = 0 if job_control else 1
     # never the command's controlling terminal by this open: with job control the session
     # leader opened it first, otherwise the command keeps the user's terminal
     actions.append((os.POSIX_SPAWN_OPEN, first, name, os.O_RDWR | os.O_NOCTTY, 0))
@@ -323,7 +337,7 @@ def _spawn_pty(
         _plan_outputs(child, (2,), actions, to_close)
     os.set_blocking(master, False)  # input is buffered, never blocks the output side
     child.streams.insert(0, (master, 1, "output.log"))
-    if not stdin_tty:
+    if not job_control:
         child.pid = _posix_spawn(path, argv, actions, sigmask, sigdef, setsid=False)
         return child
     child.streams.append((0, master, None))
@@ -343,7 +357,7 @@ def _spawn_pty(
     except OSError:
         child.slave_fd = None
     child.raw_fd = 0
-    child.saved_termios = enter_raw(0)
+    child.saved_termios = enter_raw(0, users)
     return child
 
 
@@ -364,22 +378,35 @@ def _posix_spawn(
         raise CommandError(f"{argv[0]}: {e.strerror}", code) from None
 
 
-def enter_raw(fd: int) -> list[Any] | None:
-    """Put terminal ``fd`` in raw mode; return its previous attributes (None if not a tty)."""
+def enter_raw(fd: int, saved: list[Any] | None = None) -> list[Any] | None:
+    """Put terminal ``fd`` in raw mode (what ``tty.setraw`` does, without importing tty);
+    return its previous attributes (None if not a tty). ``saved``: those attributes, when
+    the caller has just read them."""
     import termios
-    import tty
 
     try:
-        saved: list[Any] = termios.tcgetattr(fd)
-        tty.setraw(fd, termios.TCSANOW)
+        if saved is None:
+            saved = termios.tcgetattr(fd)
+        mode = [*saved[:6], list(saved[6])]
+        mode[0] &= ~(termios.BRKINT | termios.ICRNL | termios.INPCK | termios.ISTRIP
+                     | termios.IXON)
+        mode[1] &= ~termios.OPOST
+        mode[2] = (mode[2] & ~(termios.CSIZE | termios.PARENB)) | termios.CS8
+        mode[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN | termios.ISIG)
+        mode[6][termios.VMIN] = 1
+        mode[6][termios.VTIME] = 0
+        termios.tcsetattr(fd, termios.TCSANOW, mode)
     except termios.error:
         return None
     return saved
 
 
 def restore_mode(fd: int | None, saved: list[Any] | None) -> None:
-    """Give the user's terminal back its saved attributes; never raises."""
-    if fd is None or saved is None:
+    """Give the user's terminal back its saved attributes; never raises. Not from the
+    background of the user's shell (after ^Z and ``bg``): the shell has the terminal and
+    its modes then (rage never makes it raw there), and setting them would stop rage
+    (SIGTTOU)."""
+    if fd is None or saved is None or background(fd):
         return
     import termios
 
