@@ -476,37 +476,40 @@ class RedactionEngine:
         no_formats: tuple[_Format, ...] = ()
         names_match = self._names.match if self._names is not None else None
         names_alt = self._names_alt if self._names is not None else []
+        stop = a + len(region)
         for s in starts:
             if s < pos or s < 0:
                 continue
-            if s >= line_end:
-                line_end = region.find(b"\n", s)
-                if line_end < 0:
-                    line_end = len(region)
-            p, end = a + s, a + line_end
-            if s in names_only:
-                m = names_match(buf, p, end)  # type: ignore[misc]
+            p = a + s
+            if s in names_only:  # a name never spans lines: no need to find the line's end
+                m = names_match(buf, p, stop)  # type: ignore[misc]
                 if m is None:
                     continue
                 alt = names_alt[m.lastindex or 1]
                 res = handlers[alt](m, alt)
-            elif (m := lits.match(buf, p, end) if lits is not None else None) is not None:
-                res = self._literal(m, 0)
             else:
-                for pat, handler in (*heads.get(buf[p:p + 3], no_formats),
-                                     *hits.get(s, no_formats)):
-                    m = pat.match(buf, p, end)
-                    if m is not None:
-                        res = handler(m, 0)
-                        break
+                if s >= line_end:
+                    line_end = region.find(b"\n", s)
+                    if line_end < 0:
+                        line_end = len(region)
+                end = a + line_end
+                if (m := lits.match(buf, p, end) if lits is not None else None) is not None:
+                    res = self._literal(m, 0)
                 else:
-                    if s in formats_only:
-                        continue  # only the catalogue could match here
-                    m = match(buf, p, end)
-                    if m is None:
-                        continue
-                    alt = group_alt[m.lastindex or 1]
-                    res = handlers[alt](m, alt)
+                    for pat, handler in (*heads.get(buf[p:p + 3], no_formats),
+                                         *hits.get(s, no_formats)):
+                        m = pat.match(buf, p, end)
+                        if m is not None:
+                            res = handler(m, 0)
+                            break
+                    else:
+                        if s in formats_only:
+                            continue  # only the catalogue could match here
+                        m = match(buf, p, end)
+                        if m is None:
+                            continue
+                        alt = group_alt[m.lastindex or 1]
+                        res = handlers[alt](m, alt)
             if isinstance(res, int):
                 pos = max(res - a, s + 1)
                 continue
