@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +41,8 @@ _SHAPED = 3  # a secret word in a key shape: its identifier and line are starts 
 _DIRTY = 6  # what normalize() undoes (an escape, a backspace, a redraw, `:\/\/`)
 _BOUNDED = 5  # a catalogue prefix: a start where it begins a word (see _ALNUM)
 _NAME = 4  # a user, host or home name: tried against the name alternatives only
+_KEYED = 7  # a secret word followed by a key shape (KEY_AFTER), its start found again
+_LEAD = 8  # what can precede an identifier holding a secret word (KEY_BEFORE)
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
 
 
@@ -64,14 +67,9 @@ def escape(lit: bytes) -> bytes:
 # take 0.3 s to compile where the bare literals take 0.05 s
 _ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _ESCAPE_END = frozenset(b"0123456789;[")
-# what stands right before the identifier holding a secret word (rage.redact.scan.KEY_BEFORE;
-# `--` starts it), the identifier at most 66 bytes long as the reference scan looks back.
-# Each its own expression: Vectorscan 5.4.12 misses `--token` after 39 blanks when they are
-# one alternation (`(?:--|<|set -g?x )[A-Za-z0-9_.\-]*token`; tests/test_redact_native.py)
-_BEFORE = tuple((rb"(?:^|[^A-Za-z0-9_.\-])--" if b == b"--" else escape(b))
-                + rb"[A-Za-z0-9_.\-]*" for b in KEY_BEFORE)
-
-
+_IDENT = frozenset(IDENT_CHARS)
+_IDENT_RUN = re.compile(rb"[A-Za-z0-9_.\-]*")
+_LONGEST = 16  # longer than any secret word
 # rage.redact.normalize.needs_normalizing, found in the same pass: the text is matched as
 # the terminal showed it, so where one is, the region is normalised and scanned again
 _DIRTY_EXPRESSIONS = (rb"\x1b", rb"\x08", rb"\r[^\n]", escape(b":\\/\\/"))
@@ -140,6 +138,7 @@ class Native:
         multiline = hyperscan.HS_FLAG_MULTILINE
         d = Database()
         spaced_done = False
+        key_words: list[bytes] = []  # secret words made of name bytes: their shapes
         for t, modes in cs:
             if modes != (0,):
                 d.add(escape(t), 0, (_MODES, len(t), modes))
@@ -148,7 +147,7 @@ class Native:
         for t, modes in ci:
             for mode in modes:
                 if mode == KEY and t.translate(None, IDENT_CHARS) == b"":
-                    self._shapes(d, t, som, multiline)
+                    key_words.append(t.lower())
                 else:
                     d.add(escape(t), caseless, (_ADD, len(t), None) if mode == 0
                           else (_MODES, len(t), (mode,)))
@@ -160,6 +159,17 @@ class Native:
                 for w in NETRC_WORDS:
                     for before in NETRC_BEFORE:
                         d.add(before + w + b"[ \\t]", multiline, (_SHAPED, len(w) + 1, None))
+        self._words = tuple(sorted(set(key_words)))
+        if self._words:
+            # a word and what follows it in a key shape: one expression, no start of match
+            # (tracking it doubles the cost of a scan of prose); the hit's start is found
+            # again on its line by _keyed, the same shape ending where the hit ends
+            d.add(b"(?i:" + b"|".join(escape(w) for w in self._words) + b")"
+                  + KEY_AFTER.pattern, 0, (_KEYED, 0, None))
+            for lead in KEY_BEFORE:  # `--`, `<`, `setenv `: the words after them in Python
+                d.add(escape(lead), 0, (_LEAD, len(lead), lead == b"--"))
+        self._keyed = re.compile(b"(?:(?i:" + b"|".join(re.escape(w) for w in self._words)
+                                 + b")" + KEY_AFTER.pattern + b")\\Z")
         for p in searched:
             d.add(escape(p), 0, (_FOUND, len(p), p))
         for t, modes in formats:  # the catalogue's boundary: `cio` in `asyncio` is no start
@@ -175,14 +185,33 @@ class Native:
         self._db, self._lock = d.db, d.lock
         self._actions = [tuple(a) for a in d.actions]
 
-    @staticmethod
-    def _shapes(d: Database, word: bytes, som: int, multiline: int) -> None:
-        """A secret word where a key/value shape follows or precedes it (the KEY test of
-        :func:`rage.redact.scan.run_starts`)."""
-        e = b"(?i:" + escape(word) + b")"
-        d.add(e + KEY_AFTER.pattern, som, (_SHAPED, _SOM, None))
-        for before in _BEFORE:
-            d.add(before + e, multiline, (_SHAPED, len(word), None))
+    def _keyed_start(self, region: bytes, to: int, starts: set[int]) -> None:
+        """The start of the key shape ending at ``to`` (the leftmost, as Hyperscan's start
+        of match would say), searched near it first: identifiers are short, lines not."""
+        ls = region.rfind(b"\n", 0, to) + 1
+        lo = max(ls, to - 512)
+        m = self._keyed.search(region, lo, to)
+        if m is None and lo > ls:
+            m = self._keyed.search(region, ls, to)
+        if m is not None:
+            run_starts(region, m.start(), IDENT, starts)
+
+    def _lead_start(self, region: bytes, q: int, to: int, dashes: bool,
+                    starts: set[int]) -> None:
+        """A secret word in the identifier after ``--``, ``<``, ``setenv``...: the KEY test
+        of :func:`rage.redact.scan.run_starts` (the identifier holding the word starts
+        with ``--`` or right after the others, within 66 bytes of the word)."""
+        if dashes:
+            if q and region[q - 1] in _IDENT:
+                return  # `x--token`: the identifier starts before the dashes
+            k = q
+        else:
+            k = to
+        e = _IDENT_RUN.match(region, k)
+        low = region[k:min(e.end() if e else k, k + 66 + _LONGEST)].lower()
+        first = min((j for w in self._words if (j := low.find(w)) >= 0), default=-1)
+        if 0 <= first <= 66:
+            run_starts(region, k + first, IDENT, starts)
 
     def starts(self, region: bytes, starts: set[int],
                found: dict[bytes, list[int]] | None = None,
@@ -216,6 +245,10 @@ class Native:
                         dirty.append(True)
                 elif kind == _SHAPED:
                     run_starts(region, i, IDENT, starts)
+                elif kind == _KEYED:
+                    self._keyed_start(region, to, starts)
+                elif kind == _LEAD:
+                    self._lead_start(region, i, to, arg, starts)
                 elif kind == _FOUND:
                     if found is not None:
                         found.setdefault(arg, []).append(i)
