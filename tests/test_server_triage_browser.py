@@ -46,6 +46,13 @@ def _populate(server: Server, tmp: Path) -> None:
             assert r.status_code == 201, r.text
 
 
+def _submit(page: Any, button: str) -> None:
+    """Click a form's button and wait for the page it leads to: counting rows while the
+    next page loads finds none."""
+    with page.expect_navigation():
+        page.get_by_role("button", name=button).click()
+
+
 def test_triage_list_filters_searches_pages_and_marks_fixed(server: Server, browser: Any,
                                                             tmp_path: Path) -> None:
     _populate(server, tmp_path)
@@ -57,7 +64,7 @@ def test_triage_list_filters_searches_pages_and_marks_fixed(server: Server, brow
     page.goto(server.url + "/triage?app=mytool")
     assert page.url.startswith(server.url + "/admin/login")
     page.fill("input[name=token]", ADMIN)
-    page.get_by_role("button", name="Log in").click()
+    _submit(page, "Log in")
     assert page.url == server.url + "/triage"
     assert ADMIN not in page.url
     page.goto(server.url + "/triage")
@@ -67,32 +74,34 @@ def test_triage_list_filters_searches_pages_and_marks_fixed(server: Server, brow
     assert page.get_by_text("Page 1 of 2").is_visible()
     page.screenshot(path=str(tmp_path / "triage-list.png"), full_page=True)
 
-    page.get_by_role("link", name="Next page →").click()
+    with page.expect_navigation():  # rows are counted on the new page, not while it loads
+        page.get_by_role("link", name="Next page →").click()
     assert rows.count() == 5 and page.get_by_text("Page 2 of 2").is_visible()
 
     # sort by count: the signature reported 4 times comes first
     page.goto(server.url + "/triage")
     page.select_option("select[name=sort]", "count")
-    page.get_by_role("button", name="Apply").click()
+    _submit(page, "Apply")
     assert rows.first.locator("td").first.inner_text() == "4"
     assert "task7" in rows.first.inner_text()
 
     # filter by app, then search (the note is searched too), keeping the filter
     page.select_option("select[name=app]", "othertool")
-    page.get_by_role("button", name="Apply").click()
+    _submit(page, "Apply")
     assert rows.count() == 5 and "othertool" in rows.first.inner_text()
     page.select_option("select[name=app]", "")
     page.fill("input[name=q]", "DISK IS FULL")
-    page.get_by_role("button", name="Apply").click()
+    _submit(page, "Apply")
     assert rows.count() == 1 and "task9" in rows.first.inner_text()
     assert page.locator("#total").inner_text() == "1 signature matching “DISK IS FULL”"
 
     # the signature page: why grouped, then mark it fixed from the form
-    rows.first.locator("a").click()
+    with page.expect_navigation():
+        rows.first.locator("a").click()
     assert page.locator("#why li").first.inner_text() == "program: mytool"
     assert page.locator("#status").inner_text() == "open"
     page.fill("input[name=fixed_in]", "2.2")
-    page.get_by_role("button", name="Mark fixed").click()
+    _submit(page, "Mark fixed")
     assert page.locator("#status").inner_text() == "fixed"
     page.screenshot(path=str(tmp_path / "triage-signature.png"), full_page=True)
     page.goto(server.url + "/triage?status=fixed")

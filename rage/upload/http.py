@@ -283,7 +283,9 @@ class HttpClient:
         def go() -> Response:
             resp = self.session.request(
                 method, url, data=body, headers=hdrs, allow_redirects=False, stream=True,
-                timeout=(min(CONNECT_TIMEOUT, remaining), max(remaining, 1.0)),
+                # the read timeout a little past the deadline: the deadline's waiter
+                # (_Attempt.wait) answers first, with the message that names the budget
+                timeout=(min(CONNECT_TIMEOUT, remaining), max(remaining, 1.0) + 0.5),
                 verify=self.verify,
                 proxies=_no_proxy_for_loopback(url),  # type: ignore[arg-type]  # None honoured
             )
