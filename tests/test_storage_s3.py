@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,7 +30,8 @@ def store(weed: SeaweedFS, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
 
     for k, v in weed.env.items():
         monkeypatch.setenv(k, v)
-    bucket = weed.make_bucket("b-" + new_id().lower().replace("_", "-")[:20])
+    # hex only: a cut id could end with a dash, which S3 refuses in a bucket name
+    bucket = weed.make_bucket("b-" + uuid.uuid4().hex[:20])
     s = S3Storage(f"s3://{bucket}/reports/", endpoint_url=weed.endpoint)
     yield s
     s.close()
