@@ -302,3 +302,34 @@ def test_counts_exact_under_concurrent_uploads(server: Server, tmp_path: Path) -
     assert codes == [201] * 60
     counts = Counter({s["hash"]: s["count"] for s in signatures(server)["signatures"]})
     assert sorted(counts.values()) == [60 // FAMILIES] * FAMILIES
+
+
+def test_a_bundle_of_several_zstd_frames_gets_its_signature(server: Server,
+                                                           tmp_path: Path) -> None:
+    """`pzstd` and concatenated files write several frames; the receiver validates across
+    them, and the signature must read past the first one too (the traceback is in the
+    second frame here), on upload and when the index is rebuilt from the stored bundles
+    (rage.server.triage.bundle_texts): the same signature as the one-frame bundle's."""
+    import json
+
+    import zstandard
+
+    from rage.server.triage import bundle_texts
+
+    one = upload_family(server, tmp_path, 0, 1)
+    path = tmp_path / "f0-1.tar.zst"  # the one-frame bundle upload_family wrote
+    tar = zstandard.ZstdDecompressor().decompress(path.read_bytes())
+    cut = len(tar) // 3  # inside the members: the traceback lies past the first frame
+    c = zstandard.ZstdCompressor()
+    path.write_bytes(c.compress(tar[:cut]) + c.compress(tar[cut:]))
+    r = api_upload(server, path)
+    assert r.status_code == 201, r.text
+    body = signatures(server)
+    assert body["total"] == 1, [s["text"] for s in body["signatures"]]
+    assert body["signatures"][0]["count"] == 2
+    assert r.json()["id"] != one["id"]
+    stored = server.storage / "bundles" / f"{r.json()['id']}.tar.zst"
+    manifest = json.loads(tar[512:tar.index(b"\0", 512)])
+    with open(stored, "rb") as f:
+        texts = bundle_texts(f, manifest, 1 << 30)
+    assert "KeyError: 'item-37'" in texts["run/stderr.log"]

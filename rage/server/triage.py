@@ -125,7 +125,8 @@ def _texts_in_memory(src: IO[bytes], wanted: set[str]) -> dict[str, str]:
 
     import zstandard
 
-    with zstandard.ZstdDecompressor().stream_reader(src) as z:
+    # across frames, as the validation read it (`pzstd` writes several)
+    with zstandard.ZstdDecompressor().stream_reader(src, read_across_frames=True) as z:
         data = z.read(SMALL_BUNDLE + 64 * 1024)  # the sizes were checked: this is all of it
     out = {}
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tf:
