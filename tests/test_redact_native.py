@@ -104,3 +104,40 @@ def test_report_redacts_with_the_native_scan_in_a_real_process(tmp_path: object)
     out = subprocess.run([sys.executable, "-m", "rage", "redact", "-"], input=text.encode(),
                          capture_output=True, check=True).stdout.decode()
     assert "password reset ok" in out and "ghp_" not in out
+
+
+def test_a_forked_child_redacts_while_a_thread_of_the_parent_is_scanning() -> None:
+    """The workers of a large report are forked while a thread may be inside a scan (the
+    collectors run beside the redaction): the child gets a fresh lock, not one held
+    forever by a thread that does not exist there."""
+    import threading
+    import time
+
+    assert FAST is not None
+    guard = FAST._scan.native._guard
+    held, release = threading.Event(), threading.Event()
+
+    def scanning() -> None:
+        with guard.lock:  # what a scan in another thread holds
+            held.set()
+            release.wait(10)
+
+    t = threading.Thread(target=scanning)
+    t.start()
+    held.wait(10)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: redact, then leave at once
+            ok = "ghp_" not in FAST.text("token=ghp_" + "a" * 36)
+            os._exit(0 if ok else 1)
+        deadline = time.monotonic() + 20
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung on the parent's scan lock")
+        assert os.waitstatus_to_exitcode(done[1]) == 0
+    finally:
+        release.set()
+        t.join()

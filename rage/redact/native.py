@@ -17,6 +17,7 @@ import importlib.util
 import os
 import re
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -84,7 +85,7 @@ class Database:
         self.flags: list[int] = []
         self.actions: list[list[tuple[int, int, Any]]] = []
         self.db: Any = None
-        self.lock = threading.Lock()
+        self.guard = _Guard()
 
     def add(self, expr: bytes, flags: int, action: tuple[int, int, Any]) -> None:
         key = (expr, flags)
@@ -112,13 +113,31 @@ class Database:
                        flags=self.flags)
             if len(_COMPILED) >= 8:
                 _COMPILED.pop(next(iter(_COMPILED)))
-            got = _COMPILED[key] = (db, threading.Lock())
-        self.db, self.lock = got
+            got = _COMPILED[key] = (db, _Guard())
+        self.db, self.guard = got
 
 
-# compiled databases, each with the lock its one scratch space needs (a report redacts the
+class _Guard:
+    """The lock of a database's one scratch space (a report redacts the run while a thread
+    runs the collectors), made anew in a forked child: a lock held by another thread at
+    the fork would stay held there forever."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        _GUARDS.add(self)
+
+
+def _after_fork() -> None:
+    for g in list(_GUARDS):
+        g.lock = threading.Lock()
+
+
+_GUARDS: weakref.WeakSet[_Guard] = weakref.WeakSet()
+os.register_at_fork(after_in_child=_after_fork)
+
+# compiled databases, each with the guard of its one scratch space (a report redacts the
 # run while a thread runs the collectors)
-_COMPILED: dict[tuple[tuple[bytes, ...], tuple[int, ...]], tuple[Any, threading.Lock]] = {}
+_COMPILED: dict[tuple[tuple[bytes, ...], tuple[int, ...]], tuple[Any, _Guard]] = {}
 
 
 class Native:
@@ -182,7 +201,7 @@ class Native:
                 d.add(escape(t), flags, (_NAME, len(t), None))
         d.compile()
         self.searched = bool(searched)
-        self._db, self._lock = d.db, d.lock
+        self._db, self._guard = d.db, d.guard
         self._actions = [tuple(a) for a in d.actions]
 
     def _keyed_start(self, region: bytes, to: int, starts: set[int]) -> None:
@@ -259,7 +278,7 @@ class Native:
                         else:
                             run_starts(region, i, m, starts)
 
-        with self._lock:
+        with self._guard.lock:
             self._db.scan(region, match_event_handler=hit)
         return bool(dirty)
 
@@ -272,7 +291,7 @@ def find_all(needles: list[bytes]) -> Callable[[bytes], dict[int, list[int]]] | 
     for i, n in enumerate(needles):
         d.add(escape(n), 0, (_ADD, len(n), i))
     d.compile()
-    db, lock, actions = d.db, d.lock, [tuple(a) for a in d.actions]
+    db, guard, actions = d.db, d.guard, [tuple(a) for a in d.actions]
 
     def find(buf: bytes) -> dict[int, list[int]]:
         pos: dict[int, list[int]] = {}
@@ -281,7 +300,7 @@ def find_all(needles: list[bytes]) -> Callable[[bytes], dict[int, list[int]]] | 
             for _k, back, arg in actions[idx]:
                 pos.setdefault(arg, []).append(to - back)
 
-        with lock:
+        with guard.lock:
             db.scan(buf, match_event_handler=hit)
         return pos
     return find
