@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rage.redact import Redactor
-from rage.redact.engine import is_name
 from rage.redact.formats import FORMATS, SecretFormat
+from rage.redact.handlers import is_name
 from tests.conftest import rage_cmd
 from tests.corpus.contexts import (
     ARGV,

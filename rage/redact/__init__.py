@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from rage.fsutil import open_private
-from rage.redact.engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine, host_names
+from rage.redact.engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine
+from rage.redact.handlers import host_names
 from rage.redact.literals import register_literal, scrub_literals
 from rage.redact.patterns import PASSWORD_WORDS
 from rage.sensitive import looks_harmless_value, looks_secret_name

@@ -1,5 +1,6 @@
-"""The matching core behind :class:`rage.redact.Redactor`: one combined regex, its handlers,
-pseudonyms and counts, and the cutting of a buffer into redactable whole lines.
+"""The matching core behind :class:`rage.redact.Redactor`: one combined regex (its handlers,
+pseudonyms and counts are in :mod:`rage.redact.handlers`), and the cutting of a buffer
+into redactable whole lines.
 
 ``plan()`` decides how much of a buffer can be redacted now (whole lines, private key blocks
 whole) and ``apply()`` redacts it; the split lets a parallel stream plan in the parent and
@@ -9,15 +10,17 @@ apply in worker processes with output identical to the serial path.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from rage.errors import ConfigError
 from rage.redact import patterns as P
 from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
+from rage.redact.handlers import Handler as _Handler
+from rage.redact.handlers import Handlers
 from rage.redact.literals import registered_literals
 from rage.redact.multiline import hold_back, redact_multiline
 from rage.redact.native import Native, available
 from rage.redact.normalize import needs_normalizing, normalize
+from rage.redact.patterns import compile_custom
 from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
@@ -31,36 +34,15 @@ from rage.redact.scan import (
     group_plan,
     scan_plan,
 )
-from rage.redact.values import (
-    ESCAPED_EOL,
-    LINE_NO,
-    NEXT_VALUE,
-    netrc_context,
-    not_a_value,
-    prose,
-)
-from rage.sensitive import looks_harmless_value, looks_secret_name
 
 MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
 PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
 
-# word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
-_W = rb"A-Za-z0-9_\x80-\xff"
-_PSEUDONYM = re.compile(r"user-\d+")
-
-_Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 Spans = list[tuple[int, int]]
 _Format = tuple["re.Pattern[bytes]", _Handler]  # a catalogue entry's regex and its handler
 
 
-def is_name(name: str | None) -> bool:
-    """True for a user or host name worth a pseudonym (long enough, not a shared word)."""
-    return bool(name) and len(name or "") >= P.MIN_NAME_LEN and (
-        (name or "").lower() not in P.COMMON_NAMES
-    ) and not (name or "").isdigit()
-
-
-class RedactionEngine:
+class RedactionEngine(Handlers):
     """State and matching for one redaction table (see :class:`rage.redact.Redactor`)."""
 
     def __init__(self, *, literals: Iterable[str], patterns: Iterable[str],
@@ -92,17 +74,6 @@ class RedactionEngine:
         # marker + name + NUL, for the parent to number in order of first appearance
         self._defer: bytes | None = None
         self._deferred = 0
-
-    def _count(self, kind: str, n: int = 1) -> None:
-        self._counts[kind] = self._counts.get(kind, 0) + n
-
-    def _pseudonym(self, name: str) -> str:
-        p = self._pseudonyms.get(name)
-        if p is None:
-            p = f"user-{self._next_user}"
-            self._next_user += 1
-            self._pseudonyms[name] = p
-        return p
 
     def build(self) -> re.Pattern[bytes]:
         """(Re)compile the combined regex; literals registered later trigger a rebuild."""
@@ -205,156 +176,6 @@ class RedactionEngine:
         self._master = master
         self._built_for = lits
         return master
-
-    def _add_names(self, add: Callable[[bytes, _Handler], None],
-                   trig: Callable[[bytes, bool], None]) -> None:
-        terms: list[tuple[int, bytes, _Handler, bytes, bool]] = []
-        home = (self._home or "").rstrip("/")
-        if len(home) >= 2:
-            h = home.encode("utf-8", "surrogateescape")
-            self._pseudonyms[home] = "~"
-            terms.append((len(h), rb"(?<![A-Za-z0-9_.\-\x80-\xff])" + re.escape(h)
-                          + rb"(?![A-Za-z0-9_.\-~+\x80-\xff])", self._fixed("home", b"~"), h,
-                          False))
-        for host in self._hosts:
-            b = host.encode("utf-8", "surrogateescape")
-            self._pseudonyms.setdefault(host, "host-1")
-            terms.append((len(b), rb"(?<![" + _W + rb"\-.])(?i:" + re.escape(b) + rb")(?!["
-                          + _W + rb"\-])", self._fixed("host", b"host-1"),
-                          b.lower(), True))
-        if is_name(self._user):
-            user = self._user or ""
-            u = user.encode("utf-8", "surrogateescape")
-            pseudo = self._pseudonym(user).encode()
-            terms.append((len(u), rb"(?<![" + _W + rb"])" + re.escape(u) + rb"(?![" + _W
-                          + rb"])", self._fixed("user", pseudo), u, False))
-        for _n, regex, handler, trigger, insensitive in sorted(terms, key=lambda t: -t[0]):
-            add(regex, handler)
-            trig(trigger, insensitive)
-        add(rb"(?<![A-Za-z0-9_.\-\x80-\xff])/(?:home|Users)/(?P<v>[A-Za-z0-9_][A-Za-z0-9_.\-]"
-            rb"{0,63})(?![A-Za-z0-9_.\-\x80-\xff])", self._other_home)
-        trig(b"/home/", False)
-        trig(b"/Users/", False)
-
-    # handlers: return (start, end, replacement) or, to decline, the position to resume at
-
-    def _format_handler(self, kind: str, has_secret: bool) -> _Handler:
-        if not has_secret:
-            return self._whole(kind)
-        rep = f"[REDACTED:{kind}]".encode()
-
-        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
-            s, e = m.span("secret")
-            if s < 0:
-                return m.start() + 1
-            self._count(kind)
-            return s, e, rep
-        return handle
-
-    def _whole(self, kind: str) -> _Handler:
-        return self._fixed(kind, f"[REDACTED:{kind}]".encode())
-
-    def _fixed(self, kind: str, rep: bytes) -> _Handler:
-        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes]:
-            self._count(kind)
-            return m.start(), m.end(), rep
-        return handle
-
-    def _url(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
-        g = f"v{i}"
-        info = m.group(g)
-        if b":" not in info and len(info) < 20:
-            return m.start(g)  # a plain login name (ssh://git@host); names inside still scanned
-        self._count("url-credentials")
-        return m.start(g), m.end(g), b"[REDACTED:url-credentials]"
-
-    def _other_home(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
-        g = f"v{i}"
-        raw = m.group(g)
-        name = raw.decode("utf-8", "surrogateescape")
-        if not is_name(name) or _PSEUDONYM.fullmatch(name):
-            return m.end()
-        self._count("user")
-        if self._defer is not None and name not in self._pseudonyms:
-            self._deferred += 1
-            return m.start(g), m.end(g), self._defer + raw + b"\x00"
-        return m.start(g), m.end(g), self._pseudonym(name).encode()
-
-    def _key_value_form(self, name: str) -> _Handler:
-        forced = name.startswith("forced-")
-        netrc = name == "forced-netrc"
-
-        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
-            if netrc and not netrc_context(m.string, m.start(), m.end()):
-                return m.start() + 1
-            return self._key_value(m, i, forced=forced, form=name)
-        return handle
-
-    def _key_value(self, m: re.Match[bytes], i: int, *, forced: bool = False,
-                   form: str = "") -> tuple[int, int, bytes] | int:
-        kg, vg = f"k{i}", f"v{i}"
-        vs, ve = m.span(vg)
-        has_key = kg in m.re.groupindex
-        if has_key:
-            raw_key = m.group(kg)
-            key = raw_key.strip(b"\"'").lstrip(b"-")
-            if not forced and not looks_secret_name(key.decode("ascii", "replace")):
-                return m.end(kg)
-            if key.startswith(self._cat_prefixes):
-                # `"token-abcde:...` is a provider token, not a key: its format takes it
-                return m.start(kg) + (raw_key[:1] in (b'"', b"'"))
-            if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)):
-                return m.end(kg)
-            if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
-                return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
-        else:  # a bare "Bearer <token>"
-            key = b"authorization"
-        lkey = key.lower()
-        buf = m.string
-        value = buf[vs:ve]
-        if value[:2] == b'\\"' and value[-2:] == b'\\"' and len(value) >= 4:
-            vs, ve = vs + 2, ve - 2  # keep the escaped quotes
-        elif value[:1] in (b'"', b"'") and len(value) >= 2:
-            vs, ve = vs + 1, ve - 1  # keep the quotes
-        if lkey in (b"cookie", b"set-cookie"):
-            kind = "cookie"
-        elif lkey in (b"authorization", b"proxy-authorization") or lkey.startswith(b"x-"):
-            kind = "auth-header"
-        else:
-            kind = "secret-field"
-        if kind != "secret-field" and buf[vs - 1:vs] not in (b'"', b"'"):
-            # header values hold spaces ("Bearer x", "a=1; b=2"): take the rest of the line,
-            # or up to the quote that opened the header ("Cookie: a=1; b=2")
-            end = buf.find(b"\n", vs, len(buf))
-            end = len(buf) if end < 0 else end
-            esc = ESCAPED_EOL.search(buf, vs, end)  # a dump: `...\r\nHost: x\r\n'`
-            end = esc.start() if esc is not None else end
-            ks = m.start(kg) if has_key else 0
-            opener = buf[ks:ks + 1] if buf[ks:ks + 1] in (b'"', b"'") else buf[max(ks - 1, 0):ks]
-            if opener in (b'"', b"'"):
-                q = buf.find(opener, vs, end)
-                end = q if q >= 0 else end
-            ve = max(ve, end)
-        value = buf[vs:ve].rstrip()
-        ve = vs + len(value)
-        if kind == "auth-header":
-            parts = value.split(None, 1)
-            if len(parts) == 2 and parts[0].lower() in P.AUTH_SCHEMES:
-                vs += len(value) - len(value.lstrip()) + len(parts[0])
-                vs += len(buf[vs:ve]) - len(buf[vs:ve].lstrip())
-                value = buf[vs:ve]
-        low = value.lower()
-        skey = lkey.decode("ascii", "replace")
-        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or LINE_NO.match(value) or (
-            not_a_value(value)
-        ) or (
-            looks_harmless_value(value.decode("utf-8", "replace"))
-            and not (value.strip(b"\"'").isdigit()
-                     and any(w in skey for w in P.PASSWORD_WORDS))
-        ):
-            return m.end(kg) if has_key else m.end()
-        self._count(kind)
-        return vs, ve, f"[REDACTED:{kind}]".encode()
 
     # -- cutting and applying -------------------------------------------------------------
 
@@ -559,23 +380,3 @@ def segment_cut(buf: bytes) -> int:
         if cut >= lo:
             return cut + 1
     return MAX_SEGMENT
-
-
-def host_names(host: str | None) -> tuple[str, ...]:
-    """The FQDN and its first label, longest first, minus names too common to replace."""
-    if not host:
-        return ()
-    names = {host, host.split(".", 1)[0]}
-    return tuple(sorted((h for h in names if is_name(h)), key=len, reverse=True))
-
-
-def compile_custom(pattern: str) -> re.Pattern[bytes]:
-    """Compile a user's redaction regex; :class:`ConfigError` when invalid or empty-matching."""
-    try:
-        re.compile(pattern)
-        compiled = re.compile(pattern.encode("utf-8"))
-    except re.error as e:
-        raise ConfigError(f"invalid redact pattern {pattern!r}: {e}") from None
-    if compiled.fullmatch(b"") is not None:
-        raise ConfigError(f"redact pattern {pattern!r} matches the empty string")
-    return compiled

@@ -12,6 +12,10 @@ provider format or by the name they are stored under (``password=...``).
 
 from __future__ import annotations
 
+import re
+
+from rage.errors import ConfigError
+
 # Provider token formats are data, in rage/redact/formats.py (compiled by
 # rage/redact/catalogue.py); this module holds the key/value, header, URL and key-block rules.
 
@@ -125,3 +129,15 @@ COMMON_NAMES = frozenset({
     "git", "www-data", "ec2-user", "dev", "worker", "linux", "container", "sandbox", "shared",
 })
 MIN_NAME_LEN = 3
+
+
+def compile_custom(pattern: str) -> re.Pattern[bytes]:
+    """Compile a user's redaction regex; :class:`ConfigError` when invalid or empty-matching."""
+    try:
+        re.compile(pattern)
+        compiled = re.compile(pattern.encode("utf-8"))
+    except re.error as e:
+        raise ConfigError(f"invalid redact pattern {pattern!r}: {e}") from None
+    if compiled.fullmatch(b"") is not None:
+        raise ConfigError(f"redact pattern {pattern!r} matches the empty string")
+    return compiled

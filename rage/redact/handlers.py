@@ -1,0 +1,220 @@
+"""What the engine does with a match: the replacement handlers of the combined regex and
+the catalogue, the counts per kind and the pseudonyms of names.
+
+A handler takes a match and the number of its alternative, and returns ``(start, end,
+replacement)``, or, to decline, the position to resume at. :class:`Handlers` is the part
+of :class:`rage.redact.engine.RedactionEngine` that holds them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from rage.redact import patterns as P
+from rage.redact.values import (
+    ESCAPED_EOL,
+    LINE_NO,
+    NEXT_VALUE,
+    netrc_context,
+    not_a_value,
+    prose,
+)
+from rage.sensitive import looks_harmless_value, looks_secret_name
+
+Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
+_PSEUDONYM = re.compile(r"user-\d+")
+# word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
+_W = rb"A-Za-z0-9_\x80-\xff"
+
+
+def is_name(name: str | None) -> bool:
+    """True for a user or host name worth a pseudonym (long enough, not a shared word)."""
+    return bool(name) and len(name or "") >= P.MIN_NAME_LEN and (
+        (name or "").lower() not in P.COMMON_NAMES
+    ) and not (name or "").isdigit()
+
+
+def host_names(host: str | None) -> tuple[str, ...]:
+    """The FQDN and its first label, longest first, minus names too common to replace."""
+    if not host:
+        return ()
+    names = {host, host.split(".", 1)[0]}
+    return tuple(sorted((h for h in names if is_name(h)), key=len, reverse=True))
+
+
+class Handlers:
+    """Counts, pseudonyms and the handlers that use them."""
+
+    _counts: dict[str, int]
+    _pseudonyms: dict[str, str]
+    _next_user: int
+    _cat_prefixes: tuple[bytes, ...]
+    # in a worker process: other people's names unknown at fork time are written as
+    # marker + name + NUL, for the parent to number in order of first appearance
+    _defer: bytes | None
+    _deferred: int
+    _home: str | None
+    _user: str | None
+    _hosts: tuple[str, ...]
+
+    def _count(self, kind: str, n: int = 1) -> None:
+        self._counts[kind] = self._counts.get(kind, 0) + n
+
+    def _pseudonym(self, name: str) -> str:
+        p = self._pseudonyms.get(name)
+        if p is None:
+            p = f"user-{self._next_user}"
+            self._next_user += 1
+            self._pseudonyms[name] = p
+        return p
+
+    def _add_names(self, add: Callable[[bytes, Handler], None],
+                   trig: Callable[[bytes, bool], None]) -> None:
+        terms: list[tuple[int, bytes, Handler, bytes, bool]] = []
+        home = (self._home or "").rstrip("/")
+        if len(home) >= 2:
+            h = home.encode("utf-8", "surrogateescape")
+            self._pseudonyms[home] = "~"
+            terms.append((len(h), rb"(?<![A-Za-z0-9_.\-\x80-\xff])" + re.escape(h)
+                          + rb"(?![A-Za-z0-9_.\-~+\x80-\xff])", self._fixed("home", b"~"), h,
+                          False))
+        for host in self._hosts:
+            b = host.encode("utf-8", "surrogateescape")
+            self._pseudonyms.setdefault(host, "host-1")
+            terms.append((len(b), rb"(?<![" + _W + rb"\-.])(?i:" + re.escape(b) + rb")(?!["
+                          + _W + rb"\-])", self._fixed("host", b"host-1"),
+                          b.lower(), True))
+        if is_name(self._user):
+            user = self._user or ""
+            u = user.encode("utf-8", "surrogateescape")
+            pseudo = self._pseudonym(user).encode()
+            terms.append((len(u), rb"(?<![" + _W + rb"])" + re.escape(u) + rb"(?![" + _W
+                          + rb"])", self._fixed("user", pseudo), u, False))
+        for _n, regex, handler, trigger, insensitive in sorted(terms, key=lambda t: -t[0]):
+            add(regex, handler)
+            trig(trigger, insensitive)
+        add(rb"(?<![A-Za-z0-9_.\-\x80-\xff])/(?:home|Users)/(?P<v>[A-Za-z0-9_][A-Za-z0-9_.\-]"
+            rb"{0,63})(?![A-Za-z0-9_.\-\x80-\xff])", self._other_home)
+        trig(b"/home/", False)
+        trig(b"/Users/", False)
+
+    # handlers: return (start, end, replacement) or, to decline, the position to resume at
+
+    def _format_handler(self, kind: str, has_secret: bool) -> Handler:
+        if not has_secret:
+            return self._whole(kind)
+        rep = f"[REDACTED:{kind}]".encode()
+
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+            s, e = m.span("secret")
+            if s < 0:
+                return m.start() + 1
+            self._count(kind)
+            return s, e, rep
+        return handle
+
+    def _whole(self, kind: str) -> Handler:
+        return self._fixed(kind, f"[REDACTED:{kind}]".encode())
+
+    def _fixed(self, kind: str, rep: bytes) -> Handler:
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes]:
+            self._count(kind)
+            return m.start(), m.end(), rep
+        return handle
+
+    def _url(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+        g = f"v{i}"
+        info = m.group(g)
+        if b":" not in info and len(info) < 20:
+            return m.start(g)  # a plain login name (ssh://git@host); names inside still scanned
+        self._count("url-credentials")
+        return m.start(g), m.end(g), b"[REDACTED:url-credentials]"
+
+    def _other_home(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+        g = f"v{i}"
+        raw = m.group(g)
+        name = raw.decode("utf-8", "surrogateescape")
+        if not is_name(name) or _PSEUDONYM.fullmatch(name):
+            return m.end()
+        self._count("user")
+        if self._defer is not None and name not in self._pseudonyms:
+            self._deferred += 1
+            return m.start(g), m.end(g), self._defer + raw + b"\x00"
+        return m.start(g), m.end(g), self._pseudonym(name).encode()
+
+    def _key_value_form(self, name: str) -> Handler:
+        forced = name.startswith("forced-")
+        netrc = name == "forced-netrc"
+
+        def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
+            if netrc and not netrc_context(m.string, m.start(), m.end()):
+                return m.start() + 1
+            return self._key_value(m, i, forced=forced, form=name)
+        return handle
+
+    def _key_value(self, m: re.Match[bytes], i: int, *, forced: bool = False,
+                   form: str = "") -> tuple[int, int, bytes] | int:
+        kg, vg = f"k{i}", f"v{i}"
+        vs, ve = m.span(vg)
+        has_key = kg in m.re.groupindex
+        if has_key:
+            raw_key = m.group(kg)
+            key = raw_key.strip(b"\"'").lstrip(b"-")
+            if not forced and not looks_secret_name(key.decode("ascii", "replace")):
+                return m.end(kg)
+            if key.startswith(self._cat_prefixes):
+                # `"token-abcde:...` is a provider token, not a key: its format takes it
+                return m.start(kg) + (raw_key[:1] in (b'"', b"'"))
+            if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)):
+                return m.end(kg)
+            if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
+                return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
+        else:  # a bare "Bearer <token>"
+            key = b"authorization"
+        lkey = key.lower()
+        buf = m.string
+        value = buf[vs:ve]
+        if value[:2] == b'\\"' and value[-2:] == b'\\"' and len(value) >= 4:
+            vs, ve = vs + 2, ve - 2  # keep the escaped quotes
+        elif value[:1] in (b'"', b"'") and len(value) >= 2:
+            vs, ve = vs + 1, ve - 1  # keep the quotes
+        if lkey in (b"cookie", b"set-cookie"):
+            kind = "cookie"
+        elif lkey in (b"authorization", b"proxy-authorization") or lkey.startswith(b"x-"):
+            kind = "auth-header"
+        else:
+            kind = "secret-field"
+        if kind != "secret-field" and buf[vs - 1:vs] not in (b'"', b"'"):
+            # header values hold spaces ("Bearer x", "a=1; b=2"): take the rest of the line,
+            # or up to the quote that opened the header ("Cookie: a=1; b=2")
+            end = buf.find(b"\n", vs, len(buf))
+            end = len(buf) if end < 0 else end
+            esc = ESCAPED_EOL.search(buf, vs, end)  # a dump: `...\r\nHost: x\r\n'`
+            end = esc.start() if esc is not None else end
+            ks = m.start(kg) if has_key else 0
+            opener = buf[ks:ks + 1] if buf[ks:ks + 1] in (b'"', b"'") else buf[max(ks - 1, 0):ks]
+            if opener in (b'"', b"'"):
+                q = buf.find(opener, vs, end)
+                end = q if q >= 0 else end
+            ve = max(ve, end)
+        value = buf[vs:ve].rstrip()
+        ve = vs + len(value)
+        if kind == "auth-header":
+            parts = value.split(None, 1)
+            if len(parts) == 2 and parts[0].lower() in P.AUTH_SCHEMES:
+                vs += len(value) - len(value.lstrip()) + len(parts[0])
+                vs += len(buf[vs:ve]) - len(buf[vs:ve].lstrip())
+                value = buf[vs:ve]
+        low = value.lower()
+        skey = lkey.decode("ascii", "replace")
+        if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or LINE_NO.match(value) or (
+            not_a_value(value)
+        ) or (
+            looks_harmless_value(value.decode("utf-8", "replace"))
+            and not (value.strip(b"\"'").isdigit()
+                     and any(w in skey for w in P.PASSWORD_WORDS))
+        ):
+            return m.end(kg) if has_key else m.end()
+        self._count(kind)
+        return vs, ve, f"[REDACTED:{kind}]".encode()
