@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -141,3 +142,25 @@ def test_a_forked_child_redacts_while_a_thread_of_the_parent_is_scanning() -> No
     finally:
         release.set()
         t.join()
+
+
+def test_a_broken_hyperscan_falls_back_to_the_python_scan_with_one_warning(
+        tmp_path: Any) -> None:
+    """An install that imports but cannot compile (a wheel for another CPU, a broken
+    build; here a package of that name whose compile fails, first on PYTHONPATH): `rage
+    redact` still redacts, with the pure-Python scan, and says why once."""
+    fake = tmp_path / "hyperscan"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "HS_MODE_BLOCK = HS_FLAG_CASELESS = HS_FLAG_SOM_LEFTMOST = HS_FLAG_MULTILINE = 1\n"
+        "class Database:\n"
+        "    def __init__(self, **kw):\n        pass\n"
+        "    def compile(self, **kw):\n        raise RuntimeError('no SIMD here')\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    text = "token=ghp_" + "a" * 36 + "\npassword reset ok\n" * 3
+    r = subprocess.run([sys.executable, "-m", "rage", "redact", "-"], input=text.encode(),
+                       capture_output=True, env=env, timeout=60, check=False)
+    assert r.returncode == 0, r.stderr
+    assert b"ghp_" not in r.stdout and b"password reset ok" in r.stdout
+    warnings = [ln for ln in r.stderr.decode().splitlines() if "hyperscan" in ln]
+    assert len(warnings) == 1 and "no SIMD here" in warnings[0], r.stderr

@@ -18,7 +18,7 @@ from rage.redact.handlers import Handler as _Handler
 from rage.redact.handlers import Handlers
 from rage.redact.literals import registered_literals
 from rage.redact.multiline import hold_back, redact_multiline
-from rage.redact.native import Native, available
+from rage.redact.native import native_scan
 from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.patterns import compile_custom
 from rage.redact.scan import (
@@ -154,9 +154,8 @@ class RedactionEngine(Handlers):
         for f in fallback.values():
             for t, modes in f.items():
                 every_fmt.setdefault(t, set()).update(modes)
-        native = Native(_plan(cs), _plan(ci), tuple(searched), formats=_plan(every_fmt),
-                        names_cs=tuple(names_cs), names_ci=tuple(names_ci)
-                        ) if available() else None
+        native = native_scan(_plan(cs), _plan(ci), tuple(searched), formats=_plan(every_fmt),
+                             names_cs=tuple(names_cs), names_ci=tuple(names_ci))
         fmt_rest, fmt_groups = group_plan(scan_plan(fmt_cs), GROUP_BYTES)
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -48,10 +49,39 @@ _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOS
 
 
 def available() -> bool:
-    """Hyperscan is installed and RAGE_NATIVE_SCAN is not 0 (tests compare both scans)."""
-    if os.environ.get("RAGE_NATIVE_SCAN") == "0":
+    """Hyperscan is installed, works, and RAGE_NATIVE_SCAN is not 0 (tests compare both
+    scans)."""
+    if os.environ.get("RAGE_NATIVE_SCAN") == "0" or _BROKEN:
         return False
     return importlib.util.find_spec("hyperscan") is not None
+
+
+_BROKEN: list[str] = []  # why Hyperscan failed in this process, once it has
+
+
+def native_scan(cs: Plan, ci: Plan, searched: tuple[bytes, ...] = (), **kw: Any
+                ) -> Native | None:
+    """:class:`Native` when Hyperscan is there and works; None (the pure-Python scan,
+    the same output) otherwise. An install that imports but fails to compile or scan
+    (a wheel for another CPU, a broken build) is said once on stderr, not raised: a
+    report must not fail for want of its fast path."""
+    if not available():
+        return None
+    try:
+        native = Native(cs, ci, searched, **kw)
+        native.starts(b"token=x\n", set())  # compiled and able to scan
+        return native
+    except Exception as e:  # any failure of the optional extension
+        _broken(e)
+        return None
+
+
+def _broken(e: BaseException) -> None:
+    if not _BROKEN:
+        _BROKEN.append(f"{type(e).__name__}: {e}")
+        sys.stderr.write("rage: warning: the fast redaction scan (hyperscan) does not work "
+                         f"here ({_BROKEN[0][:200]}); redacting with the pure-Python scan, "
+                         "which is slower and finds the same\n")
 
 
 _PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -290,7 +320,11 @@ def find_all(needles: list[bytes]) -> Callable[[bytes], dict[int, list[int]]] | 
     d = Database()
     for i, n in enumerate(needles):
         d.add(escape(n), 0, (_ADD, len(n), i))
-    d.compile()
+    try:
+        d.compile()
+    except Exception as e:  # as in native_scan
+        _broken(e)
+        return None
     db, guard, actions = d.db, d.guard, [tuple(a) for a in d.actions]
 
     def find(buf: bytes) -> dict[int, list[int]]:
