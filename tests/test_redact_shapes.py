@@ -129,3 +129,25 @@ def test_json_escaped_slashes_in_a_url() -> None:
     out = red('{"webhook": "' + hook + '", "path": "a\\/b"}')
     assert S not in out and "[REDACTED:" in out
     assert '"path": "a\\/b"' in out  # only URLs are rewritten
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("pin: 1234", "1234"),
+    ("pat: ghx_abcdef1234567890", "ghx_abcdef1234567890"),  # `pat` is a key here, not a prefix
+    ('{"pin": "4321"}', "4321"),
+    ("{'sig': 'abcdef012345'}", "abcdef012345"),
+    ("  'pat': 'abc123def456'", "abc123def456"),
+])
+def test_short_secret_words_as_yaml_and_quoted_keys(text: str, secret: str) -> None:
+    """`pin`, `pat` and `sig` are whole names here, so their values go; they were left
+    before, or taken only by accident where another start landed on the line."""
+    out = Redactor(pseudonymize=False).text(text)
+    assert secret not in out and "[REDACTED:secret-field]" in out
+
+
+@pytest.mark.parametrize("text", [
+    "spin: 3", "sig: SIGTERM", "received sig: SIGTERM", "pattern: *.py", "pin: true",
+    "recipe pin: see docs", "signal: SIGTERM",
+])
+def test_short_words_in_longer_names_and_signals_are_kept(text: str) -> None:
+    assert Redactor(pseudonymize=False).text(text) == text

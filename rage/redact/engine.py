@@ -69,6 +69,7 @@ class RedactionEngine(Handlers):
         self._heads: dict[bytes, tuple[_Format, ...]] = {}
         self._catalogue = _catalogue()
         self._cat_prefixes = tuple(p for f in self._catalogue if f.at_start for p in f.prefixes)
+        self._cat_prefix_set = frozenset(self._cat_prefixes)
         self._searched: dict[bytes, tuple[_Format, ...]] = {}
         # in a worker process: other people's names unknown at fork time are written as
         # marker + name + NUL, for the parent to number in order of first appearance

@@ -27,6 +27,9 @@ SECRET_WORDS: tuple[bytes, ...] = (
     # short words only where they are a whole part of the name (GITHUB_PAT, &sig=, DB_PIN):
     # as plain substrings they are in every path and signal
     b"_pat", b"-pat", b"pat=", b"pat\"", b"sig=", b"sig\"", b"_sig", b"_pin", b"pin=",
+    # ...and as a YAML or quoted key (`pin: 1234`, `'sig': ...`, `"pin":`); not `sig:`,
+    # which logs write before a signal (`sig: SIGTERM`)
+    b"pat:", b"pin:", b"pin\"", b"pat'", b"pin'", b"sig'",
 )
 
 _KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(
