@@ -164,3 +164,15 @@ def test_a_broken_hyperscan_falls_back_to_the_python_scan_with_one_warning(
     assert b"ghp_" not in r.stdout and b"password reset ok" in r.stdout
     warnings = [ln for ln in r.stderr.decode().splitlines() if "hyperscan" in ln]
     assert len(warnings) == 1 and "no SIMD here" in warnings[0], r.stderr
+
+
+def test_markup_and_dashes_cost_no_starts() -> None:
+    """`<` and `--` start a key only when a secret word follows in the same identifier: an
+    HTML log or a line of dashes gives the native scan nothing to do in Python."""
+    assert FAST is not None
+    text = b'<div class="row"><span>text</span><td>--verbose</td>\n' + b"-" * 80 + b"\n"
+    starts: set[int] = set()
+    FAST._scan.native.starts(text * 100, starts)
+    assert starts == set()
+    FAST._scan.native.starts(b"x <db_password>hunter2</db_password> --api-token abc\n", starts)
+    assert {2, 37} <= starts  # the identifiers after `<` and `--`

@@ -44,7 +44,7 @@ _DIRTY = 6  # what normalize() undoes (an escape, a backspace, a redraw, `:\/\/`
 _BOUNDED = 5  # a catalogue prefix: a start where it begins a word (see _ALNUM)
 _NAME = 4  # a user, host or home name: tried against the name alternatives only
 _KEYED = 7  # a secret word followed by a key shape (KEY_AFTER), its start found again
-_LEAD = 8  # what can precede an identifier holding a secret word (KEY_BEFORE)
+_LEAD = 8  # a secret word in an identifier after a lead (KEY_BEFORE: `--`, `<`, setenv)
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
 
 
@@ -98,8 +98,6 @@ def escape(lit: bytes) -> bytes:
 # take 0.3 s to compile where the bare literals take 0.05 s
 _ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _ESCAPE_END = frozenset(b"0123456789;[")
-_IDENT = frozenset(IDENT_CHARS)
-_IDENT_RUN = re.compile(rb"[A-Za-z0-9_.\-]*")
 _LONGEST = 16  # longer than any secret word
 # rage.redact.normalize.needs_normalizing, found in the same pass: the text is matched as
 # the terminal showed it, so where one is, the region is normalised and scanned again
@@ -215,8 +213,13 @@ class Native:
             # again on its line by _keyed, the same shape ending where the hit ends
             d.add(b"(?i:" + b"|".join(escape(w) for w in self._words) + b")"
                   + KEY_AFTER.pattern, 0, (_KEYED, 0, None))
-            for lead in KEY_BEFORE:  # `--`, `<`, `setenv `: the words after them in Python
-                d.add(escape(lead), 0, (_LEAD, len(lead), lead == b"--"))
+            # a word in an identifier right after `--`, `<`, `setenv `...: each lead its own
+            # expression (Vectorscan 5.4.12 misses `--token` after 39 blanks when the leads
+            # are one alternation: `(?:--|<|set -g?x )[A-Za-z0-9_.\-]*token`); not the bare
+            # leads, which would call Python at every `<` of an HTML log and every `--`
+            for lead in KEY_BEFORE:  # `--`: one dash, its second may start `-pat`
+                d.add(escape(lead[:1] if lead == b"--" else lead) + rb"[A-Za-z0-9_.\-]*(?i:"
+                      + b"|".join(escape(w) for w in self._words) + b")", 0, (_LEAD, 0, None))
         self._keyed = re.compile(b"(?:(?i:" + b"|".join(re.escape(w) for w in self._words)
                                  + b")" + KEY_AFTER.pattern + b")\\Z")
         for p in searched:
@@ -238,29 +241,21 @@ class Native:
         """The start of the key shape ending at ``to`` (the leftmost, as Hyperscan's start
         of match would say), searched near it first: identifiers are short, lines not."""
         ls = region.rfind(b"\n", 0, to) + 1
-        lo = max(ls, to - 512)
-        m = self._keyed.search(region, lo, to)
-        if m is None and lo > ls:
-            m = self._keyed.search(region, ls, to)
+        m = None
+        for back in (96, 1024, to):  # a word, its name and separator: ~30 bytes, mostly
+            m = self._keyed.search(region, max(ls, to - back), to)
+            if m is not None or to - back <= ls:
+                break
         if m is not None:
             run_starts(region, m.start(), IDENT, starts)
 
-    def _lead_start(self, region: bytes, q: int, to: int, dashes: bool,
-                    starts: set[int]) -> None:
-        """A secret word in the identifier after ``--``, ``<``, ``setenv``...: the KEY test
-        of :func:`rage.redact.scan.run_starts` (the identifier holding the word starts
-        with ``--`` or right after the others, within 66 bytes of the word)."""
-        if dashes:
-            if q and region[q - 1] in _IDENT:
-                return  # `x--token`: the identifier starts before the dashes
-            k = q
-        else:
-            k = to
-        e = _IDENT_RUN.match(region, k)
-        low = region[k:min(e.end() if e else k, k + 66 + _LONGEST)].lower()
-        first = min((j for w in self._words if (j := low.find(w)) >= 0), default=-1)
-        if 0 <= first <= 66:
-            run_starts(region, k + first, IDENT, starts)
+    def _lead_start(self, region: bytes, to: int, starts: set[int]) -> None:
+        """The word ending at ``to`` after a lead: the KEY test of the reference scan
+        decides (the lead must start, or stand right before, the identifier holding it)."""
+        tail = region[max(0, to - _LONGEST):to].lower()
+        for w in self._words:
+            if tail.endswith(w):
+                run_starts(region, to - len(w), KEY, starts)
 
     def starts(self, region: bytes, starts: set[int],
                found: dict[bytes, list[int]] | None = None,
@@ -297,7 +292,7 @@ class Native:
                 elif kind == _KEYED:
                     self._keyed_start(region, to, starts)
                 elif kind == _LEAD:
-                    self._lead_start(region, i, to, arg, starts)
+                    self._lead_start(region, to, starts)
                 elif kind == _FOUND:
                     if found is not None:
                         found.setdefault(arg, []).append(i)
