@@ -35,7 +35,8 @@ from rage.redact.literals import registered_literals
 
 MiB = 1024 * 1024
 PARALLEL_MIN = 8 * MiB  # below this a stream stays in-process: forking costs ~ms
-PIECE = MiB  # bytes per piece handed to a worker (at least; whole lines)
+PIECE = 2 * MiB  # bytes per piece handed to a worker (at least; whole lines): 2 MiB
+# measured 7-13% faster than 1 MiB on 2 cores (fewer round trips), 4 MiB slower (pipe waits)
 MAX_WORKERS = 8
 
 _REQ = struct.Struct("<QII")  # piece length, number of key spans, length of new names
