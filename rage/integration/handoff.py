@@ -29,6 +29,13 @@ LIVE = "live"
 CHILDREN = "children"
 
 
+def lock_is_held(run_dir: str) -> bool:
+    """:func:`rage.record.runlock.lock_is_held`, imported only when a run is asked about
+    (not on every tool's start-up)."""
+    from rage.record.runlock import lock_is_held as held
+
+    return held(run_dir)
+
 def process_start() -> tuple[int, float] | None:
     """This process's start as (``time.time_ns()``, ``time.monotonic()``) values, from
     ``/proc`` (Linux; 10 ms resolution); None where that is not available."""
@@ -42,23 +49,6 @@ def process_start() -> tuple[int, float] | None:
     if not 0 <= age < 365 * 86400:
         return None
     return time.time_ns() - int(age * 1e9), time.monotonic() - age
-
-
-def lock_is_held(run_dir: str) -> bool:
-    """True while the run's recorder holds its lock (the run is live)."""
-    import fcntl
-
-    try:
-        fd = os.open(os.path.join(run_dir, "lock"), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
 
 
 def live_entry(root: str, app: str, pid: int) -> str:

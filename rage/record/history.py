@@ -28,11 +28,11 @@ from rage.record.retention import (
     PruneResult,
     delete_run_dir,
     is_due,
-    lock_is_held,
     prune_runs,
     run_id_time,
     touch_stamp,
 )
+from rage.record.runlock import lock_is_held
 from rage.record.store import (
     CORRUPT,
     CRASH_SIGNALS,

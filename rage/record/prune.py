@@ -10,10 +10,10 @@ whose lock a live recorder holds is never touched.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 
+from rage.record.runlock import lock_is_held
 from rage.record.store import is_run_id
 
 # At most this many runs are deleted below the limit in one go, so that the one command in
@@ -73,25 +73,6 @@ def retain(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float,
                 excess -= 1  # "gone": another pruner claimed it, just as gone
     st = _lstat(os.path.join(base, ".last-prune"))
     return st is None or not time.time() - st.st_mtime < interval_s
-
-
-def lock_is_held(run_dir: str | os.PathLike[str]) -> bool:
-    """True while a live recorder holds the run's lock."""
-    try:
-        # never through a planted symlink, never blocking on a FIFO
-        fd = os.open(os.path.join(run_dir, "lock"),
-                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return False
 
 
 def delete_run(run_dir: str | os.PathLike[str]) -> str:

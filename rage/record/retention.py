@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rage.fsutil import read_own, write_atomic
 from rage.record.prune import delete_run, low_water, prune_due, remove_tree
-from rage.record.prune import lock_is_held as _lock_is_held
+from rage.record.runlock import lock_is_held
 from rage.record.store import is_run_id
 
 STALE_AFTER_S = 3600.0
@@ -39,11 +39,6 @@ def run_id_time(run_id: str) -> float | None:
     d = run_id  # no strptime: its import (_strptime, locale, calendar) costs ~2 ms
     return datetime(int(d[0:4]), int(d[4:6]), int(d[6:8]), int(d[9:11]), int(d[11:13]),
                     int(d[13:15]), tzinfo=UTC).timestamp()
-
-
-def lock_is_held(run_dir: Path) -> bool:
-    """True while a live recorder holds the run's lock."""
-    return _lock_is_held(run_dir)
 
 
 def delete_run_dir(run_dir: Path) -> str:
