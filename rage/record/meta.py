@@ -51,6 +51,17 @@ def _check_value(value: object, depth: int = 0) -> None:
             _check_value(v, depth + 1)
 
 
+def _parse(raw: bytes, limit: int, size: str) -> Any:
+    """JSON that rage wrote, read back within ``limit`` bytes (``size`` says it): finite
+    numbers only; ValueError for more, or nested past what the parser can take."""
+    if len(raw) > limit:
+        raise ValueError(f"larger than {size}")
+    try:
+        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+
+
 def read_meta(run_dir: Path) -> dict[str, Any]:
     """``meta.json`` as rage wrote it; OSError/ValueError for anything else: missing, a
     symlink, a FIFO or device, too large, NaN or out-of-range numbers, deep nesting, lone
@@ -60,12 +71,7 @@ def read_meta(run_dir: Path) -> dict[str, Any]:
         if not (run_dir / "meta.json").exists():
             raise FileNotFoundError("meta.json is missing")
         raise ValueError("not a regular file of yours")
-    if len(raw) > META_MAX_BYTES:
-        raise ValueError(f"larger than {META_MAX_BYTES} bytes")
-    try:
-        meta = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise ValueError("nested too deep") from None
+    meta = _parse(raw, META_MAX_BYTES, f"{META_MAX_BYTES} bytes")
     if not isinstance(meta, dict):
         raise ValueError("not an object")
     _check_value(meta)
@@ -88,12 +94,7 @@ def read_environ(run_dir: Path) -> dict[str, str] | None:
         if not path.exists() and not path.is_symlink():
             return None
         raise ValueError("not a regular file of yours")
-    if len(raw) > ENVIRON_MAX_BYTES:
-        raise ValueError(f"larger than {ENVIRON_MAX_BYTES // (1024 * 1024)} MiB")
-    try:
-        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise ValueError("nested too deep") from None
+    data = _parse(raw, ENVIRON_MAX_BYTES, f"{ENVIRON_MAX_BYTES // (1024 * 1024)} MiB")
     if not isinstance(data, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise ValueError("not an object of strings")
