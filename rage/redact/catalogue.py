@@ -15,11 +15,11 @@ report.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from rage.redact.formats import FORMATS, SecretFormat
+from rage.redact.scan import finds
 
 # not glued to a letter or digit on the left, except the `m`/`K` that ends a colour code
 # written out as text (`\x1b[32m`, `\u001b[0m` in JSON logs, `\033[1;31m` in source code),
@@ -135,7 +135,7 @@ def search_starts(region: bytes, searched: dict[bytes, tuple[_T, ...]],
     the scan's automaton already found them (marked by a ``b""`` key), saves the finds."""
     known = found is not None and b"" in found
     for prefix, entries in searched.items():
-        where = iter(found.get(prefix, ())) if known and found is not None else _finds(
+        where = iter(found.get(prefix, ())) if known and found is not None else finds(
             region, prefix)
         done_to = -1
         for i in where:
@@ -149,10 +149,3 @@ def search_starts(region: bytes, searched: dict[bytes, tuple[_T, ...]],
                         if entry not in got:
                             got.append(entry)
                 done_to = le
-
-
-def _finds(region: bytes, needle: bytes) -> Iterator[int]:
-    i = region.find(needle)
-    while i >= 0:
-        yield i
-        i = region.find(needle, i + 1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rage.redact.scan import finds
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 SPAN = 64 * 1024  # how far a multi-line value may reach past its opener in a stream
@@ -105,7 +106,7 @@ def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None)
     no loop over lines that hold nothing)."""
     out: list[int] = []
     n = pos = 0
-    for i in _positions(buf, needle) if positions is None else positions:
+    for i in finds(buf, needle) if positions is None else positions:
         n += buf.count(b"\n", pos, i)
         pos = i
         if not out or out[-1] != n:
@@ -178,7 +179,7 @@ def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list
     lines for nothing)."""
     out = []
     n = len(needle)
-    for i in _positions(buf, needle) if positions is None else positions:
+    for i in finds(buf, needle) if positions is None else positions:
         e = i + n
         if buf[e:e + 1] == b"\r":
             e += 1
@@ -186,15 +187,6 @@ def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list
             le = buf.find(b"\n", e + 1)
             if _WRAPPED.fullmatch(buf, e + 1, le if le >= 0 else len(buf)):
                 out.append(i)
-    return out
-
-
-def _positions(buf: bytes, needle: bytes) -> list[int]:
-    out = []
-    i = buf.find(needle)
-    while i >= 0:
-        out.append(i)
-        i = buf.find(needle, i + 1)
     return out
 
 

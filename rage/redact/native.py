@@ -6,9 +6,8 @@ Here one compiled database finds the literals and, for the secret words, the sha
 themselves (``token=``, ``"token":``, ``--token``, ``<token``, ``setenv TOKEN``, the
 ``.netrc`` and SQL forms of ``password``, ``Bearer X``): a log full of prose that merely
 says "token" or "password" costs no Python at all. The starts are those of the reference
-scan wherever a match can start; where the pure-Python scan also starts at prose
-(``password reset``), the full regexes would decline there anyway, so the output is the
-same (the tests compare both).
+scan (both read the shapes from :mod:`rage.redact.scan`), so the output is the same; the
+tests compare both.
 """
 
 from __future__ import annotations
@@ -40,9 +39,9 @@ _ADD = 0  # a start that many bytes before the end (the trigger's own start, or 
 _MODES = 1  # the reference scan's modes for the trigger (rage.redact.scan)
 _FOUND = 2  # a searched format's prefix: its position goes to ``found``
 _SHAPED = 3  # a secret word in a key shape: its identifier and line are starts (IDENT)
-_DIRTY = 6  # what normalize() undoes (an escape, a backspace, a redraw, `:\/\/`)
-_BOUNDED = 5  # a catalogue prefix: a start where it begins a word (see _ALNUM)
 _NAME = 4  # a user, host or home name: tried against the name alternatives only
+_BOUNDED = 5  # a catalogue prefix: a start where it begins a word (see _ALNUM)
+_DIRTY = 6  # what normalize() undoes (an escape, a backspace, a redraw, `:\/\/`)
 _KEYED = 7  # a secret word followed by a key shape (KEY_AFTER), its start found again
 _LEAD = 8  # a secret word in an identifier after a lead (KEY_BEFORE: `--`, `<`, setenv)
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
@@ -84,19 +83,19 @@ def _broken(e: BaseException) -> None:
                          "which is slower and finds the same\n")
 
 
-_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def escape(lit: bytes) -> bytes:
     """``lit`` as a Hyperscan expression that matches exactly it."""
-    return b"".join(bytes([c]) if c in _PLAIN else b"\\x%02x" % c for c in lit)
+    return b"".join(bytes([c]) if c in _ALNUM else b"\\x%02x" % c for c in lit)
 
 
-# a catalogue format's prefix starts a match only after these (rage.redact.catalogue._BEFORE:
-# not after a letter or digit, but after the `m` or `K` that ends a terminal escape). Tested
+# a catalogue format's prefix starts a match only where it begins a word
+# (rage.redact.catalogue._BEFORE: not after a letter or digit of _ALNUM, but after the `m` or
+# `K` that ends a terminal escape, whose bytes before it are these). Tested
 # in the hit, not in the expression: a class before each of ~250 literals makes the database
 # take 0.3 s to compile where the bare literals take 0.05 s
-_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _ESCAPE_END = frozenset(b"0123456789;[")
 _LONGEST = 16  # longer than any secret word
 # rage.redact.normalize.needs_normalizing, found in the same pass: the text is matched as
@@ -208,18 +207,18 @@ class Native:
                         d.add(before + w + b"[ \\t]", multiline, (_SHAPED, len(w) + 1, None))
         self._words = tuple(sorted(set(key_words)))
         if self._words:
+            words = b"(?i:" + b"|".join(escape(w) for w in self._words) + b")"
             # a word and what follows it in a key shape: one expression, no start of match
             # (tracking it doubles the cost of a scan of prose); the hit's start is found
             # again on its line by _keyed, the same shape ending where the hit ends
-            d.add(b"(?i:" + b"|".join(escape(w) for w in self._words) + b")"
-                  + KEY_AFTER.pattern, 0, (_KEYED, 0, None))
+            d.add(words + KEY_AFTER.pattern, 0, (_KEYED, 0, None))
             # a word in an identifier right after `--`, `<`, `setenv `...: each lead its own
             # expression (Vectorscan 5.4.12 misses `--token` after 39 blanks when the leads
             # are one alternation: `(?:--|<|set -g?x )[A-Za-z0-9_.\-]*token`); not the bare
             # leads, which would call Python at every `<` of an HTML log and every `--`
             for lead in KEY_BEFORE:  # `--`: one dash, its second may start `-pat`
-                d.add(escape(lead[:1] if lead == b"--" else lead) + rb"[A-Za-z0-9_.\-]*(?i:"
-                      + b"|".join(escape(w) for w in self._words) + b")", 0, (_LEAD, 0, None))
+                d.add(escape(lead[:1] if lead == b"--" else lead) + rb"[A-Za-z0-9_.\-]*"
+                      + words, 0, (_LEAD, 0, None))
         self._keyed = re.compile(b"(?:(?i:" + b"|".join(re.escape(w) for w in self._words)
                                  + b")" + KEY_AFTER.pattern + b")\\Z")
         for p in searched:

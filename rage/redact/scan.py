@@ -13,7 +13,7 @@ same either way (``reference=True`` in :func:`candidate_starts` is what tests co
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,11 +231,16 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
         _find_all(region, hay, p, starts)
     for hay, lits in ((region, plan.names_cs), (low, plan.names_ci)):
         for t in lits:
-            i = hay.find(t)
-            while i >= 0:
-                names.add(i)
-                i = hay.find(t, i + 1)
+            names.update(finds(hay, t))
     return _merge(starts, names, formats, names_only, formats_only)
+
+
+def finds(hay: bytes, needle: bytes) -> Iterator[int]:
+    """Every position of ``needle`` in ``hay``, overlapping ones too."""
+    i = hay.find(needle)
+    while i >= 0:
+        yield i
+        i = hay.find(needle, i + 1)
 
 
 def _find_all(region: bytes, hay: bytes, plan: Plan, starts: set[int]) -> None:
