@@ -17,18 +17,20 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rage import bundle as _bundle
 from rage import summary as _summary
 from rage._version import __version__
+from rage.bundle.frames import FrameCompressor, FrameWriter
 from rage.config import Settings
 from rage.fsutil import private_dir
 from rage.paths import home_root
 from rage.record.history import Run, now_iso
 from rage.redact.capped import redact_capped
+from rage.redact.parallel import PARALLEL_MIN as FRAMES_MIN
 from rage.report_write import STDOUT, BuiltBundle, default_bundle_path, output_path, write
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ class Member:
     data: bytes | Path
     size: int
     sha256: str = ""
+    frames: Path | None = None  # ``data`` compressed ahead, see :mod:`rage.bundle.frames`
 
 
 @dataclass(frozen=True)
@@ -297,6 +300,7 @@ def _redact_run_files(
         except OSError:
             del sources[name]  # vanished since the listing (a concurrent prune)
     caps = fair_shares(sizes, settings.bundle_max_bytes)
+    compress: FrameCompressor | None = None
     notes: list[dict[str, Any]] = [
         {**t, "stage": "recording"} for t in run.meta.get("truncation") or []
         if isinstance(t, dict) and t.get("dropped_bytes")
@@ -305,15 +309,29 @@ def _redact_run_files(
     for name, src in sorted(sources.items(), key=lambda kv: _run_order(kv[0])):
         dst = workdir.joinpath(*name.split("/"))
         private_dir(dst.parent)
+        frames = None
+        if sizes[name] >= FRAMES_MIN:  # compressed by the redaction workers, as they go
+            compress = compress or FrameCompressor()
+            framedir = private_dir(workdir / ".frames")
+            frames = FrameWriter(framedir / f"{len(members)}.zst", compress)
         try:
-            note, digest = redact_capped(src, dst, caps[name], sizes[name], redactor)
+            note, digest, framed = redact_capped(src, dst, caps[name], sizes[name], redactor,
+                                                 frames=frames)
         except OSError as e:
             warnings.append(f"cannot read {name}: {e.strerror or e}; left out of the bundle")
             dst.unlink(missing_ok=True)
+            if frames is not None:
+                frames.discard()
             continue
+        if frames is not None and not (framed and frames.close() == dst.stat().st_size):
+            frames.discard()
+            frames = None
         if note:
             notes.append({"name": name, **note, "stage": "bundle"})
-        members.append(Member(name, dst, *digest) if digest else _file_member(name, dst))
+        member = Member(name, dst, *digest) if digest else _file_member(name, dst)
+        if frames is not None:
+            member = replace(member, frames=frames.path)
+        members.append(member)
     return members, notes
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rage import bundle as _bundle
+from rage.bundle.frames import Framed
 from rage.errors import UsageError
 from rage.fsutil import private_dir
 from rage.paths import reports_dir
@@ -107,7 +108,10 @@ def write(prepared: Prepared, output: str | Path | None = None) -> BuiltBundle:
     created = time.time()
     run = prepared.request.run
     path = output_path(output, run, created)
-    members = [(m.name, m.data) for m in prepared.members]
+    members: list[tuple[str, bytes | Path | Framed]] = [
+        (m.name, Framed(m.data, m.frames, m.size)
+         if m.frames is not None and isinstance(m.data, Path) else m.data)
+        for m in prepared.members]
     if path is None:
         return _write_stdout(prepared, members, created)
     if output is None:
@@ -156,7 +160,7 @@ def _link_new(tmp: Path, path: Path) -> None:
         os.rename(tmp, path)
 
 
-def _write_stdout(prepared: Prepared, members: list[tuple[str, bytes | Path]],
+def _write_stdout(prepared: Prepared, members: list[tuple[str, bytes | Path | Framed]],
                   created: float) -> BuiltBundle:
     import sys
 

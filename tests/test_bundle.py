@@ -31,6 +31,7 @@ from rage.bundle import (
     validate_bundle,
     write_bundle,
 )
+from rage.bundle.frames import Framed
 from rage.errors import BadInputError
 from tests.conftest import run_rage
 
@@ -605,3 +606,77 @@ def test_deep_manifest_and_odd_member_names_are_one_line_errors(tmp_path: Path) 
     for name in ("run/a\nb.log", "run/\x1b[2J.log", "run/\udcff.log"):
         with pytest.raises(BadInputError, match="unsafe member name"):
             check_member_name(name)
+
+
+# -- members compressed ahead (frames) -----------------------------------------------------
+
+def _tarfile_bytes(entries: Sequence[tuple[str, bytes | Path]], mtime: int) -> bytes:
+    """The tar Python's tarfile writes for ``entries``, as the writer describes members."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in entries:
+            info = tarfile.TarInfo(name)
+            info.mtime, info.mode, info.uid, info.gid = mtime, 0o644, 0, 0
+            info.uname = info.gname = ""
+            content = data if isinstance(data, bytes) else data.read_bytes()
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    return buf.getvalue()
+
+
+def _unzstd(path: Path) -> bytes:
+    return zstandard.ZstdDecompressor().stream_reader(
+        path.read_bytes(), read_across_frames=True).read()
+
+
+def test_the_tar_stream_is_what_tarfile_writes(tmp_path: Path) -> None:
+    """Long and non-ASCII names (pax headers), empty and block-sized members, a file."""
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(70_001))
+    entries: list[tuple[str, bytes | Path]] = [
+        ("manifest.json", b"{}\n"), ("run/" + "x" * 150 + ".log", b"a" * 512),
+        ("collectors/\u00e9t\u00e9.json", b""), ("run/big.bin", big), ("run/one", b"1")]
+    write_bundle(tmp_path / "b.tar.zst", entries, mtime=1_700_000_000.7)
+    assert _unzstd(tmp_path / "b.tar.zst") == _tarfile_bytes(entries, 1_700_000_000)
+
+
+def _framed(tmp_path: Path, content: bytes, pieces: int) -> Framed:
+    from rage.bundle.frames import FrameCompressor, FrameWriter
+
+    path = tmp_path / "member.log"
+    path.write_bytes(content)
+    w = FrameWriter(tmp_path / "member.zst", FrameCompressor())
+    step = -(-len(content) // pieces)
+    compress = FrameCompressor()
+    for i in range(0, len(content), step):
+        piece = content[i:i + step]
+        # as the redaction workers hand them: most with a frame, some without
+        w.add(piece, compress(piece) if i // step % 3 else None)
+    return Framed(path, w.path, w.close())
+
+
+def test_a_framed_member_is_copied_as_its_frames(tmp_path: Path) -> None:
+    content = b"".join(b"line %d of an ordinary log\n" % i for i in range(60_000))
+    framed = _framed(tmp_path, content, pieces=7)
+    entries: list[tuple[str, bytes | Path | Framed]] = [
+        ("manifest.json", b"{}\n"), ("run/output.log", framed), ("run/after.log", b"after\n")]
+    out = tmp_path / "b.tar.zst"
+    write_bundle(out, entries, mtime=1_700_000_000)
+    expected = _tarfile_bytes([("manifest.json", b"{}\n"), ("run/output.log", content),
+                               ("run/after.log", b"after\n")], 1_700_000_000)
+    assert _unzstd(out) == expected
+    listing = subprocess.run(["zstd", "-lv", str(out)], check=True, capture_output=True,
+                             text=True).stdout
+    assert "# Zstandard Frames: 9" in listing  # before, 7 pieces, after
+    extracted = subprocess.run(f"zstd -dc {out} | tar -xO run/output.log", shell=True,
+                               check=True, capture_output=True).stdout
+    assert extracted == content
+
+
+def test_frames_that_do_not_hold_the_file_are_not_used(tmp_path: Path) -> None:
+    """The file changed since its frames were made: the writer compresses the file."""
+    framed = _framed(tmp_path, b"old content\n" * 1000, pieces=2)
+    framed.path.write_bytes(b"new content, longer than before\n" * 1000)
+    out = tmp_path / "b.tar.zst"
+    write_bundle(out, [("run/output.log", framed)], mtime=0)
+    assert _unzstd(out) == _tarfile_bytes([("run/output.log", framed.path)], 0)

@@ -486,7 +486,10 @@ def test_capped_regions_redacted_in_workers_match_the_whole(
     """Head and tail regions streamed by worker processes from their first piece (their
     size is passed down as a hint) give the bytes an in-process redaction of the whole
     file gives, with the same counts."""
+    import zstandard
+
     import rage.redact.parallel
+    from rage.bundle.frames import FrameCompressor, FrameWriter
     from rage.redact import Redactor
     from rage.redact.capped import redact_capped
 
@@ -504,9 +507,16 @@ def test_capped_regions_redacted_in_workers_match_the_whole(
     whole = Redactor(home="/home/me", user="me", hostname="me-box")
     full = whole.bytes(src.read_bytes())
     r = Redactor(home="/home/me", user="me", hostname="me-box")
-    note, digest = redact_capped(src, tmp_path / "out.log", 2 * HALF, size, r)
+    frames = FrameWriter(tmp_path / "out.zst", FrameCompressor())
+    note, digest, framed = redact_capped(src, tmp_path / "out.log", 2 * HALF, size, r,
+                                         frames=frames)
     out = (tmp_path / "out.log").read_bytes()
     assert digest is not None and digest[0] == len(out)
+    # the kept bytes, compressed piece by piece (mostly by the workers) as they went
+    assert framed and frames.close() == len(out)
+    assert _frames(tmp_path / "out.zst") > 2
+    assert zstandard.ZstdDecompressor().stream_reader(
+        (tmp_path / "out.zst").read_bytes(), read_across_frames=True).read() == out
     head, tail = _cut(out, note["dropped_bytes"])
     assert head == full[:HALF] and tail == full[-HALF:]
     assert b"KeyTailLine" not in out and b"Zx9Qw" not in out and b"Qm7Vt" not in out
@@ -515,3 +525,45 @@ def test_capped_regions_redacted_in_workers_match_the_whole(
     assert r.counts["github-token"] == 1 and r.counts["private-key"] == 1
     assert r.counts["secret-field"] == 2 and r.counts["user"] == 4
     assert r.pseudonym_map() == whole.pseudonym_map()
+
+
+def _frames(path: Path) -> int:
+    """How many zstd frames ``path`` holds, as the zstd program lists them."""
+    out = subprocess.run(["zstd", "-lv", str(path)], check=True, capture_output=True,
+                         text=True).stdout
+    m = re.search(r"# Zstandard Frames: (\d+)", out)
+    assert m, out
+    return int(m.group(1))
+
+
+def test_a_large_run_file_is_compressed_where_it_is_redacted(tmp_path: Path) -> None:
+    """A run file past FRAMES_MIN is compressed by the redaction workers, piece by piece:
+    the bundle is many zstd frames that tar, zstd and rage read as one stream, each member
+    byte for byte what redacting the whole file in one go gives."""
+    from rage.redact import Redactor
+    from rage.redact.parallel import PARALLEL_MIN
+
+    size = PARALLEL_MIN + 4 * MiB
+    src = _log(size, {
+        **{i * MiB + 77: f"token {GH_TOKEN} at {i}\n".encode() for i in range(1, 12)},
+        5 * MiB - 400: b"password=" + b"Zx9Qw" * 40 + b"\n",
+        9 * MiB + 4096: _key_block(b"KeyLine", 300 * KiB),
+    })
+    record("demo", ["demo"], 1, output=src, files={"app.log": b"short log\n"})
+    out = tmp_path / "big.tar.zst"
+    raw, manifest, reader = _report(out, "64MiB")
+    assert _frames(out) >= 5  # the workers' frames between the writer's own
+    for leak in (GH_TOKEN, "Zx9Qw", "KeyLine"):
+        assert leak.encode() not in raw, leak
+    assert manifest["redaction"]["counts"]["github-token"] == 11
+    expected = Redactor(literals=(), pseudonymize=True).bytes(src)
+    assert reader.read("run/output.log") == expected
+    dest = tmp_path / "x"
+    dest.mkdir()
+    subprocess.run(["tar", "-I", "zstd", "-xf", str(out), "-C", str(dest)], check=True)
+    assert (dest / "run" / "output.log").read_bytes() == expected
+    assert (dest / "run" / "app.log").read_bytes() == b"short log\n"
+    sums = subprocess.run(["sha256sum", *[e["name"] for e in manifest["files"]]], cwd=dest,
+                          check=True, capture_output=True, text=True).stdout
+    assert {ln.split()[1]: ln.split()[0] for ln in sums.splitlines()} == {
+        e["name"]: e["sha256"] for e in manifest["files"]}

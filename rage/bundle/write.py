@@ -1,24 +1,24 @@
 """Writing a bundle: one tar streamed through a zstd stream writer, manifest first.
 
 Memory stays flat whatever the size. Member metadata carries nothing about the sender:
-mtime = creation time, uid/gid 0, mode 0644, no user or group names.
+mtime = creation time, uid/gid 0, mode 0644, no user or group names. A member compressed
+ahead (:mod:`rage.bundle.frames`) is copied in as its frames.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
+from rage.bundle.frames import ZSTD_LEVEL, Framed
 from rage.bundle.names import check_member_name
 from rage.fsutil import open_private, private_dir
 
-ZSTD_LEVEL = 3
 CHUNK = 1024 * 1024
 
 
@@ -53,12 +53,14 @@ class _HashingWriter:
 
 
 def write_bundle(
-    dest: Path, members: Sequence[tuple[str, bytes | Path]], *, mtime: float
+    dest: Path, members: Sequence[tuple[str, bytes | Path | Framed]], *, mtime: float
 ) -> tuple[int, str]:
     """Write ``members`` (name, bytes or a file to copy) as a .tar.zst at ``dest``, 0600.
 
-    The file appears atomically (temporary name, then rename). Returns the bundle's size and
-    sha256. The caller puts ``manifest.json`` first; names are checked here.
+    A :class:`~rage.bundle.frames.Framed` member's frames are copied as they are, between
+    the frames compressed here (see :mod:`rage.bundle.frames`). The file appears atomically
+    (temporary name, then rename). Returns the bundle's size and sha256. The caller puts
+    ``manifest.json`` first; names are checked here.
     """
     import zstandard
 
@@ -71,13 +73,19 @@ def write_bundle(
             hashing = _HashingWriter(raw)
             cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=-1, write_checksum=True)
             sink = cast(IO[bytes], hashing)  # duck-typed: zstd only calls write/flush
-            with cctx.stream_writer(sink, closefd=False, write_size=CHUNK) as zw, tarfile.open(
-                fileobj=zw, mode="w|", format=tarfile.PAX_FORMAT, bufsize=CHUNK
-            ) as tar:
-                # 1 MiB copies: tarfile's default 16 KiB costs many more calls per member
-                tar.copybufsize = CHUNK  # type: ignore[attr-defined]  # missing from typeshed
+            with cctx.stream_writer(sink, closefd=False, write_size=CHUNK) as zw:
+                tar = _TarStream(cast(IO[bytes], zw))
                 for name, data in members:
-                    _add(tar, name, data, mtime)
+                    if isinstance(data, Framed) and _frames_hold(data):
+                        tar.header(name, data.size, mtime)
+                        zw.flush(zstandard.FLUSH_FRAME)  # what came before, as a frame
+                        with open(data.frames, "rb") as f:
+                            while chunk := f.read(CHUNK):
+                                hashing.write(chunk)
+                        tar.skip(data.size)
+                    else:
+                        tar.add(name, data.path if isinstance(data, Framed) else data, mtime)
+                tar.close()
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(tmp, dest)
@@ -88,16 +96,68 @@ def write_bundle(
     return hashing.size, hashing.sha256.hexdigest()
 
 
-def _add(tar: tarfile.TarFile, name: str, data: bytes | Path, mtime: float) -> None:
-    info = tarfile.TarInfo(name)
-    info.mtime = int(mtime)
-    info.mode = 0o644
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    if isinstance(data, bytes):
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-        return
-    with open(data, "rb") as f:
-        info.size = os.fstat(f.fileno()).st_size
-        tar.addfile(info, f)
+def _frames_hold(data: Framed) -> bool:
+    """Whether ``data``'s frames were made of its whole file (else the file is compressed)."""
+    try:
+        return os.stat(data.path).st_size == data.size and os.path.isfile(data.frames)
+    except OSError:
+        return False
+
+
+class _TarStream:
+    """A POSIX (pax) tar stream written to ``out``, as :mod:`tarfile` writes one.
+
+    Members carry nothing about the sender: mtime = creation time, uid/gid 0, mode 0644,
+    no user or group names. The end is two zero blocks, padded to tar's record size.
+    """
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self._out = out
+        self.offset = 0
+
+    def _write(self, data: bytes) -> None:
+        self._out.write(data)
+        self.offset += len(data)
+
+    def header(self, name: str, size: int, mtime: float) -> None:
+        info = tarfile.TarInfo(name)
+        info.size = size
+        info.mtime = int(mtime)
+        info.mode = 0o644
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        self._write(info.tobuf(tarfile.PAX_FORMAT, tarfile.ENCODING, "surrogateescape"))
+
+    def skip(self, size: int) -> None:
+        """``size`` bytes of content were written past this stream: pad them to a block."""
+        self.offset += size
+        self._pad(size)
+
+    def add(self, name: str, data: bytes | Path, mtime: float) -> None:
+        if isinstance(data, bytes):
+            self.header(name, len(data), mtime)
+            self._write(data)
+            self._pad(len(data))
+            return
+        with open(data, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            self.header(name, size, mtime)
+            left = size
+            while left > 0:
+                chunk = f.read(min(CHUNK, left))
+                if not chunk:
+                    raise OSError(f"unexpected end of data: {data} shrank while bundled")
+                self._write(chunk)
+                left -= len(chunk)
+        self._pad(size)
+
+    def _pad(self, size: int) -> None:
+        pad = -size % tarfile.BLOCKSIZE
+        if pad:
+            self._write(tarfile.NUL * pad)
+
+    def close(self) -> None:
+        self._write(tarfile.NUL * (2 * tarfile.BLOCKSIZE))
+        pad = -self.offset % tarfile.RECORDSIZE
+        if pad:
+            self._write(tarfile.NUL * pad)

@@ -41,7 +41,7 @@ from its first block.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +194,21 @@ class Redactor(RedactionEngine):
         min_parallel = 0 if size is not None and size >= PARALLEL_MIN else PARALLEL_MIN
         return redact_stream(self, chunks, block=block, workers=workers,
                              min_parallel=min_parallel)
+
+    def stream_pieces(self, chunks: Iterable[_Bytes], *, compress: Callable[[_Bytes], _Bytes],
+                      size: int | None = None, block: int = BLOCK,
+                      workers: int | None = None) -> Iterator[tuple[_Bytes, _Bytes | None]]:
+        """:meth:`stream`, each output with ``compress`` of it when a worker made that (None
+        when the output was made in this process: the caller compresses it if it must).
+
+        The workers compress while they redact, so a large file's compression costs no
+        time of its own on a machine with CPUs to spare.
+        """
+        from rage.redact.parallel import PARALLEL_MIN, redact_pieces
+
+        min_parallel = 0 if size is not None and size >= PARALLEL_MIN else PARALLEL_MIN
+        return redact_pieces(self, chunks, block=block, workers=workers,
+                             min_parallel=min_parallel, compress=compress)
 
     def file(self, src: Path, dst: Path) -> None:
         """Redact ``src`` into ``dst`` (created 0600), streaming."""

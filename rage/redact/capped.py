@@ -10,14 +10,37 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from rage.fsutil import open_private
 from rage.record.capture import MARKER, CappedFile
 
 _CHUNK = 1024 * 1024
+
+
+class Frames(Protocol):
+    """Where the redacted bytes go compressed too (:class:`rage.bundle.frames.FrameWriter`)."""
+
+    @property
+    def compress(self) -> Callable[[bytes], bytes]: ...
+
+    def add(self, data: bytes, frame: bytes | None = None) -> None: ...
+
+
+def _pieces(redactor: Any, chunks: Iterator[bytes], size: int, frames: Frames | None
+            ) -> Iterator[tuple[bytes, bytes | None]]:
+    """The redacted stream, each output with its frame when a worker made one."""
+    if frames is not None:
+        yield from redactor.stream_pieces(chunks, size=size, compress=frames.compress)
+        return
+    stream = redactor.stream(chunks, size=size)
+    try:
+        for out in stream:
+            yield out, None
+    finally:
+        getattr(stream, "close", lambda: None)()  # stops its workers now
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
@@ -27,12 +50,15 @@ def _chunks(path: Path) -> Iterator[bytes]:
 
 
 def redact_capped(
-    src: Path, dst: Path, cap: int, size: int, redactor: Any
-) -> tuple[dict[str, int], tuple[int, str] | None]:
+    src: Path, dst: Path, cap: int, size: int, redactor: Any, *, frames: Frames | None = None
+) -> tuple[dict[str, int], tuple[int, str] | None, bool]:
     """Redact ``src`` into ``dst``, keeping head and tail within ``cap`` if it is too big.
 
-    Returns the truncation note (empty if whole) and, when it could be computed on the way,
-    the size and sha256 of ``dst``. The cut is always made after redaction, so a secret is
+    Returns the truncation note (empty if whole), when it could be computed on the way the
+    size and sha256 of ``dst``, and whether ``frames`` (if given) received all of ``dst``:
+    frames made by the redaction workers where they could, compressed here where not.
+
+    The cut is always made after redaction, so a secret is
     never split by it. Above the cap only what can reach the bundle is read and redacted:
     a head region and a tail region (see :func:`_cut_regions`), each as one stream; the
     kept bytes are the first ``cap - cap // 2`` of the redacted head and the last
@@ -49,16 +75,20 @@ def redact_capped(
         h = hashlib.sha256()
         n = 0
         with open_private(dst, "wb") as out:
-            for chunk in redactor.stream(_chunks(src), size=size):
+            for chunk, frame in _pieces(redactor, _chunks(src), size, frames):
                 out.write(chunk)
                 h.update(chunk)
                 n += len(chunk)
-        return {}, (n, h.hexdigest())
+                if frames is not None:
+                    frames.add(chunk, frame)
+        return {}, (n, h.hexdigest()), frames is not None
     with open(src, "rb") as f:
         size = os.fstat(f.fileno()).st_size  # the reads below must stay within the file
         regions = _cut_regions(f, size, cap)
         if regions is not None:
-            return _redact_ends(f, dst, cap, size, regions=regions, redactor=redactor)
+            note, digest = _redact_ends(f, dst, cap, size, regions=regions,
+                                        redactor=redactor, frames=frames)
+            return note, digest, frames is not None
     capped = CappedFile(dst, cap)
     try:
         for chunk in redactor.stream(_chunks(src), size=size):
@@ -66,7 +96,7 @@ def redact_capped(
     finally:
         t = capped.close()
     note = {"total_bytes": t.total_bytes, "dropped_bytes": t.dropped_bytes}
-    return (note if t.dropped_bytes else {}), None
+    return (note if t.dropped_bytes else {}), None, False
 
 
 def _cut_regions(f: BinaryIO, size: int, cap: int) -> tuple[int, int] | None:
@@ -155,7 +185,8 @@ def _read_range(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
 
 
 def _redact_ends(
-    f: BinaryIO, dst: Path, cap: int, size: int, *, regions: tuple[int, int], redactor: Any
+    f: BinaryIO, dst: Path, cap: int, size: int, *, regions: tuple[int, int], redactor: Any,
+    frames: Frames | None
 ) -> tuple[dict[str, int], tuple[int, str]]:
     """Redact the head and tail regions of ``f`` and write the kept parts (see _redact_one)."""
     import hashlib
@@ -165,20 +196,23 @@ def _redact_ends(
     h = hashlib.sha256()
     n = 0
     with open_private(dst, "wb") as out:
-        def put(data: bytes) -> None:
+        def put(data: bytes, frame: bytes | None = None) -> None:
             nonlocal n
             out.write(data)
             h.update(data)
             n += len(data)
+            if frames is not None:
+                frames.add(data, frame)
 
         head_src = 0
         if head_keep:
             # pulled only until the head is full: what a stream has yielded is final, so
             # the rest of the region is redacted only if redaction shrank the head
-            stream = redactor.stream(_read_range(f, 0, head_end), size=head_end)
+            stream = _pieces(redactor, _read_range(f, 0, head_end), head_end, frames)
             try:
-                for chunk in stream:
-                    put(chunk[: head_keep - n])
+                for chunk, frame in stream:
+                    whole = len(chunk) <= head_keep - n
+                    put(chunk if whole else chunk[: head_keep - n], frame if whole else None)
                     if n >= head_keep:
                         head_src = head_keep
                         break
@@ -188,19 +222,19 @@ def _redact_ends(
                 getattr(stream, "close", lambda: None)()
         # the redacted tail region as its chunks, the oldest dropped once the rest holds
         # tail_keep bytes: no copying of the region into one buffer
-        tail: deque[bytes] = deque()
+        tail: deque[tuple[bytes, bytes | None]] = deque()
         held = 0
-        for chunk in (redactor.stream(_read_range(f, tail_start, size), size=size - tail_start)
-                      if tail_keep else ()):
-            tail.append(chunk)
-            held += len(chunk)
-            while held - len(tail[0]) >= tail_keep:
-                held -= len(tail.popleft())
+        for piece in (_pieces(redactor, _read_range(f, tail_start, size), size - tail_start,
+                              frames) if tail_keep else ()):
+            tail.append(piece)
+            held += len(piece[0])
+            while held - len(tail[0][0]) >= tail_keep:
+                held -= len(tail.popleft()[0])
         tail_src = tail_keep if held >= tail_keep else size - tail_start
         dropped = size - head_src - tail_src
         put(MARKER % dropped)
         if held > tail_keep:
-            tail[0] = tail[0][held - tail_keep:]
-        for chunk in tail:
-            put(chunk)
+            tail[0] = (tail[0][0][held - tail_keep:], None)  # cut: its frame no longer fits
+        for chunk, frame in tail:
+            put(chunk, frame)
     return {"total_bytes": size, "dropped_bytes": dropped}, (n, h.hexdigest())

@@ -17,6 +17,11 @@ parent.
 
 A worker that fails (killed, out of memory) costs nothing but speed: the pieces still in
 flight are redacted in-process and the rest of the stream too.
+
+:func:`redact_pieces` can also have each piece compressed where it was redacted (the bundle
+writer's zstd frames, see :mod:`rage.bundle.frames`): the workers then do the compression
+too, in parallel, instead of the parent after the whole stream. A piece whose final text is
+only known in the parent (deferred names, user regexes) comes without its frame.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import marshal
 import os
 import signal
 import struct
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import BinaryIO
 
 from rage.redact.engine import RedactionEngine, Spans
@@ -44,7 +49,10 @@ _REQ = struct.Struct("<QII")  # piece length, number of key spans, length of new
 # every 64 KiB (Linux; elsewhere, or above the system's limit, the default stays)
 _PIPE_SIZE = MiB
 _SPAN = struct.Struct("<QQ")
-_RES = struct.Struct("<QQIB")  # output length, counts length, deferred names, custom done
+_RES = struct.Struct("<QQQIB")  # output, counts and frame lengths, deferred names, custom done
+
+Compress = Callable[[bytes], bytes]
+Piece = tuple[bytes, bytes | None]  # redacted bytes, and their frame when a worker made it
 
 
 def default_workers() -> int:
@@ -63,6 +71,21 @@ def redact_stream(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
 
     Output equals the in-process stream. Memory: about ``block`` (``max(block, piece)`` once
     parallel) times the number of workers plus three.
+    """
+    with contextlib.closing(redact_pieces(engine, chunks, block=block, workers=workers,
+                                          min_parallel=min_parallel, piece=piece)) as pieces:
+        for out, _ in pieces:
+            yield out
+
+
+def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: int,
+                  workers: int | None = None, min_parallel: int = PARALLEL_MIN,
+                  piece: int = PIECE, compress: Compress | None = None
+                  ) -> Generator[Piece, None, None]:
+    """:func:`redact_stream`, each output with the frame ``compress`` made of it in a worker.
+
+    The frame is None for output redacted (or finished) in this process, and always without
+    ``compress``; the caller compresses those itself if it needs them.
     """
     n_workers = default_workers() if workers is None else max(1, workers)
     if not hasattr(os, "fork"):
@@ -89,12 +112,12 @@ def redact_stream(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
                 continue
             seen += limit
             if pool is None and n_workers > 1 and seen >= min_parallel:
-                pool = _Pool(engine, n_workers)
+                pool = _Pool(engine, n_workers, compress)
                 want = max(block, piece)
             if pool is None:
                 out = engine.apply(buf, limit, spans)
                 if out:
-                    yield out
+                    yield out, None
                 del out  # not kept alive while the next piece is gathered
             else:
                 pool = yield from _feed(pool, engine, n_workers, (buf, limit, spans))
@@ -109,17 +132,17 @@ def redact_stream(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
         else:
             out = engine.apply(buf, limit, spans)
             if out:
-                yield out
+                yield out, None
     finally:
         if pool is not None:
             pool.kill()
 
 
 def _feed(pool: _Pool, engine: RedactionEngine, n_workers: int,
-          job: tuple[bytes, int, Spans]) -> Generator[bytes, None, _Pool]:
+          job: tuple[bytes, int, Spans]) -> Generator[Piece, None, _Pool]:
     """Hand a piece to the next worker, yielding the result that worker owed first."""
     out = pool.take()
-    if out:
+    if out[0]:
         yield out
     del out
     if pool.literals is not registered_literals():
@@ -127,10 +150,10 @@ def _feed(pool: _Pool, engine: RedactionEngine, n_workers: int,
         # were sent before it, so redo them here (as the in-process stream would) and fork
         # workers that know it
         for held in pool.abandon():
-            out = engine.apply(*held)
-            if out:
-                yield out
-        pool = _Pool(engine, n_workers)
+            redone = engine.apply(*held)
+            if redone:
+                yield redone, None
+        pool = _Pool(engine, n_workers, pool.compress)
     pool.send(*job)
     return pool
 
@@ -147,8 +170,10 @@ class _Worker:
 class _Pool:
     """Forked workers fed round robin; results are taken back in submission order."""
 
-    def __init__(self, engine: RedactionEngine, n: int) -> None:
+    def __init__(self, engine: RedactionEngine, n: int, compress: Compress | None = None
+                 ) -> None:
         self.engine = engine
+        self.compress = compress  # run by the workers on every piece they finish
         engine.build()  # workers inherit the compiled regex and the names known so far
         self.literals = registered_literals()
         self.marker = b"\x00rage-" + os.urandom(8).hex().encode() + b"\x01"
@@ -173,7 +198,8 @@ class _Pool:
                     os.close(w.to_child.fileno())
                     os.close(w.from_child.fileno())
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
-                _serve(self.engine, self.marker, os.fdopen(r1, "rb"), os.fdopen(w2, "wb"))
+                _serve(self.engine, self.marker, os.fdopen(r1, "rb"), os.fdopen(w2, "wb"),
+                       self.compress)
                 code = 0
             finally:
                 os._exit(code)
@@ -183,10 +209,10 @@ class _Pool:
         w.known = len(self.engine._pseudonyms)  # inherited by the fork
         self.workers.append(w)
 
-    def take(self) -> bytes:
+    def take(self) -> Piece:
         """The output owed by the next worker (empty if it is idle)."""
         w = self.workers[self.next]
-        return self._take(w) if w.job is not None else b""
+        return self._take(w) if w.job is not None else (b"", None)
 
     def send(self, buf: bytes, limit: int, spans: Spans) -> None:
         """Give ``buf[:limit]`` to the next worker, which must be idle (see :meth:`take`)."""
@@ -214,11 +240,11 @@ class _Pool:
         n = len(self.workers)
         return [w for k in range(n) if (w := self.workers[(self.next + k) % n]).job is not None]
 
-    def drain(self) -> Iterator[bytes]:
+    def drain(self) -> Iterator[Piece]:
         """Yield the remaining results in order, then stop the workers."""
         for w in self._in_order():
             out = self._take(w)
-            if out:
+            if out[0]:
                 yield out
         self.kill()
 
@@ -239,15 +265,16 @@ class _Pool:
             os.waitpid(w.pid, 0)
         self.workers = []
 
-    def _take(self, w: _Worker) -> bytes:
-        """The redacted output of ``w``'s piece, numbered and counted as if in-process."""
+    def _take(self, w: _Worker) -> Piece:
+        """The redacted output of ``w``'s piece, numbered and counted as if in-process, and
+        its frame if the worker could make it."""
         assert w.job is not None
         buf, limit, spans = w.job
         w.job = None
         engine = self.engine
         if not self.broken:
             try:
-                out, counts, deferred, custom_done = _read_result(w.from_child)
+                out, counts, frame, deferred, custom_done = _read_result(w.from_child)
             except (OSError, EOFError, ValueError, struct.error):
                 self.broken = True
             else:
@@ -255,8 +282,10 @@ class _Pool:
                 if resolved is not None:
                     for kind, n in counts.items():
                         engine._count(kind, n)
-                    return resolved if custom_done else engine.apply_custom(resolved)
-        return engine.apply(buf, limit, spans)  # in-process: same output, slower
+                    if not custom_done:  # names deferred: no frame was made
+                        return engine.apply_custom(resolved), None
+                    return resolved, frame or None
+        return engine.apply(buf, limit, spans), None  # in-process: same output, slower
 
 
 def _resolve(engine: RedactionEngine, out: bytes, marker: bytes, deferred: int
@@ -293,15 +322,17 @@ def _read_exact(f: BinaryIO, n: int) -> bytes:
     return data
 
 
-def _read_result(f: BinaryIO) -> tuple[bytes, dict[str, int], int, bool]:
-    n_out, n_counts, deferred, custom_done = _RES.unpack(_read_exact(f, _RES.size))
+def _read_result(f: BinaryIO) -> tuple[bytes, dict[str, int], bytes, int, bool]:
+    n_out, n_counts, n_frame, deferred, custom_done = _RES.unpack(_read_exact(f, _RES.size))
     counts = marshal.loads(_read_exact(f, n_counts))
     if not isinstance(counts, dict):
         raise ValueError("bad counts from worker")
-    return _read_exact(f, n_out), counts, deferred, bool(custom_done)
+    out = _read_exact(f, n_out)
+    return out, counts, _read_exact(f, n_frame), deferred, bool(custom_done)
 
 
-def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO) -> None:
+def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO,
+           compress: Compress | None = None) -> None:
     """A worker's loop: read a piece, redact it, write the result; stop at end of input."""
     engine._defer = marker
     while True:
@@ -318,10 +349,14 @@ def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO)
         engine._deferred = 0
         res = engine.apply(buf, limit, spans, custom=False)
         custom_done = engine._deferred == 0
+        frame = b""
         if custom_done:
             res = engine.apply_custom(res)
+            if compress is not None and res:
+                frame = compress(res)
         counts = marshal.dumps(engine._counts)
-        out.write(_RES.pack(len(res), len(counts), engine._deferred, custom_done))
+        out.write(_RES.pack(len(res), len(counts), len(frame), engine._deferred, custom_done))
         out.write(counts)
         out.write(res)
+        out.write(frame)
         out.flush()

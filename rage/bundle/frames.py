@@ -1,0 +1,71 @@
+"""Members compressed ahead of the bundle: zstd frames made while a member is produced.
+
+A bundle is a tar stream compressed with zstd, and zstd frames concatenate: every reader
+(``zstd -d``, ``tar --zstd``, python-zstandard reading across frames, rage's own reader)
+sees one stream. A large run file is redacted in worker processes (see
+:mod:`rage.redact.parallel`); each worker also compresses the piece it redacted, as one
+frame, while the others redact theirs. :func:`rage.bundle.write.write_bundle` then copies
+these frames between the frames it compresses itself (tar headers, padding, small members),
+so a large member is compressed once, in parallel with its redaction, instead of after it.
+
+Frames use the bundle's level and carry their checksum and content size, as the writer's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rage.fsutil import open_private
+
+ZSTD_LEVEL = 3
+
+
+@dataclass(frozen=True)
+class Framed:
+    """A member's content on disk (``path``, ``size`` bytes) and the same bytes as frames."""
+
+    path: Path
+    frames: Path
+    size: int
+
+
+class FrameCompressor:
+    """Compresses one piece into one frame; made before workers fork, so they share it."""
+
+    def __init__(self) -> None:
+        import zstandard
+
+        self._cctx: Any = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
+
+    def __call__(self, data: bytes) -> bytes:
+        return bytes(self._cctx.compress(data))
+
+
+class FrameWriter:
+    """Writes a member's frames to ``path`` (0600), compressing the pieces that come without.
+
+    :meth:`add` takes each piece of the member in order, with the frame a worker made of it
+    or None; :meth:`close` returns how many bytes of content the frames hold.
+    """
+
+    def __init__(self, path: Path, compress: FrameCompressor) -> None:
+        self.path = path
+        self.compress = compress
+        self._f = open_private(path, "wb")
+        self.size = 0
+
+    def add(self, data: bytes, frame: bytes | None = None) -> None:
+        if not data:
+            return
+        self._f.write(self.compress(data) if frame is None else frame)
+        self.size += len(data)
+
+    def close(self) -> int:
+        self._f.close()
+        return self.size
+
+    def discard(self) -> None:
+        self._f.close()
+        self.path.unlink(missing_ok=True)
