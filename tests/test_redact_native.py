@@ -176,3 +176,23 @@ def test_markup_and_dashes_cost_no_starts() -> None:
     assert starts == set()
     FAST._scan.native.starts(b"x <db_password>hunter2</db_password> --api-token abc\n", starts)
     assert {2, 37} <= starts  # the identifiers after `<` and `--`
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["-----BEGIN", "-----BEGI", "----BEGIN", "--", "BEGIN",
+                                 "x" * 1000, "\n", "-" * 7]), max_size=40),
+       st.integers(0, 8), st.data())
+def test_private_key_begins_are_found_as_bytes_find_finds_them(
+        pieces: list[str], scale: int, data: st.DataObject) -> None:
+    """The plan's search for key blocks (Hyperscan on large buffers) says what find says."""
+    from rage.redact import patterns as P
+    from rage.redact.engine import _NATIVE_BEGINS, _begins
+
+    buf = "".join(pieces).encode()
+    if scale and buf:  # most examples past the size where Hyperscan searches
+        buf *= -(-_NATIVE_BEGINS // len(buf)) + scale
+    begin = _begins(buf)
+    for _ in range(20):
+        a = data.draw(st.integers(0, len(buf) + 2))
+        b = data.draw(st.integers(a, len(buf) + 12))
+        assert begin(a, b) == buf.find(P.PRIVATE_KEY_BEGIN, a, b), (a, b)

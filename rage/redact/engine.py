@@ -9,8 +9,9 @@ apply in worker processes with output identical to the serial path.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rage.redact import patterns as P
 from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
@@ -18,7 +19,7 @@ from rage.redact.handlers import Handler as _Handler
 from rage.redact.handlers import Handlers
 from rage.redact.literals import registered_literals
 from rage.redact.multiline import hold_back, redact_multiline
-from rage.redact.native import native_scan
+from rage.redact.native import finder, native_scan
 from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.patterns import compile_custom
 from rage.redact.scan import (
@@ -200,7 +201,8 @@ class RedactionEngine(Handlers):
                 return 0, []
             limit = hold_back(buf, limit)  # a value across lines is redacted whole
         spans: Spans = []
-        p = buf.find(P.PRIVATE_KEY_BEGIN, 0, limit)
+        begin = _begins(buf)
+        p = begin(0, limit)
         while p >= 0:
             stop = min(n, p + PRIVATE_KEY_MAX)
             if not final and stop < p + PRIVATE_KEY_MAX:
@@ -208,7 +210,7 @@ class RedactionEngine(Handlers):
                 break
             km = self._pem.match(buf, p, stop)
             if km is None:
-                p = buf.find(P.PRIVATE_KEY_BEGIN, p + 1, limit)
+                p = begin(p + 1, limit)
                 continue
             e = km.end()
             if e > limit:
@@ -221,7 +223,7 @@ class RedactionEngine(Handlers):
                     limit = buf.rfind(b"\n", 0, p) + 1
                     break
             spans.append((p, e))
-            p = buf.find(P.PRIVATE_KEY_BEGIN, e, limit)
+            p = begin(e, limit)
         while spans and spans[-1][1] > limit:  # waiting for a later block: redo this one too
             spans.pop()
         return limit, spans
@@ -380,3 +382,23 @@ def segment_cut(buf: bytes) -> int:
         if cut >= lo:
             return cut + 1
     return MAX_SEGMENT
+
+
+_NATIVE_BEGINS = 256 * 1024  # below this ``bytes.find`` costs less than a call to Hyperscan
+
+
+def _begins(buf: bytes) -> Callable[[int, int], int]:
+    """``find(start, end)``: where the first private key BEGIN of ``buf[start:end]`` starts,
+    as ``buf.find`` says. A large buffer is searched once with Hyperscan, when it is there:
+    ``bytes.find`` of this needle runs at about 2 GB/s, a fifth of a parallel report's time
+    in its parent."""
+    find = finder((P.PRIVATE_KEY_BEGIN,)) if len(buf) >= _NATIVE_BEGINS else None
+    if find is None:
+        return lambda start, end: buf.find(P.PRIVATE_KEY_BEGIN, start, end)
+    at = find(buf).get(0, [])
+    width = len(P.PRIVATE_KEY_BEGIN)
+
+    def first(start: int, end: int) -> int:
+        i = bisect.bisect_left(at, start)
+        return at[i] if i < len(at) and at[i] + width <= end else -1
+    return first

@@ -87,18 +87,11 @@ def _needles(buf: bytes) -> list[tuple[bytes, str, list[int] | None]]:
     return [(_RULES_BY_NEEDLE[k][0], _RULES_BY_NEEDLE[k][1], v) for k, v in sorted(pos.items())]
 
 
-_FINDER: dict[bool, Callable[[bytes], dict[int, list[int]]] | None] = {}
-
-
 def _finder() -> Callable[[bytes], dict[int, list[int]]] | None:
-    """The one-pass finder of the needles when Hyperscan is there (and not turned off by
-    RAGE_NATIVE_SCAN=0, which tests and benchmarks switch within a process)."""
-    from rage.redact.native import available, find_all
+    """The one-pass finder of the needles when Hyperscan is there."""
+    from rage.redact.native import finder
 
-    on = available()
-    if on not in _FINDER:
-        _FINDER[on] = find_all([n for n, _r in _RULES_BY_NEEDLE]) if on else None
-    return _FINDER[on]
+    return finder(tuple(n for n, _r in _RULES_BY_NEEDLE))
 
 
 def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None) -> list[int]:

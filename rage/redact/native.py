@@ -55,6 +55,7 @@ def available() -> bool:
     return importlib.util.find_spec("hyperscan") is not None
 
 
+Finder = Callable[[bytes], dict[int, list[int]]]  # buffer -> needle index -> its positions
 _BROKEN: list[str] = []  # why Hyperscan failed in this process, once it has
 
 
@@ -307,7 +308,19 @@ class Native:
         return bool(dirty)
 
 
-def find_all(needles: list[bytes]) -> Callable[[bytes], dict[int, list[int]]] | None:
+_FINDERS: dict[tuple[tuple[bytes, ...], bool], Finder | None] = {}
+
+
+def finder(needles: tuple[bytes, ...]) -> Finder | None:
+    """:func:`find_all` of ``needles``, compiled once per process; None without Hyperscan
+    (or with RAGE_NATIVE_SCAN=0, which tests and benchmarks switch within a process)."""
+    on = available()
+    if (needles, on) not in _FINDERS:
+        _FINDERS[needles, on] = find_all(list(needles)) if on else None
+    return _FINDERS[needles, on]
+
+
+def find_all(needles: list[bytes]) -> Finder | None:
     """A finder of every needle in one pass: ``buf`` -> needle index -> its positions."""
     if not available() or not needles:
         return None

@@ -32,7 +32,7 @@ import marshal
 import os
 import signal
 import struct
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import BinaryIO
 
 from rage.redact.engine import RedactionEngine, Spans
@@ -127,7 +127,7 @@ def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
         limit, spans = engine.plan(buf, final=True)
         if pool is not None:
             pool = yield from _feed(pool, engine, n_workers, (buf, limit, spans))
-            yield from pool.drain()
+            yield from _drain(pool, engine)
             pool = None
         else:
             out = engine.apply(buf, limit, spans)
@@ -140,22 +140,41 @@ def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
 
 def _feed(pool: _Pool, engine: RedactionEngine, n_workers: int,
           job: tuple[bytes, int, Spans]) -> Generator[Piece, None, _Pool]:
-    """Hand a piece to the next worker, yielding the result that worker owed first."""
+    """Hand a piece to the next worker, then yield the result that worker owed: the worker
+    redacts its next piece while the consumer takes the last one."""
+    pool = yield from _renew(pool, engine, n_workers)
     out = pool.take()
+    pool.send(*job)
     if out[0]:
         yield out
-    del out
-    if pool.literals is not registered_literals():
-        # a literal registered while the consumer held that output: the pieces in flight
-        # were sent before it, so redo them here (as the in-process stream would) and fork
-        # workers that know it
-        for held in pool.abandon():
-            redone = engine.apply(*held)
-            if redone:
-                yield redone, None
-        pool = _Pool(engine, n_workers, pool.compress)
-    pool.send(*job)
     return pool
+
+
+def _drain(pool: _Pool, engine: RedactionEngine) -> Generator[Piece, None, None]:
+    """The results still in flight, in order; then the workers are stopped."""
+    while (w := pool.oldest()) is not None:
+        pool = yield from _renew(pool, engine, 0)
+        if pool.oldest() is not w:
+            break  # redone here: nothing left in flight
+        out = pool.take_from(w)
+        if out[0]:
+            yield out
+    pool.kill()
+
+
+def _renew(pool: _Pool, engine: RedactionEngine, n_workers: int
+           ) -> Generator[Piece, None, _Pool]:
+    """The pool again, or, if a literal was registered since its pieces were sent (the
+    consumer registered it while it held an output), a new one that knows it (none if
+    ``n_workers`` is 0), once the pieces in flight are redone here, in order, as the
+    in-process stream would have."""
+    if pool.literals is registered_literals():
+        return pool
+    for held in pool.abandon():
+        redone = engine.apply(*held)
+        if redone:
+            yield redone, None
+    return _Pool(engine, n_workers, pool.compress) if n_workers else pool
 
 
 class _Worker:
@@ -240,13 +259,13 @@ class _Pool:
         n = len(self.workers)
         return [w for k in range(n) if (w := self.workers[(self.next + k) % n]).job is not None]
 
-    def drain(self) -> Iterator[Piece]:
-        """Yield the remaining results in order, then stop the workers."""
-        for w in self._in_order():
-            out = self._take(w)
-            if out[0]:
-                yield out
-        self.kill()
+    def oldest(self) -> _Worker | None:
+        """The worker whose result comes next in order, None if none is in flight."""
+        return next(iter(self._in_order()), None)
+
+    def take_from(self, w: _Worker) -> Piece:
+        """The result of ``w``, which must be :meth:`oldest`."""
+        return self._take(w)
 
     def abandon(self) -> list[tuple[bytes, int, Spans]]:
         """Stop the workers now; the pieces they held, in order, for the caller to redo."""
