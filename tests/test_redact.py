@@ -382,3 +382,18 @@ def test_stream_with_large_blocks_and_keys_across_boundaries() -> None:
     assert b"".join(r.stream(_chunks(data, sizes), block=50000)) == whole
     assert r.counts == {"private-key": 40}
     assert b"BBBB" not in whole
+
+
+@pytest.mark.parametrize("opener", [
+    "eyJ" + "0" * 20 + ".eyJ" + "0" * 40 + "." + "0" * 43,  # a JWT: the rest wrapped below
+    "Authorization: Bearer " + "Tk5Rb" * 10,
+])
+def test_a_wrapped_value_is_redacted_whole_when_its_line_starts_a_block(opener: str) -> None:
+    """A stream cut right before the line of an opener waits for the lines after it: the
+    wrapped rest of a token is redacted as in one piece, wherever the chunks end."""
+    data = f"first line\n {opener}\n0000000000000\nlast /home/bob/x\n".encode()
+    whole = Redactor(home="/home/alice", user="alice", hostname="laptop").bytes(data)
+    assert b"0000000000000" not in whole
+    for size in range(1, len(data) + 1):
+        r = Redactor(home="/home/alice", user="alice", hostname="laptop")
+        assert b"".join(r.stream(_chunks(data, [size] * len(data)), block=1)) == whole, size

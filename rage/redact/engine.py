@@ -18,6 +18,7 @@ from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
 from rage.redact.handlers import Handler as _Handler
 from rage.redact.handlers import Handlers
 from rage.redact.literals import registered_literals
+from rage.redact.multiline import NEEDLES as MULTILINE_NEEDLES
 from rage.redact.multiline import hold_back, redact_multiline
 from rage.redact.native import finder, native_scan
 from rage.redact.normalize import needs_normalizing, normalize
@@ -157,7 +158,8 @@ class RedactionEngine(Handlers):
             for t, modes in f.items():
                 every_fmt.setdefault(t, set()).update(modes)
         native = native_scan(_plan(cs), _plan(ci), tuple(searched), formats=_plan(every_fmt),
-                             names_cs=tuple(names_cs), names_ci=tuple(names_ci))
+                             names_cs=tuple(names_cs), names_ci=tuple(names_ci),
+                             multiline=MULTILINE_NEEDLES)
         fmt_rest, fmt_groups = group_plan(scan_plan(fmt_cs), GROUP_BYTES)
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
@@ -194,12 +196,13 @@ class RedactionEngine(Handlers):
         else:
             nl = buf.rfind(b"\n")
             if nl >= 0:
-                limit = nl + 1
+                limit = hold_back(buf, nl + 1)  # a value across lines is redacted whole
+                if not limit:
+                    return 0, []  # its opener starts ``buf``: wait for the lines after it
             elif n > MAX_SEGMENT:
                 limit = segment_cut(buf)
             else:
                 return 0, []
-            limit = hold_back(buf, limit)  # a value across lines is redacted whole
         spans: Spans = []
         begin = _begins(buf)
         p = begin(0, limit)
@@ -268,17 +271,21 @@ class RedactionEngine(Handlers):
         names_only: set[int] = set()
         formats_only: set[int] = set()
         dirty: list[bool] = []
+        # the native scan tells whether the multi-line rules can apply (a needle in the
+        # input: a redaction adds only its own, see _multiline); else they always run
+        multi: list[bool] = [] if native else [True]
         starts = candidate_starts(region, self._scan, reference=self.reference_scan,
                                   found=found, names_only=names_only,
-                                  formats_only=formats_only, dirty=dirty)
+                                  formats_only=formats_only, dirty=dirty, multiline=multi)
         if dirty:
             region = buf = normalize(region)
             a = 0
             found.clear()
             names_only.clear()
             formats_only.clear()
+            multi.clear()
             starts = candidate_starts(region, self._scan, found=found, names_only=names_only,
-                                      formats_only=formats_only)
+                                      formats_only=formats_only, multiline=multi)
         hits: dict[int, list[_Format]] = {}
         if self._searched:
             search_starts(region, self._searched, hits, found)
@@ -286,7 +293,7 @@ class RedactionEngine(Handlers):
                 starts = sorted(hits.keys() | set(starts))
                 names_only -= hits.keys()
         if not starts:
-            return redact_multiline(region, self._count)
+            return redact_multiline(region, self._count) if multi else region
         parts: list[bytes] = []
         last = 0  # in region coordinates
         pos = 0
@@ -339,10 +346,13 @@ class RedactionEngine(Handlers):
             vs, ve, rep = res
             parts.append(region[last:vs - a])
             parts.append(rep)
+            if not multi and any(n in rep for n in MULTILINE_NEEDLES):
+                multi.append(True)  # `[REDACTED:auth-header]` may start a wrapped token
             last = ve - a
             pos = max(m.end() - a, last)
         parts.append(region[last:])
-        return redact_multiline(b"".join(parts), self._count)
+        out = b"".join(parts)
+        return redact_multiline(out, self._count) if multi else out
 
 
 _CATALOGUE: tuple[Compiled, ...] | None = None

@@ -56,6 +56,12 @@ _RULES_BY_NEEDLE = (
 )
 
 
+# every needle: text without any needs no multi-line pass. A redaction's replacement
+# (`[REDACTED:kind]`, a pseudonym) can bring only needles it holds itself: none starts
+# with the `]` or digit a replacement ends with, so none can span its end
+NEEDLES = tuple(n for n, _rule in _RULES_BY_NEEDLE)
+
+
 def needed(buf: bytes) -> bool:
     """Cheap test: could any rule apply to ``buf``?"""
     return any(n in buf for n, _rule in _RULES_BY_NEEDLE)
@@ -91,7 +97,7 @@ def _finder() -> Callable[[bytes], dict[int, list[int]]] | None:
     """The one-pass finder of the needles when Hyperscan is there."""
     from rage.redact.native import finder
 
-    return finder(tuple(n for n, _r in _RULES_BY_NEEDLE))
+    return finder(NEEDLES)
 
 
 def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None) -> list[int]:
@@ -110,13 +116,14 @@ def _line_numbers(buf: bytes, needle: bytes, positions: list[int] | None = None)
 def hold_back(buf: bytes, limit: int) -> int:
     """Where to end a streamed block so that no multi-line value is cut: at the start of the
     line of the first opener in the last :data:`SPAN` bytes before ``limit`` (``limit``
-    itself if there is none, or if cutting there would leave nothing)."""
+    itself if there is none). 0 when that line starts ``buf``: the stream then waits for
+    more (at most :data:`SPAN` bytes), as it must to see the lines after an opener (a
+    wrapped token after ``Bearer``, a JWT) together with it."""
     lo = max(0, limit - SPAN)
     first = min((i for o in _OPENERS if (i := buf.find(o, lo, limit)) >= 0), default=-1)
     if first < 0:
         return limit
-    cut = buf.rfind(b"\n", 0, first) + 1
-    return cut if cut > 0 else limit
+    return buf.rfind(b"\n", 0, first) + 1
 
 
 def _indent(line: bytes) -> int:

@@ -27,6 +27,8 @@ from rage.redact.scan import (
     KEY,
     KEY_AFTER,
     KEY_BEFORE,
+    NEEDS_MULTILINE,
+    NEEDS_NORMALIZING,
     NETRC_BEFORE,
     NETRC_WORDS,
     SPACED_AT,
@@ -44,6 +46,7 @@ _BOUNDED = 5  # a catalogue prefix: a start where it begins a word (see _ALNUM)
 _DIRTY = 6  # what normalize() undoes (an escape, a backspace, a redraw, `:\/\/`)
 _KEYED = 7  # a secret word followed by a key shape (KEY_AFTER), its start found again
 _LEAD = 8  # a secret word in an identifier after a lead (KEY_BEFORE: `--`, `<`, setenv)
+_MULTI = 9  # a needle of a multi-line rule (rage.redact.multiline): that pass is needed
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
 
 
@@ -178,11 +181,11 @@ class Native:
 
     def __init__(self, cs: Plan, ci: Plan, searched: tuple[bytes, ...] = (), *,
                  formats: Plan = (), names_cs: tuple[bytes, ...] = (),
-                 names_ci: tuple[bytes, ...] = ()) -> None:
+                 names_ci: tuple[bytes, ...] = (), multiline: tuple[bytes, ...] = ()) -> None:
         import hyperscan
 
         caseless, som = hyperscan.HS_FLAG_CASELESS, hyperscan.HS_FLAG_SOM_LEFTMOST
-        multiline = hyperscan.HS_FLAG_MULTILINE
+        line_mode = hyperscan.HS_FLAG_MULTILINE
         d = Database()
         spaced_done = False
         key_words: list[bytes] = []  # secret words made of name bytes: their shapes
@@ -205,7 +208,7 @@ class Native:
                     d.add(expr, som, (_SHAPED, _SOM, None))
                 for w in NETRC_WORDS:
                     for before in NETRC_BEFORE:
-                        d.add(before + w + b"[ \\t]", multiline, (_SHAPED, len(w) + 1, None))
+                        d.add(before + w + b"[ \\t]", line_mode, (_SHAPED, len(w) + 1, None))
         self._words = tuple(sorted(set(key_words)))
         if self._words:
             words = b"(?i:" + b"|".join(escape(w) for w in self._words) + b")"
@@ -229,6 +232,8 @@ class Native:
                   else (_MODES, len(t), modes))
         for expr in _DIRTY_EXPRESSIONS:
             d.add(expr, 0, (_DIRTY, 0, None))
+        for t in multiline:
+            d.add(escape(t), 0, (_MULTI, 0, None))
         for flags, lits in ((0, names_cs), (caseless, names_ci)):
             for t in lits:
                 d.add(escape(t), flags, (_NAME, len(t), None))
@@ -259,14 +264,16 @@ class Native:
 
     def starts(self, region: bytes, starts: set[int],
                found: dict[bytes, list[int]] | None = None,
-               names: set[int] | None = None, formats: set[int] | None = None) -> bool:
+               names: set[int] | None = None, formats: set[int] | None = None) -> int:
         """Add the starts in ``region``; ``found`` gets each searched prefix's positions,
         ``names`` the starts of the names (user, host, home), ``formats`` those of the
-        catalogue's prefixes (into ``starts`` when None). True when ``region`` needs
-        normalising (:func:`rage.redact.normalize.needs_normalizing`)."""
+        catalogue's prefixes (into ``starts`` when None). Returns :data:`NEEDS_NORMALIZING`
+        if ``region`` needs normalising (:func:`rage.redact.normalize.needs_normalizing`),
+        or'ed with :data:`NEEDS_MULTILINE` if it holds a needle of the multi-line rules."""
         if self._db is None:
-            return False
+            return NEEDS_MULTILINE
         dirty: list[bool] = []
+        multi: list[bool] = []
         add = starts.add
         add_name = add if names is None else names.add
         add_format = add if formats is None else formats.add
@@ -287,6 +294,9 @@ class Native:
                 elif kind == _DIRTY:
                     if not dirty:
                         dirty.append(True)
+                elif kind == _MULTI:
+                    if not multi:
+                        multi.append(True)
                 elif kind == _SHAPED:
                     run_starts(region, i, IDENT, starts)
                 elif kind == _KEYED:
@@ -305,7 +315,7 @@ class Native:
 
         with self._guard.lock:
             self._db.scan(region, match_event_handler=hit)
-        return bool(dirty)
+        return (NEEDS_NORMALIZING if dirty else 0) | (NEEDS_MULTILINE if multi else 0)
 
 
 _FINDERS: dict[tuple[tuple[bytes, ...], bool], Finder | None] = {}

@@ -43,6 +43,7 @@ KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
 IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
+NEEDS_NORMALIZING, NEEDS_MULTILINE = 1, 2  # what the native scan says of a region, or'ed
 Plan = tuple[tuple[bytes, tuple[int, ...]], ...]
 # bytes whose triggers are found together, by one regex: `re` runs through the text to each
 # occurrence of the byte at memory speed and checks the triggers around it with lookarounds,
@@ -174,7 +175,8 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
                      found: dict[bytes, list[int]] | None = None,
                      names_only: set[int] | None = None,
                      formats_only: set[int] | None = None,
-                     dirty: list[bool] | None = None) -> list[int]:
+                     dirty: list[bool] | None = None,
+                     multiline: list[bool] | None = None) -> list[int]:
     """Sorted positions in ``region`` where a match may start.
 
     ``reference`` searches every plain trigger and never an anchor: slower, the same
@@ -182,9 +184,10 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
     (:class:`rage.redact.native.Native`), ``found`` gets the positions of the searched
     formats' prefixes (see :func:`rage.redact.catalogue.search_starts`) and a ``b""`` key
     to say so, ``names_only`` the starts that only a name (user, host, home) gave,
-    ``formats_only`` those that only a catalogue prefix gave, and ``dirty`` a True when the
+    ``formats_only`` those that only a catalogue prefix gave, ``dirty`` a True when the
     region needs normalising (the pure-Python scan leaves that to
-    :func:`rage.redact.normalize.needs_normalizing`).
+    :func:`rage.redact.normalize.needs_normalizing`) and ``multiline`` a True when it holds
+    a needle of :mod:`rage.redact.multiline` (the pure-Python scan leaves that to it).
     """
     starts: set[int] = set()
     names: set[int] = set()
@@ -192,11 +195,13 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
     if plan.native is not None and not reference:
         if found is not None and plan.native.searched:
             found[b""] = []
-            unclean = plan.native.starts(region, starts, found, names, formats)
+            needs = plan.native.starts(region, starts, found, names, formats)
         else:
-            unclean = plan.native.starts(region, starts, None, names, formats)
-        if unclean and dirty is not None:
+            needs = plan.native.starts(region, starts, None, names, formats)
+        if needs & NEEDS_NORMALIZING and dirty is not None:
             dirty.append(True)
+        if needs & NEEDS_MULTILINE and multiline is not None:
+            multiline.append(True)
         if plan.url_at:
             _url_starts(region, starts)
         return _merge(starts, names, formats, names_only, formats_only)
