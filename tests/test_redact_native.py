@@ -196,3 +196,23 @@ def test_private_key_begins_are_found_as_bytes_find_finds_them(
         a = data.draw(st.integers(0, len(buf) + 2))
         b = data.draw(st.integers(a, len(buf) + 12))
         assert begin(a, b) == buf.find(P.PRIVATE_KEY_BEGIN, a, b), (a, b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["eyJ", "Bearer", "bearer", ": |", ": >", "name",
+                                 "kind: Secret", "apiVersion:", "Private-Lines:", "\n",
+                                 "x" * 3000 + "\n", "ab"]), max_size=30),
+       st.integers(0, 40), st.data())
+def test_hold_back_cuts_where_the_finds_cut(pieces: list[str], scale: int,
+                                            data: st.DataObject) -> None:
+    """The stream's cut before a multi-line opener (one Hyperscan pass over the last SPAN
+    bytes) is where a find per opener puts it."""
+    from rage.redact import multiline
+
+    buf = "".join(pieces).encode() * (1 + scale)
+    limit = data.draw(st.integers(0, len(buf)))
+    lo = max(0, limit - multiline.SPAN)
+    first = min((i for o in multiline._OPENERS if (i := buf.find(o, lo, limit)) >= 0),
+                default=-1)
+    expected = limit if first < 0 else buf.rfind(b"\n", 0, first) + 1
+    assert multiline.hold_back(buf, limit) == expected

@@ -120,10 +120,23 @@ def hold_back(buf: bytes, limit: int) -> int:
     more (at most :data:`SPAN` bytes), as it must to see the lines after an opener (a
     wrapped token after ``Bearer``, a JWT) together with it."""
     lo = max(0, limit - SPAN)
-    first = min((i for o in _OPENERS if (i := buf.find(o, lo, limit)) >= 0), default=-1)
+    find = _openers() if limit - lo >= _NATIVE_WINDOW else None
+    if find is None:
+        first = min((i for o in _OPENERS if (i := buf.find(o, lo, limit)) >= 0), default=-1)
+    else:  # one Hyperscan pass over the window instead of a find per opener
+        first = min((lo + v[0] for v in find(buf[lo:limit]).values()), default=-1)
     if first < 0:
         return limit
     return buf.rfind(b"\n", 0, first) + 1
+
+
+_NATIVE_WINDOW = 16 * 1024  # below this the finds cost less than a call to Hyperscan
+
+
+def _openers() -> Callable[[bytes], dict[int, list[int]]] | None:
+    from rage.redact.native import finder
+
+    return finder(_OPENERS)
 
 
 def _indent(line: bytes) -> int:
