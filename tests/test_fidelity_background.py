@@ -103,6 +103,33 @@ def test_typing_at_the_shell_while_a_job_runs_in_the_background(wrapper: str,
 
 
 @BOTH
+def test_fg_with_no_key_typed_in_the_background(wrapper: str, tmp_path: Path) -> None:
+    """^Z, then `bg` and `fg` on one line: the shell reads the whole line while the job is
+    stopped, so no key arrives while it runs in the background, and `fg` of a running job
+    sends no SIGCONT. rage must still learn from its SIGCONT that it runs in the background
+    (it used to learn it only from a key it saw there, which the shell can read first on a
+    busy machine) and take the terminal back once in the foreground."""
+    code = ("import os, sys, time\n"
+            "while not os.path.exists('go'):\n    time.sleep(0.05)\n"
+            "print('got', sys.stdin.readline().strip())\n")
+    with session(interactive(wrapper, tmp_path), tmp_path) as s:
+        s.read_until(PROMPT)
+        s.type(f"r {shlex.quote(sys.executable)} -c {shlex.quote(code)}\n".encode())
+        s.wait_for(waiting(s, wrapper), "the command to run")
+        s.type(b"\x1a")
+        s.read_until(b"Stopped")
+        s.wait_for(lambda: all(st == "T" for _c, st in descendants(s.pid).values()
+                               if _c != "bash"), "the command stopped")
+        s.type(b"bg; sleep 0.5; fg\n")
+        s.wait_for(waiting(s, wrapper), "the command in the foreground", timeout=20)
+        (tmp_path / "go").touch()
+        s.type(b"hello\n")
+        s.read_until(b"got hello")
+        s.type(b"exit\n")
+        s.wait()
+
+
+@BOTH
 def test_a_background_command_reading_the_terminal_stops_until_fg(
         wrapper: str, tmp_path: Path) -> None:
     """The command itself reads the terminal in the background: its job stops with

@@ -124,6 +124,31 @@ def test_shim_outlives_rage(tmp_path: Path) -> None:
     assert len(runs("ls")) == 1
 
 
+def test_shim_carries_its_own_boot_code(tmp_path: Path) -> None:
+    """The shim imports its boot code from rage (cached bytecode); when rage no longer has
+    it (changed, or removed), the copy the shim carries runs instead: still recorded, no
+    warning, the same output."""
+    lib = tmp_path / "lib"
+    shutil.copytree(RAGE_PKG, lib / "rage", ignore=shutil.ignore_patterns("__pycache__"))
+    shim_dir = tmp_path / "shims"
+    shim_dir.mkdir()
+    (shim_dir / "ls").write_text(render("ls", python=sys.executable, lib=str(lib)))
+    (shim_dir / "ls").chmod(0o700)
+    path = f"{shim_dir}:{SYSTEM_PATH}"
+    argv = ["ls", "-1", str(shim_dir), str(tmp_path / "missing")]
+    direct = sh(argv, SYSTEM_PATH)
+    boot = lib / "rage" / "record" / "shimboot.py"
+    same(sh(argv, path), direct)
+    assert list((lib / "rage" / "record" / "__pycache__").glob("shimboot.*.pyc"))
+    # a later rage whose boot code has another entry point, then none at all
+    boot.write_text(boot.read_text().replace("def boot1(", "def boot2("))
+    same(sh(argv, path), direct)
+    boot.unlink()
+    shutil.rmtree(boot.parent / "__pycache__")
+    same(sh(argv, path), direct)
+    assert len(runs("ls")) == 3
+
+
 def wheel(where: Path) -> Path:
     """A tiny wheel, to install into a venv with its own pip, offline."""
     path = where / "venvonly-1.0-py3-none-any.whl"

@@ -12,7 +12,7 @@ import os
 import select
 
 from rage.record.spawn import Child, enter_raw
-from rage.record.supervisor import FLUSH
+from rage.record.supervisor import CONTINUED, FLUSH
 from rage.termjob import background
 
 TYPE_CHECKING = False
@@ -306,6 +306,14 @@ class _Relay:
                     self._copy(st)
             if self.flushed is not None:
                 self.flushed()
+        if CONTINUED in data and self.raw_fd is not None and self.input is not None:
+            # Continued: in the foreground (`fg` of a stopped job) or the background (`bg`),
+            # and from the background the terminal comes back with no SIGCONT at all (bash's
+            # `fg` of a running job). So hold the keys until the loop has seen us in the
+            # foreground (at once, or every HELD_RECHECK_MS), and only then read them and
+            # make the terminal raw. Never wait for a key seen in the background to tell:
+            # the shell may read it first.
+            self.held = True
 
     def _copy(self, st: _Stream) -> None:
         for _ in range(st.burst):

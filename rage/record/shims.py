@@ -31,66 +31,26 @@ from pathlib import Path
 
 from rage.errors import NotFoundError, UsageError
 from rage.fsutil import private_dir
+from rage.record.shimboot import MARKER, is_shim
 
-MARKER = "rage-shim:"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,99}$")
 # CPython (and PyPy) find their prefix from argv[0], searching PATH for a bare name: that
 # search would find the shim, not the interpreter, and lose the virtual environment. Such
 # programs get the real program's path as argv[0], which is what their search would find.
 _INTERPRETER_RE = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[dmt]?$")
 
-# Run by the shim's interpreter as `python -I -S -c CODE SHIM_PATH ARGS...`. Kept free of
-# rage imports until the real program is found, so that it still works when rage is gone.
-BOOT = """\
-import os, sys
-from stat import S_ISREG
-n, me, a = "{name}", sys.argv[1], sys.argv[2:]
-try:
-    s = os.stat(me)
-    me = (s.st_dev, s.st_ino)
-except OSError:
-    me = None
-def shim(p):
-    try:
-        with open(p, "rb") as f:
-            lines = f.read(512).split(b"\\n", 2)
-    except OSError:
-        return False
-    return len(lines) > 1 and lines[1].startswith(b"# {marker}")
-r = None
-for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
-    c = os.path.join(d or ".", n)
-    try:
-        s = os.stat(c)
-    except OSError:
-        continue
-    if S_ISREG(s.st_mode) and (s.st_dev, s.st_ino) != me and os.access(c, os.X_OK) \\
-            and not shim(c):
-        r = c
-        break
-if r is None:
-    sys.stderr.write(n + ": command not found (the rage shim " + sys.argv[1]
-                     + " found no other " + n + " on PATH)\\n")
-    sys.exit(127)
-z = {argv0}
+# Run by the shim's interpreter as `python -I -S -c CODE SHIM_PATH ARGS...`: the boot module
+# (rage.record.shimboot) from its cached bytecode, or, when it cannot be imported, its text as
+# it was at install time (the shim then still runs the real program). Only this much Python
+# is compiled per command.
+LOADER = """\
+import sys
 sys.path.append({lib})
 try:
-    from rage.record.wrapper import main_exit
-except Exception as e:
-    sys.stderr.write("rage: warning: not recording " + n + ": rage cannot start ("
-                     + type(e).__name__ + "); `rage shim remove " + n + "` removes the shim\\n")
-    try:
-        os.execv(r, [z, *a])
-    except OSError as e:
-        sys.stderr.write(n + ": " + str(e.strerror) + "\\n")
-        sys.exit(127 if e.errno == 2 else 126)
-if {probe}:
-    try:  # `NAME --version`, once per change of the executable (path, mtime, size)
-        from rage.record.versions import remember_tool_version
-        remember_tool_version(n, r, z)
-    except Exception:
-        pass
-main_exit(["--app", n, "--exec", r, "--", z, *a])
+    from rage.record.shimboot import boot1
+except Exception:
+    exec({source})
+boot1({name}, {interpreter}, {probe})
 """
 
 TEMPLATE = """\
@@ -205,11 +165,18 @@ def _main_code(where: str) -> str:
 
 
 def boot_code(name: str, lib: str | None = None, *, version_probe: bool = True) -> str:
-    """The Python the shim for ``name`` runs (see :data:`BOOT`)."""
+    """The Python the shim for ``name`` runs (see :data:`LOADER`)."""
     check_name(name)
-    argv0 = "r" if is_interpreter(name) else "n"
-    return BOOT.format(name=name, marker=MARKER, argv0=argv0, lib=_literal(lib or rage_lib()),
-                       probe=version_probe)
+    return LOADER.format(lib=_literal(lib or rage_lib()), source=repr(_boot_source()),
+                         name=_literal(name), interpreter=is_interpreter(name),
+                         probe=version_probe)
+
+
+def _boot_source() -> str:
+    """The text of :mod:`rage.record.shimboot`, which the shim carries for when it cannot be
+    imported."""
+    with open(os.path.join(os.path.dirname(__file__), "shimboot.py"), encoding="utf-8") as f:
+        return f.read()
 
 
 def render(name: str, *, python: str | None = None, lib: str | None = None,
@@ -226,17 +193,6 @@ def render(name: str, *, python: str | None = None, lib: str | None = None,
         report=REPORT.format(q_report=shlex.quote(_main_code(lib))) if report_subcommand else "",
         fallback_exec=fallback,
     )
-
-
-def is_shim(path: str | Path) -> bool:
-    """True if ``path`` is a file rage wrote (its second line carries the marker)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(512)
-    except OSError:
-        return False
-    lines = head.split(b"\n", 2)
-    return len(lines) > 1 and lines[1].startswith(b"# " + MARKER.encode())
 
 
 def find_real(name: str, shim_dir: Path, path_env: str | None = None) -> str | None:
