@@ -19,7 +19,7 @@ from rage.redact.handlers import Handler as _Handler
 from rage.redact.handlers import Handlers
 from rage.redact.literals import registered_literals
 from rage.redact.multiline import NEEDLES as MULTILINE_NEEDLES
-from rage.redact.multiline import hold_back, redact_multiline
+from rage.redact.multiline import REDACTED_NEEDLES, hold_back, redact_multiline
 from rage.redact.native import finder, native_scan
 from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.patterns import compile_custom
@@ -346,7 +346,7 @@ class RedactionEngine(Handlers):
             vs, ve, rep = res
             parts.append(region[last:vs - a])
             parts.append(rep)
-            if not multi and any(n in rep for n in MULTILINE_NEEDLES):
+            if not multi and b"[REDACTED:" in rep and any(n in rep for n in REDACTED_NEEDLES):
                 multi.append(True)  # `[REDACTED:auth-header]` may start a wrapped token
             last = ve - a
             pos = max(m.end() - a, last)

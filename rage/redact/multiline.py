@@ -57,9 +57,11 @@ _RULES_BY_NEEDLE = (
 
 
 # every needle: text without any needs no multi-line pass. A redaction's replacement
-# (`[REDACTED:kind]`, a pseudonym) can bring only needles it holds itself: none starts
-# with the `]` or digit a replacement ends with, so none can span its end
+# (`[REDACTED:kind]`, a pseudonym, `~`) can bring only the needles it holds itself, the
+# REDACTED_NEEDLES: none starts with the `]`, digit or `~` a replacement ends with, so
+# none can span its end
 NEEDLES = tuple(n for n, _rule in _RULES_BY_NEEDLE)
+REDACTED_NEEDLES = tuple(n for n in NEEDLES if n.startswith(b"[REDACTED:"))
 
 
 def needed(buf: bytes) -> bool:
