@@ -59,6 +59,7 @@ class RedactionEngine(Handlers):
         self._counts: dict[str, int] = {}
         self._pseudonyms: dict[str, str] = {}
         self._next_user = 1
+        self._homes: dict[bytes, bytes] = {}  # see Handlers._other_home
         self._built_for: tuple[str, ...] | None = None
         self._master: re.Pattern[bytes] | None = None
         self._alts: list[_Handler] = []

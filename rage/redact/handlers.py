@@ -24,6 +24,7 @@ from rage.sensitive import looks_harmless_value, looks_secret_name
 
 Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 _PSEUDONYM = re.compile(r"user-\d+")
+_HOMES_MAX = 4096  # names of other homes whose replacement is remembered
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 
@@ -55,6 +56,7 @@ class Handlers:
     # marker + name + NUL, for the parent to number in order of first appearance
     _defer: bytes | None
     _deferred: int
+    _homes: dict[bytes, bytes]  # other homes' names: their pseudonym, or b"" if kept
     _home: str | None
     _user: str | None
     _hosts: tuple[str, ...]
@@ -135,14 +137,23 @@ class Handlers:
     def _other_home(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
         g = f"v{i}"
         raw = m.group(g)
-        name = raw.decode("utf-8", "surrogateescape")
-        if not is_name(name) or _PSEUDONYM.fullmatch(name):
+        rep = self._homes.get(raw)  # what was decided for this name before
+        if rep is None:
+            name = raw.decode("utf-8", "surrogateescape")
+            if not is_name(name) or _PSEUDONYM.fullmatch(name):
+                rep = b""
+            elif self._defer is not None and name not in self._pseudonyms:
+                self._count("user")
+                self._deferred += 1
+                return m.start(g), m.end(g), self._defer + raw + b"\x00"
+            else:
+                rep = self._pseudonym(name).encode()
+            if len(self._homes) < _HOMES_MAX:
+                self._homes[raw] = rep
+        if not rep:
             return m.end()
         self._count("user")
-        if self._defer is not None and name not in self._pseudonyms:
-            self._deferred += 1
-            return m.start(g), m.end(g), self._defer + raw + b"\x00"
-        return m.start(g), m.end(g), self._pseudonym(name).encode()
+        return m.start(g), m.end(g), rep
 
     def _key_value_form(self, name: str) -> Handler:
         forced = name.startswith("forced-")
