@@ -327,8 +327,10 @@ class RedactionEngine(Handlers):
                 if (m := lits.match(buf, p, end) if lits is not None else None) is not None:
                     res = self._literal(m, 0)
                 else:
-                    for pat, handler in (*heads.get(buf[p:p + 3], no_formats),
-                                         *hits.get(s, no_formats)):
+                    fmts = heads.get(buf[p:p + 3], no_formats)
+                    if hits and (more := hits.get(s)):
+                        fmts = (*fmts, *more)
+                    for pat, handler in fmts:
                         m = pat.match(buf, p, end)
                         if m is not None:
                             res = handler(m, 0)
