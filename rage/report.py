@@ -17,14 +17,14 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rage import bundle as _bundle
 from rage import summary as _summary
 from rage._version import __version__
-from rage.bundle.frames import FrameCompressor, FrameWriter
+from rage.bundle.frames import FrameCompressor, Framed, FrameWriter
 from rage.config import Settings
 from rage.fsutil import private_dir
 from rage.paths import home_root
@@ -61,10 +61,9 @@ class Member:
     """One bundle member: its name, its (redacted) content in memory or on disk, its size."""
 
     name: str
-    data: bytes | Path
+    data: bytes | Path | Framed  # Framed: compressed as it was redacted (rage.bundle.frames)
     size: int
     sha256: str = ""
-    frames: Path | None = None  # ``data`` compressed ahead, see :mod:`rage.bundle.frames`
 
 
 @dataclass(frozen=True)
@@ -120,12 +119,8 @@ def fair_shares(sizes: Mapping[str, int], budget: int) -> dict[str, int]:
     return caps
 
 
-def _read_tail(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(0, 2)
-        size = f.tell()
-        f.seek(max(size - _TAIL_READ, 0))
-        return f.read()
+def _read_tail(m: Member) -> bytes:
+    return _member_bytes(m, max(m.size - _TAIL_READ, 0), _TAIL_READ)
 
 
 def _collect(request: ReportRequest, meta: Mapping[str, Any]) -> tuple[list[Section], list[str]]:
@@ -191,8 +186,8 @@ def prepare(request: ReportRequest) -> Prepared:
         others = run_members + coll_members
         summary_md = _summary.render(_summary.SummaryInput(
             app=run.app, meta=meta, rage_version=__version__, note=note,
-            traceback=_first_text(workdir, ("traceback.txt", "fatal.log")),
-            outputs=_output_tails(workdir),
+            traceback=_first_text(run_members, ("traceback.txt", "fatal.log")),
+            outputs=_output_tails(run_members),
             facts=_summary.environment_facts(coll_data),
             contents=[(m.name, m.size) for m in others],
             truncated=[f"{n['name']}: {n['dropped_bytes']} bytes dropped from the middle "
@@ -323,15 +318,14 @@ def _redact_run_files(
             if frames is not None:
                 frames.discard()
             continue
-        if frames is not None and not (framed and frames.close() == dst.stat().st_size):
-            frames.discard()
-            frames = None
         if note:
             notes.append({"name": name, **note, "stage": "bundle"})
-        member = Member(name, dst, *digest) if digest else _file_member(name, dst)
+        if frames is not None and framed and digest:
+            members.append(Member(name, frames.close(), *digest))
+            continue
         if frames is not None:
-            member = replace(member, frames=frames.path)
-        members.append(member)
+            frames.discard()
+        members.append(Member(name, dst, *digest) if digest else _file_member(name, dst))
     return members, notes
 
 
@@ -370,22 +364,24 @@ def _collector_members(
     return out, data
 
 
-def _first_text(workdir: Path, names: Sequence[str]) -> str | None:
+def _first_text(members: Sequence[Member], names: Sequence[str]) -> str | None:
     """The end of the first non-empty redacted run file among ``names``."""
+    by_name = {m.name: m for m in members}
     for n in names:
-        p = workdir / "run" / n
-        if p.is_file() and p.stat().st_size:
-            return _read_tail(p).decode("utf-8", "replace")
+        m = by_name.get("run/" + n)
+        if m is not None and m.size:
+            return _read_tail(m).decode("utf-8", "replace")
     return None
 
 
-def _output_tails(workdir: Path) -> list[tuple[str, str]]:
+def _output_tails(members: Sequence[Member]) -> list[tuple[str, str]]:
     """Last lines of the terminal session, or of stderr then stdout in pipe mode."""
+    by_name = {m.name: m for m in members}
     out = []
     for name, label in _OUTPUT_FILES:
-        p = workdir / "run" / name
-        if p.is_file() and p.stat().st_size:
-            tail = _summary.tail_lines(_read_tail(p))
+        m = by_name.get("run/" + name)
+        if m is not None and m.size:
+            tail = _summary.tail_lines(_read_tail(m))
             if tail:
                 out.append((label, tail))
                 if name == "output.log":
@@ -399,6 +395,8 @@ PREVIEW_BYTES = 32 * 1024  # per member: more than this shows the head and the t
 def _member_bytes(m: Member, start: int, length: int) -> bytes:
     if isinstance(m.data, bytes):
         return m.data[start:start + length]
+    if isinstance(m.data, Framed):
+        return m.data.read(start, length)
     with open(m.data, "rb") as f:
         f.seek(start)
         return f.read(length)

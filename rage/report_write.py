@@ -108,10 +108,8 @@ def write(prepared: Prepared, output: str | Path | None = None) -> BuiltBundle:
     created = time.time()
     run = prepared.request.run
     path = output_path(output, run, created)
-    members: list[tuple[str, bytes | Path | Framed]] = [
-        (m.name, Framed(m.data, m.frames, m.size)
-         if m.frames is not None and isinstance(m.data, Path) else m.data)
-        for m in prepared.members]
+    members: list[tuple[str, bytes | Path | Framed]] = [(m.name, m.data)
+                                                        for m in prepared.members]
     if path is None:
         return _write_stdout(prepared, members, created)
     if output is None:

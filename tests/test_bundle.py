@@ -643,21 +643,20 @@ def test_the_tar_stream_is_what_tarfile_writes(tmp_path: Path) -> None:
 def _framed(tmp_path: Path, content: bytes, pieces: int) -> Framed:
     from rage.bundle.frames import FrameCompressor, FrameWriter
 
-    path = tmp_path / "member.log"
-    path.write_bytes(content)
     w = FrameWriter(tmp_path / "member.zst", FrameCompressor())
     step = -(-len(content) // pieces)
     compress = FrameCompressor()
     for i in range(0, len(content), step):
         piece = content[i:i + step]
-        # as the redaction workers hand them: most with a frame, some without
+        # as the redaction workers hand them: most with their frames, some without
         w.add(piece, compress(piece) if i // step % 3 else None)
-    return Framed(path, w.path, w.close())
+    return w.close()
 
 
 def test_a_framed_member_is_copied_as_its_frames(tmp_path: Path) -> None:
     content = b"".join(b"line %d of an ordinary log\n" % i for i in range(60_000))
     framed = _framed(tmp_path, content, pieces=7)
+    assert framed.size == len(content)
     entries: list[tuple[str, bytes | Path | Framed]] = [
         ("manifest.json", b"{}\n"), ("run/output.log", framed), ("run/after.log", b"after\n")]
     out = tmp_path / "b.tar.zst"
@@ -673,10 +672,20 @@ def test_a_framed_member_is_copied_as_its_frames(tmp_path: Path) -> None:
     assert extracted == content
 
 
-def test_frames_that_do_not_hold_the_file_are_not_used(tmp_path: Path) -> None:
-    """The file changed since its frames were made: the writer compresses the file."""
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 300_000), st.integers(0, 300_000))
+def test_a_framed_member_reads_any_range(start: int, length: int) -> None:
+    """What the preview and the summary read of a member kept only as frames."""
+    content = b"".join(b"%d," % i for i in range(50_000))  # ~290 kB in 5 pieces
+    with tempfile.TemporaryDirectory() as d:
+        framed = _framed(Path(d), content, pieces=5)
+        assert framed.read(start, length) == content[start:start + length]
+
+
+def test_frames_that_changed_are_an_error_not_a_bundle(tmp_path: Path) -> None:
     framed = _framed(tmp_path, b"old content\n" * 1000, pieces=2)
-    framed.path.write_bytes(b"new content, longer than before\n" * 1000)
-    out = tmp_path / "b.tar.zst"
-    write_bundle(out, [("run/output.log", framed)], mtime=0)
-    assert _unzstd(out) == _tarfile_bytes([("run/output.log", framed.path)], 0)
+    with open(framed.frames, "ab") as f:
+        f.write(b"more")
+    with pytest.raises(OSError, match="frames changed"):
+        write_bundle(tmp_path / "b.tar.zst", [("run/output.log", framed)], mtime=0)
+    assert not (tmp_path / "b.tar.zst").exists()

@@ -486,6 +486,8 @@ def test_capped_regions_redacted_in_workers_match_the_whole(
     """Head and tail regions streamed by worker processes from their first piece (their
     size is passed down as a hint) give the bytes an in-process redaction of the whole
     file gives, with the same counts."""
+    import hashlib
+
     import zstandard
 
     import rage.redact.parallel
@@ -510,13 +512,15 @@ def test_capped_regions_redacted_in_workers_match_the_whole(
     frames = FrameWriter(tmp_path / "out.zst", FrameCompressor())
     note, digest, framed = redact_capped(src, tmp_path / "out.log", 2 * HALF, size, r,
                                          frames=frames)
-    out = (tmp_path / "out.log").read_bytes()
-    assert digest is not None and digest[0] == len(out)
-    # the kept bytes, compressed piece by piece (mostly by the workers) as they went
-    assert framed and frames.close() == len(out)
+    # the kept bytes, compressed piece by piece (mostly by the workers) as they went, and
+    # never written out as plain text
+    assert framed and not (tmp_path / "out.log").exists()
+    member = frames.close()
     assert _frames(tmp_path / "out.zst") > 2
-    assert zstandard.ZstdDecompressor().stream_reader(
-        (tmp_path / "out.zst").read_bytes(), read_across_frames=True).read() == out
+    out = zstandard.ZstdDecompressor().stream_reader(
+        (tmp_path / "out.zst").read_bytes(), read_across_frames=True).read()
+    assert member.size == len(out) and member.read(0, len(out)) == out
+    assert digest == (len(out), hashlib.sha256(out).hexdigest())
     head, tail = _cut(out, note["dropped_bytes"])
     assert head == full[:HALF] and tail == full[-HALF:]
     assert b"KeyTailLine" not in out and b"Zx9Qw" not in out and b"Qm7Vt" not in out
@@ -567,3 +571,12 @@ def test_a_large_run_file_is_compressed_where_it_is_redacted(tmp_path: Path) -> 
                           check=True, capture_output=True, text=True).stdout
     assert {ln.split()[1]: ln.split()[0] for ln in sums.splitlines()} == {
         e["name"]: e["sha256"] for e in manifest["files"]}
+    # the summary's last lines and the preview come from the frames (no plain copy)
+    last = expected.rstrip(b"\n").rsplit(b"\n", 1)[1].decode()
+    assert last in reader.read("summary.md").decode()
+    proc = run_rage("report", "--last", "--preview", "--json", "--no-collect")
+    assert proc.returncode == 0, proc.stderr
+    shown = {m["name"]: m for m in json.loads(proc.stdout)["members"]}["run/output.log"]
+    assert shown["size"] == len(expected)
+    assert shown["head"].encode() == expected[:len(shown["head"].encode())]
+    assert expected.endswith(shown["tail"].encode())

@@ -6,7 +6,9 @@ sees one stream. A large run file is redacted in worker processes (see
 :mod:`rage.redact.parallel`); each worker also compresses the piece it redacted, as one
 frame, while the others redact theirs. :func:`rage.bundle.write.write_bundle` then copies
 these frames between the frames it compresses itself (tar headers, padding, small members),
-so a large member is compressed once, in parallel with its redaction, instead of after it.
+so a large member is compressed once, in parallel with its redaction, instead of after it,
+and is never written to disk as plain text: the preview and the summary read the pieces
+they show (:meth:`Framed.read`).
 
 Frames use the bundle's level and carry their checksum and content size, as the writer's own.
 """
@@ -28,11 +30,34 @@ FRAME = 512 * 1024
 
 @dataclass(frozen=True)
 class Framed:
-    """A member's content on disk (``path``, ``size`` bytes) and the same bytes as frames."""
+    """A member held only as zstd frames: ``size`` bytes of content, in ``frames`` (a file),
+    made of pieces whose (content, compressed) lengths are ``index``, in order. A large run
+    file is kept so from its redaction to the bundle: never as plain text on disk."""
 
-    path: Path
     frames: Path
     size: int
+    index: tuple[tuple[int, int], ...]
+
+    def read(self, start: int, length: int) -> bytes:
+        """``length`` bytes of the content from ``start`` (fewer at its end): only the
+        pieces that hold them are decompressed."""
+        import zstandard
+
+        end = min(start + length, self.size)
+        out: list[bytes] = []
+        pos = at = 0  # content and compressed offsets of the piece
+        with open(self.frames, "rb") as f:
+            for plain, packed in self.index:
+                if pos + plain > start and pos < end:
+                    f.seek(at)
+                    data = zstandard.ZstdDecompressor().stream_reader(
+                        f.read(packed), read_across_frames=True).read()
+                    out.append(data[max(start - pos, 0):end - pos])
+                pos += plain
+                at += packed
+                if pos >= end:
+                    break
+        return b"".join(out)
 
 
 class FrameCompressor:
@@ -55,8 +80,8 @@ class FrameCompressor:
 class FrameWriter:
     """Writes a member's frames to ``path`` (0600), compressing the pieces that come without.
 
-    :meth:`add` takes each piece of the member in order, with the frame a worker made of it
-    or None; :meth:`close` returns how many bytes of content the frames hold.
+    :meth:`add` takes each piece of the member in order, with the frames a worker made of it
+    or None; :meth:`close` returns the :class:`Framed` member.
     """
 
     def __init__(self, path: Path, compress: FrameCompressor) -> None:
@@ -64,16 +89,21 @@ class FrameWriter:
         self.compress = compress
         self._f = open_private(path, "wb")
         self.size = 0
+        self._index: list[tuple[int, int]] = []
 
     def add(self, data: bytes, frame: bytes | None = None) -> None:
         if not data:
             return
-        self._f.write(self.compress(data) if frame is None else frame)
+        if frame is None:
+            frame = self.compress(data)
+        self._f.write(frame)
         self.size += len(data)
+        self._index.append((len(data), len(frame)))
 
-    def close(self) -> int:
+    def close(self) -> Framed:
+        """The member the frames hold."""
         self._f.close()
-        return self.size
+        return Framed(self.path, self.size, tuple(self._index))
 
     def discard(self) -> None:
         self._f.close()

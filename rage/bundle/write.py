@@ -76,15 +76,13 @@ def write_bundle(
             with cctx.stream_writer(sink, closefd=False, write_size=CHUNK) as zw:
                 tar = _TarStream(cast(IO[bytes], zw))
                 for name, data in members:
-                    if isinstance(data, Framed) and _frames_hold(data):
+                    if isinstance(data, Framed):
                         tar.header(name, data.size, mtime)
                         zw.flush(zstandard.FLUSH_FRAME)  # what came before, as a frame
-                        with open(data.frames, "rb") as f:
-                            while chunk := f.read(CHUNK):
-                                hashing.write(chunk)
+                        _copy_frames(data, hashing)
                         tar.skip(data.size)
                     else:
-                        tar.add(name, data.path if isinstance(data, Framed) else data, mtime)
+                        tar.add(name, data, mtime)
                 tar.close()
             raw.flush()
             os.fsync(raw.fileno())
@@ -96,12 +94,15 @@ def write_bundle(
     return hashing.size, hashing.sha256.hexdigest()
 
 
-def _frames_hold(data: Framed) -> bool:
-    """Whether ``data``'s frames were made of its whole file (else the file is compressed)."""
-    try:
-        return os.stat(data.path).st_size == data.size and os.path.isfile(data.frames)
-    except OSError:
-        return False
+def _copy_frames(data: Framed, out: _HashingWriter) -> None:
+    """Copy ``data``'s frames, which must be what its index says (a file that changed in
+    the report's private directory is an error, not a bundle that lies)."""
+    want = sum(packed for _, packed in data.index)
+    with open(data.frames, "rb") as f:
+        if os.fstat(f.fileno()).st_size != want:
+            raise OSError(f"unexpected size of {data.frames}: its frames changed")
+        while chunk := f.read(CHUNK):
+            out.write(chunk)
 
 
 class _TarStream:

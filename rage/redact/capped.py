@@ -55,8 +55,10 @@ def redact_capped(
     """Redact ``src`` into ``dst``, keeping head and tail within ``cap`` if it is too big.
 
     Returns the truncation note (empty if whole), when it could be computed on the way the
-    size and sha256 of ``dst``, and whether ``frames`` (if given) received all of ``dst``:
-    frames made by the redaction workers where they could, compressed here where not.
+    size and sha256 of the kept bytes, and whether they went to ``frames`` (if given)
+    instead of ``dst``, which is then not written: frames made by the redaction workers
+    where they could, compressed here where not. (A file whose regions would meet is
+    redacted whole and capped into ``dst``, without frames.)
 
     The cut is always made after redaction, so a secret is
     never split by it. Above the cap only what can reach the bundle is read and redacted:
@@ -74,13 +76,11 @@ def redact_capped(
     if cap >= size:
         h = hashlib.sha256()
         n = 0
-        with open_private(dst, "wb") as out:
+        with _Sink(dst, frames) as put:
             for chunk, frame in _pieces(redactor, _chunks(src), size, frames):
-                out.write(chunk)
+                put(chunk, frame)
                 h.update(chunk)
                 n += len(chunk)
-                if frames is not None:
-                    frames.add(chunk, frame)
         return {}, (n, h.hexdigest()), frames is not None
     with open(src, "rb") as f:
         size = os.fstat(f.fileno()).st_size  # the reads below must stay within the file
@@ -97,6 +97,29 @@ def redact_capped(
         t = capped.close()
     note = {"total_bytes": t.total_bytes, "dropped_bytes": t.dropped_bytes}
     return (note if t.dropped_bytes else {}), None, False
+
+
+class _Sink:
+    """Where the kept bytes go: ``frames`` if given (with the frame a worker made of each
+    piece, or None), else the file ``dst`` (created 0600)."""
+
+    def __init__(self, dst: Path, frames: Frames | None) -> None:
+        self._dst, self._frames = dst, frames
+        self._out: BinaryIO | None = None
+
+    def __enter__(self) -> Callable[[bytes, bytes | None], None]:
+        if self._frames is not None:
+            return self._frames.add
+        self._out = open_private(self._dst, "wb")
+        return self._write
+
+    def _write(self, data: bytes, _frame: bytes | None) -> None:
+        assert self._out is not None
+        self._out.write(data)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._out is not None:
+            self._out.close()
 
 
 def _cut_regions(f: BinaryIO, size: int, cap: int) -> tuple[int, int] | None:
@@ -195,14 +218,12 @@ def _redact_ends(
     head_keep, tail_keep = cap - cap // 2, cap // 2
     h = hashlib.sha256()
     n = 0
-    with open_private(dst, "wb") as out:
+    with _Sink(dst, frames) as sink:
         def put(data: bytes, frame: bytes | None = None) -> None:
             nonlocal n
-            out.write(data)
+            sink(data, frame)
             h.update(data)
             n += len(data)
-            if frames is not None:
-                frames.add(data, frame)
 
         head_src = 0
         if head_keep:
