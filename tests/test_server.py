@@ -487,3 +487,26 @@ def test_rage_uploader_and_bundle_writer(server: Server, tmp_path: Path) -> None
     assert result.delete_url and "token=" in result.delete_url
     assert requests.get(result.url + ".tar.zst", timeout=10).content == path.read_bytes()
     assert "mytool sync --all" in requests.get(result.url, timeout=10).text
+
+
+def test_a_report_compressed_by_the_redaction_workers_is_accepted(
+        server: Server, tmp_path: Path) -> None:
+    """A run file past PARALLEL_MIN reaches the bundle as the workers' frames: the receiver
+    checks every member's sha256 across them and shows the output's end on its page."""
+    from rage.redact.parallel import PARALLEL_MIN
+    from tests.conftest import run_rage
+    from tests.test_select import record
+
+    lines = [b"2026-12-02 INFO step %07d of an ordinary run\n" % i
+             for i in range(PARALLEL_MIN // 40 + 20_000)]
+    lines.append(b"fatal: the last line of a large run\n")
+    record("bigtool", ["bigtool", "--all"], 1, output=b"".join(lines))
+    out = tmp_path / "big.tar.zst"
+    proc = run_rage("report", "--last", "--yes", "--no-collect", "--output", str(out),
+                    env=dict(os.environ, RAGE_BUNDLE_MAX_BYTES="64MiB"))
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size < len(lines) * 10  # compressed, many frames
+    r = api_upload(server, out)
+    assert r.status_code in (200, 201), r.text
+    page = requests.get(r.json()["url"], timeout=10).text
+    assert "fatal: the last line of a large run" in page
