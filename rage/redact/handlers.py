@@ -29,6 +29,18 @@ _HOMES_MAX = 4096  # names of other homes whose replacement is remembered
 _W = rb"A-Za-z0-9_\x80-\xff"
 
 
+_SECRET_KEYS: dict[bytes, bool] = {}  # looks_secret_name of the keys seen: a log repeats them
+
+
+def _secret_key(key: bytes) -> bool:
+    known = _SECRET_KEYS.get(key)
+    if known is None:
+        known = looks_secret_name(key.decode("ascii", "replace"))
+        if len(_SECRET_KEYS) < 4096:
+            _SECRET_KEYS[key] = known
+    return known
+
+
 def is_name(name: str | None) -> bool:
     """True for a user or host name worth a pseudonym (long enough, not a shared word)."""
     return bool(name) and len(name or "") >= P.MIN_NAME_LEN and (
@@ -173,7 +185,7 @@ class Handlers:
         if has_key:
             raw_key = m.group(kg)
             key = raw_key.strip(b"\"'").lstrip(b"-")
-            if not forced and not looks_secret_name(key.decode("ascii", "replace")):
+            if not forced and not _secret_key(key):
                 return m.end(kg)
             if key.startswith(self._cat_prefixes) and key not in self._cat_prefix_set:
                 # `"token-abcde:...` is a provider token, not a key: its format takes it
