@@ -253,6 +253,11 @@ class Wrapper:
     def run(self, path: str) -> int:
         import time
 
+        # rage.record.capture and rage.sensitive (save_environ's) are the record's: imported
+        # before the leader's fork, since after it every page an import writes is copied
+        # first (the leader shares them until it exits)
+        import rage.record.capture
+        import rage.sensitive  # noqa: F401
         from rage.record.relay import hand_off, relay
         from rage.record.spawn import CommandError, choose_mode, job_control, restore_mode, spawn
         from rage.record.supervisor import Supervisor, blocked_signals
