@@ -383,3 +383,93 @@ def test_job_control_ctrl_z_and_fg_in_an_interactive_shell() -> None:
             os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(master)
+
+
+# The record is built while the command's session leader starts it (job control), and put
+# in place once the leader has said the command's pid: these hold on an app's later runs,
+# where that overlap happens (its first run creates the history's directories afterwards).
+
+CHILD_SAYS = (
+    "import os, time\n"
+    "print('pid', os.getpid(), 'at', time.time_ns(), flush=True)\n"
+)
+
+
+def _history(rage_home: Path, app: str) -> list[str]:
+    runs = rage_home / app / "runs"
+    return sorted(p.name for p in runs.iterdir()) if runs.exists() else []
+
+
+def test_a_later_run_on_a_terminal_records_the_commands_pid_and_start(
+        rage_home: Path) -> None:
+    for n in range(2):
+        with terminal("--app", "again", "--", sys.executable, "-c", CHILD_SAYS) as term:
+            term.read_until(b"\r\n")
+            assert term.finish() == 0
+            wrapper_pid = term.proc.pid
+        words = term.seen.split(b"\r\n")[0].split()
+        pid, at_ns = int(words[1]), int(words[3])
+        proc = run_rage("list", "--json", "--app", "again")
+        runs = json.loads(proc.stdout)["runs"]
+        assert len(runs) == n + 1
+        run = runs[0]  # the newest
+        assert run["pid"] == pid and run["wrapper_pid"] == wrapper_pid
+        assert run["status"] == "ok" and run["mode"] == "pty"
+        # dated from the spawn: before the command's own clock reading
+        started = run["started_at"]
+        secs = time.mktime(time.strptime(started[:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
+        started_ns = int(secs) * 10**9 + int(started[20:26]) * 1000
+        assert started_ns <= at_ns < started_ns + 20 * 10**9
+        run_dir = Path(str(run["dir"]))
+        assert (run_dir / "output.log").read_bytes() == term.seen
+        assert (run_dir / "environ.json").exists()
+        assert json.loads((run_dir / "meta.json").read_text())["pid"] == pid
+    assert not [n for n in _history(rage_home, "again") if n.startswith(".")]
+
+
+def test_exec_failure_on_a_terminal_records_nothing(rage_home: Path, tmp_path: Path) -> None:
+    # exec fails in the session leader (its interpreter is missing), after the wrapper has
+    # begun the record of an app with history: it is dropped, as if never begun
+    script = tmp_path / "broken"
+    script.write_text("#!/no/such/interpreter\necho never\n")
+    script.chmod(0o755)
+    with terminal("--app", "broken", "--", "true") as term:
+        assert term.finish() == 0
+    first = _history(rage_home, "broken")
+    assert len(first) == 1
+    for app in ("broken", "fresh"):
+        with terminal("--app", app, "--", str(script)) as term:
+            assert term.finish() == 127
+        assert term.seen == f"rage: {script}: No such file or directory\r\n".encode()
+    assert _history(rage_home, "broken") == first
+    assert not (rage_home / "fresh").exists()  # a first run that failed leaves no history
+
+
+def test_history_failing_midway_on_a_terminal_is_said_once_and_the_run_is_lost(
+        rage_home: Path) -> None:
+    # meta.json fits under the file size limit (ulimit -f: 512-byte blocks), environ.json
+    # does not: the run is kept, unlocked (lost), as when the environment was written after
+    # meta.json
+    import shlex
+
+    with terminal("--app", "midway", "--", "true") as term:
+        assert term.finish() == 0
+    master, slave = os.openpty()
+    env = {**os.environ, "BIG": "x" * 20000}
+    argv = shlex.join(rage_cmd("run", "--app", "midway", "--", sys.executable, "-c",
+                               "print('ran')"))
+    proc = subprocess.Popen(["sh", "-c", f"ulimit -f 8 && exec {argv}"], stdin=slave,
+                            stdout=slave, stderr=slave, start_new_session=True, env=env)
+    term = Terminal(proc, master, slave)
+    try:
+        assert term.finish() == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert term.seen.count(b"ran\r\n") == 1
+    assert term.seen.count(b"rage: warning: not recording this run: File too large") == 1
+    proc_list = run_rage("list", "--json", "--app", "midway")
+    runs = json.loads(proc_list.stdout)["runs"]
+    assert [r["status"] for r in runs] == ["lost", "ok"]
+    assert runs[0]["pid"] != runs[1]["pid"]
+    assert not [n for n in _history(rage_home, "midway") if n.startswith(".")]

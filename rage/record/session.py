@@ -21,7 +21,7 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 else:
     import _signal as signal  # signal's enums cost ~3 ms of every recorded command
@@ -54,12 +54,15 @@ class SpawnFailed(Exception):
 
 
 def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
-          sigmask: Iterable[int], sigdef: list[int],
-          close: Iterable[int]) -> tuple[int, int, int]:
+          sigmask: Iterable[int], sigdef: list[int], close: Iterable[int],
+          meanwhile: Callable[[], object] | None = None) -> tuple[int, int, int]:
     """Fork the leader, which starts the command; return (leader pid, command pid, status fd).
 
     ``actions`` are the command's file actions; ``close`` the wrapper's descriptors the
-    leader must not hold (the pty master). Raises :class:`SpawnFailed` if exec failed.
+    leader must not hold (the pty master). ``meanwhile`` is called once the leader is
+    forked, before its report is awaited: what the wrapper does there overlaps the leader's
+    start of the command (setsid, the terminal, the spawn), which it would otherwise only
+    wait for. Raises :class:`SpawnFailed` if exec failed.
     """
     r, w = os.pipe()
     try:
@@ -79,7 +82,11 @@ def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
         finally:
             os._exit(code)
     os.close(w)
-    line = _read_line(r)
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        line = _read_line(r)  # whatever happened meanwhile: the leader has said its word
     if line.startswith(b"pid "):
         return leader, int(line[4:]), r
     os.close(r)

@@ -21,7 +21,7 @@ from rage.termjob import background
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 else:
     import _signal as signal  # signal's enums cost ~3 ms of every recorded command
@@ -254,10 +254,15 @@ def _output_pty(user_fd: int) -> tuple[int, int]:
 
 
 def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int], *,
-          job_control: bool = False) -> Child:
+          job_control: bool = False,
+          meanwhile: Callable[[Child], object] | None = None) -> Child:
     """Start ``path`` with ``argv`` in ``mode``; the child's signal mask is ``sigmask``.
     ``job_control`` (pty mode, see :func:`job_control`): the command gets the pty on stdin
     too, in a session of its own, and the user's terminal goes raw.
+
+    ``meanwhile(child)`` is called while the command's session leader starts it (job
+    control only: elsewhere nothing is waited for), with the child's streams and kinds
+    known but not its pid (0 until then). It runs before any exec failure is known.
 
     SIGPIPE and SIGXFSZ go back to their defaults in the child (Python ignores them), as a
     shell would give them. Raises :class:`CommandError` when exec fails.
@@ -277,7 +282,7 @@ def spawn(path: str, argv: list[str], mode: str, sigmask: Iterable[int], *,
             child.pid = _posix_spawn(path, argv, actions, sigmask, sigdef, setsid=False)
             return child
         return _spawn_pty(child, path, argv, actions, sigmask=sigmask, sigdef=sigdef,
-                          to_close=to_close, job_control=job_control)
+                          to_close=to_close, job_control=job_control, meanwhile=meanwhile)
     except BaseException:
         for src in [s[0] for s in child.streams] + [child.master_fd]:
             if src is not None:
@@ -298,7 +303,7 @@ def _close_quietly(fd: int) -> None:
 def _spawn_pty(
     child: Child, path: str, argv: list[str], actions: list[Any], *,
     sigmask: Iterable[int], sigdef: list[signal.Signals], to_close: list[int],
-    job_control: bool,
+    job_control: bool, meanwhile: Callable[[Child], object] | None = None,
 ) -> Child:
     import fcntl
     import termios
@@ -345,7 +350,8 @@ def _spawn_pty(
 
     try:
         child.leader, child.pid, child.status_fd = start(
-            path, argv, name, actions, sigmask=sigmask, sigdef=list(sigdef), close=(master,))
+            path, argv, name, actions, sigmask=sigmask, sigdef=list(sigdef), close=(master,),
+            meanwhile=None if meanwhile is None else lambda: meanwhile(child))
     except SpawnFailed as e:
         raise CommandError(str(e), e.exit_code) from None
     # Keys we relay after the command has exited, until the wrapper learns of it, land in

@@ -200,16 +200,46 @@ class Recording:
     """
 
     def __init__(self, app: str, run_dir: str, meta: dict[str, Any], lock_fd: int | None,
-                 t0: float | None = None) -> None:
+                 t0: float | None = None, *, tmp_dir: str | None = None) -> None:
         self.app = app
         self.run_dir = run_dir
         self.id = os.path.basename(run_dir)
         self.meta = meta
         self._lock_fd: int | None = lock_fd
         self._t0 = time.monotonic() if t0 is None else t0
+        # until :meth:`publish`: the hidden directory the run is built in (see open_run)
+        self._tmp_dir = tmp_dir
 
     def file(self, name: str) -> str:
-        return os.path.join(self.run_dir, name)
+        """The path of the run's file ``name`` (in its hidden directory until published:
+        what is open there stays open across the rename)."""
+        return os.path.join(self._tmp_dir or self.run_dir, name)
+
+    def publish(self, pid: int | None = None) -> None:
+        """Write the initial meta.json with the run's ``pid`` (None: this process) and
+        rename the run into place, locked. On failure the hidden directory is removed, the
+        lock released, and the OSError raised."""
+        tmp_dir = self._tmp_dir
+        if tmp_dir is None:
+            return
+        self.meta["pid"] = pid if pid is not None else os.getpid()
+        try:
+            write_json_atomic(os.path.join(tmp_dir, "meta.json"), self.meta)
+            os.rename(tmp_dir, self.run_dir)  # the flock stays with the inode
+        except BaseException:
+            self.discard()
+            raise
+        self._tmp_dir = None
+
+    def discard(self) -> None:
+        """Drop a run that was never published (the command could not start): its hidden
+        directory goes, nothing of it is ever seen. A published run is only released."""
+        tmp_dir, self._tmp_dir = self._tmp_dir, None
+        self.release()
+        if tmp_dir is not None:
+            import shutil
+
+            shutil.rmtree(tmp_dir, ignore_errors=True)
 
     def update(self, **fields: Any) -> None:
         """Merge ``fields`` into meta.json (atomically)."""
@@ -287,14 +317,46 @@ def start_run(
     that started its process first date the run from then. Raises OSError when the history
     cannot be written; recorders catch it and carry on.
     """
-    app_dir = os.path.join(private_dir(os.fspath(root)), check_app(app))
+    rec = open_run(root, app, argv, cwd=cwd, recorder=recorder, app_version=app_version,
+                   extra=extra, started_ns=started_ns, t0=t0)
+    assert rec is not None
+    rec.publish(pid)
+    return rec
+
+
+def open_run(
+    root: str | os.PathLike[str],
+    app: str,
+    argv: Iterable[str],
+    *,
+    cwd: str | None = None,
+    recorder: str,
+    app_version: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    started_ns: int | None = None,
+    t0: float | None = None,
+    existing_only: bool = False,
+) -> Recording | None:
+    """The first half of :func:`start_run`: the run's hidden directory, created and locked,
+    where files can be written before :meth:`Recording.publish` gives it its meta.json
+    (with the pid, which a caller may learn only later) and its name. Nothing is visible
+    until then; :meth:`Recording.discard` drops it.
+
+    ``existing_only``: create no directory but the run's own; None when the app's history
+    directory does not exist yet. Raises OSError when the history cannot be written.
+    """
+    app_dir = os.path.join(os.fspath(root) if existing_only else private_dir(os.fspath(root)),
+                           check_app(app))
     runs = os.path.join(app_dir, "runs")
     for d in (app_dir, runs):  # a symlink planted here is never followed
-        try:  # noqa: SIM105 - no contextlib on the start-up path
-            os.mkdir(d, 0o700)
-        except FileExistsError:
-            pass
+        if not existing_only:
+            try:  # noqa: SIM105 - no contextlib on the start-up path
+                os.mkdir(d, 0o700)
+            except FileExistsError:
+                pass
         if not is_own_dir(d):
+            if existing_only and not os.path.lexists(d):
+                return None
             import errno
 
             raise OSError(errno.EPERM, "unsafe history directory (a symlink, or not yours)", d)
@@ -331,7 +393,7 @@ def start_run(
         "status": RUNNING,
         "exit_code": None,
         "signal": None,
-        "pid": pid if pid is not None else os.getpid(),
+        "pid": None,  # set by publish
         "rage_version": __version__,
         "recorder": recorder,
     }
@@ -341,15 +403,13 @@ def start_run(
                       0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        write_json_atomic(os.path.join(tmp_dir, "meta.json"), meta)
-        os.rename(tmp_dir, run_dir)  # the flock stays with the inode
     except BaseException:
         os.close(lock_fd)
         import shutil
 
         shutil.rmtree(tmp_dir, ignore_errors=True)
         raise
-    return Recording(app, run_dir, meta, lock_fd, t0)
+    return Recording(app, run_dir, meta, lock_fd, t0, tmp_dir=tmp_dir)
 
 
 def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:

@@ -216,6 +216,8 @@ class Wrapper:
         self.captures: dict[str, CappedFile] = {}
         self.warned = False
         self.capture_error: str | None = None
+        # why the record could not be built, said once the command has started
+        self.early_error: OSError | None = None
 
     def warn_once(self, exc: BaseException) -> None:
         if not self.warned:
@@ -251,6 +253,11 @@ class Wrapper:
     def run(self, path: str) -> int:
         import time
 
+        # rage.record.capture and rage.sensitive (save_environ's) are the record's: imported
+        # before the leader's fork, since after it every page an import writes is copied
+        # first (the leader shares them until it exits)
+        import rage.record.capture
+        import rage.sensitive  # noqa: F401
         from rage.record.relay import hand_off, relay
         from rage.record.spawn import CommandError, choose_mode, job_control, restore_mode, spawn
         from rage.record.supervisor import Supervisor, blocked_signals
@@ -266,11 +273,18 @@ class Wrapper:
         jobs = job_control(mode)
         sigs = blocked_signals(jobs)
         old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-        # the run is dated from the spawn; its record is created while the child runs
+        # the run is dated from the spawn. Its record is built while the command's session
+        # leader starts it (job control), else just after; published once its pid is known
         started_ns, t0 = time.time_ns(), time.monotonic()
+
+        def meanwhile(child: Child) -> None:
+            self._open_recording(child, path, cwd, started_ns, t0, existing_only=True)
+
         try:
-            child = spawn(path, list(self.opts.argv), mode, old_mask, job_control=jobs)
+            child = spawn(path, list(self.opts.argv), mode, old_mask, job_control=jobs,
+                          meanwhile=meanwhile)
         except CommandError as e:
+            self._discard_recording()  # as if never begun: the command did not start
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
             _err(f"rage: {e}")
             return e.exit_code
@@ -285,7 +299,9 @@ class Wrapper:
         sup = Supervisor(child, sigs, wake_w)
         try:
             sup.start()
-            self._start_recording(child, path, cwd, started_ns, t0)
+            if self.active is None and self.early_error is None:
+                self._open_recording(child, path, cwd, started_ns, t0)
+            self._publish_recording(child.pid)
 
             def take_back(unsent: bytes) -> None:
                 # the command has exited and its keys are no longer relayed: what reached
@@ -332,26 +348,60 @@ class Wrapper:
             return 128 + sig  # only if the signal could not end this process
         return code
 
-    def _start_recording(self, child: Child, path: str, cwd: str, started_ns: int,
-                         t0: float) -> None:
+    def _open_recording(self, child: Child, path: str, cwd: str, started_ns: int, t0: float,
+                        *, existing_only: bool = False) -> None:
+        """Build the run's record, unpublished (see :func:`rage.record.store.open_run`):
+        its hidden directory, lock, capture files and environment. Any failure is kept in
+        ``early_error`` and said only by :meth:`_publish_recording`, once the command is
+        known to have started. ``existing_only``: not on the app's first run (its history
+        directories are then created only once the command has started)."""
         from rage.paths import home_root_str
         from rage.record.capture import CappedFile
-        from rage.record.store import save_environ, start_run
+        from rage.record.store import open_run, save_environ
 
         try:
-            self.active = start_run(
+            self.active = open_run(
                 home_root_str(), self.app, self.opts.argv, cwd=cwd, recorder="wrapper",
-                pid=child.pid, started_ns=started_ns, t0=t0,
+                started_ns=started_ns, t0=t0, existing_only=existing_only,
                 extra={"wrapper_pid": os.getpid(), "mode": child.mode, "executable": path,
                        "streams": child.kinds},
             )
+            if self.active is None:
+                return
             for _src, _dst, name in child.streams:
                 if name:
                     self.captures[name] = CappedFile(self.active.file(name),
                                                      self.settings.output_cap)
             save_environ(self.active, dict(os.environ))  # the child inherited this one
         except OSError as e:
-            self.not_recording(e)
+            self.early_error = e
+
+    def _publish_recording(self, pid: int) -> None:
+        """Give the record the command's pid and put it in place; or say why not."""
+        active, error = self.active, self.early_error
+        if active is not None:
+            hidden = active.file("")
+            try:
+                active.publish(pid)
+            except OSError as e:
+                self.active = None
+                self.not_recording(e)
+                return
+            if error is not None and isinstance(error.filename, str) and (
+                    error.filename.startswith(hidden)):
+                # the warning names the file where it now is
+                error.filename = active.file(error.filename[len(hidden):])
+        if error is not None:
+            # a capture file or environ.json failed: the run stays, unlocked, its meta.json
+            # written, as when these came after it
+            self.not_recording(error)
+
+    def _discard_recording(self) -> None:
+        """The command could not start: nothing of its record is kept or said."""
+        self._drop_captures()
+        if self.active is not None:
+            self.active.discard()
+            self.active = None
 
     def _finish(self, code: int, sig: int | None, rusage: Any, *, patterns: tuple[str, ...],
                 before: dict[str, tuple[int, int, int]] | None, cwd: str,
