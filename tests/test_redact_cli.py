@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import stat
 import subprocess
+import time
 from pathlib import Path
+from typing import IO
 
 from tests.conftest import rage_cmd
 from tests.conftest import run_rage as _run_rage
@@ -90,3 +93,59 @@ def test_lines_flow_through_a_pipe_as_written() -> None:
     proc.stdin.close()
     assert proc.wait(timeout=30) == 0
     proc.stdout.close()
+
+
+def test_a_line_with_a_multi_line_opener_is_not_held_on_a_live_pipe() -> None:
+    """A line that may start a multi-line value (`Bearer`, `name`, a JWT) waits for the lines
+    after it only while the input keeps coming: a pause lets it out."""
+    proc = subprocess.Popen(rage_cmd("redact", "-q"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for line, shown in ((b"hostname=web-1 name=api\n", b"hostname=web-1 name=api\n"),
+                            (b"Authorization: Bearer Tk5RbTk5RbTk5Rb\n",
+                             b"Authorization: Bearer [REDACTED:auth-header]\n")):
+            proc.stdin.write(line)
+            proc.stdin.flush()
+            assert _line_within(proc.stdout, 10) == shown  # before the input ends
+    finally:
+        proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    proc.stdout.close()
+
+
+def test_a_token_wrapped_onto_the_next_write_is_redacted_on_a_live_pipe() -> None:
+    """The rest of a wrapped token written right after its line (a logger writes line by
+    line) is redacted with it, as in a file."""
+    proc = subprocess.Popen(rage_cmd("redact", "-q"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    rest = b"Qm7VtQm7VtQm7VtQm7Vt"
+    try:
+        proc.stdin.write(b"Authorization: Bearer Tk5RbTk5RbTk5RbTk5Rb\n")
+        proc.stdin.flush()
+        time.sleep(0.02)
+        proc.stdin.write(rest + b"\n")
+        proc.stdin.flush()
+        assert _line_within(proc.stdout, 10) == (
+            b"Authorization: Bearer [REDACTED:auth-header]\n")
+        assert _line_within(proc.stdout, 10) == b"[REDACTED:auth-header]\n"
+    finally:
+        proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    proc.stdout.close()
+
+
+def _line_within(f: IO[bytes], seconds: float) -> bytes:
+    """The next line of a pipe, or b"" if none is complete within ``seconds``."""
+    line = b""
+    deadline = time.monotonic() + seconds
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([f], [], [], left)[0]:
+            return b""
+        byte = os.read(f.fileno(), 1)
+        if not byte:
+            return line
+        line += byte
+    return line

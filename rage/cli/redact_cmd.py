@@ -17,9 +17,36 @@ from rage.errors import BadInputError, NotFoundError
 _CHUNK = 64 * 1024
 
 
-def _chunks(f: BinaryIO) -> Iterator[bytes]:
+_PAUSE = 0.2  # seconds a live input may be silent before what is held back goes out
+
+
+def _chunks(f: BinaryIO, *, live: bool = False) -> Iterator[bytes]:
+    """The input's chunks. ``live`` (a pipe): whatever is there, and after a pause of
+    :data:`_PAUSE` the engine's FLUSH, so a line held for the lines that may follow a
+    multi-line opener (``Bearer``, ``name:``, ``key: |``) waits that long at most."""
     read = getattr(f, "read1", f.read)  # a pipe: take what is there, do not wait for 64 KiB
-    while chunk := read(_CHUNK):
+    if live:
+        import select
+
+        from rage.redact.parallel import FLUSH
+
+        try:  # from the descriptor itself: nothing may wait unseen in a buffer
+            fd = f.fileno()
+            read = lambda n: os.read(fd, n)  # noqa: E731
+        except (OSError, ValueError):
+            live = False
+    while True:
+        if live:
+            try:
+                ready = select.select([f], [], [], _PAUSE)[0]
+            except (OSError, ValueError):  # no select on this input: never flushed early
+                live = False
+            else:
+                if not ready:
+                    yield FLUSH
+        chunk = read(_CHUNK)
+        if not chunk:
+            return
         yield chunk
 
 
@@ -93,7 +120,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
             # a file: large blocks (and workers when big); a pipe: each read as it comes, so
             # `tail -f log | rage redact` shows lines as they are written
             block = {} if size is not None else {"block": 1}
-            for piece in redactor.stream(_chunks(src), size=size, **block):
+            for piece in redactor.stream(_chunks(src, live=size is None), size=size, **block):
                 out.write(piece)
                 if output is None:
                     out.flush()

@@ -183,13 +183,15 @@ class RedactionEngine(Handlers):
 
     # -- cutting and applying -------------------------------------------------------------
 
-    def plan(self, buf: bytes, *, final: bool) -> tuple[int, Spans]:
+    def plan(self, buf: bytes, *, final: bool, hold: bool = True) -> tuple[int, Spans]:
         """How much of ``buf`` can be redacted now, and the private key blocks inside it.
 
         Returns ``limit`` (whole lines only unless ``final``; 0 means "wait for more") and
         the ``(start, end)`` spans of private key blocks before it. Key blocks may span lines
         and chunks: each is matched with :data:`PRIVATE_KEY_MAX` bytes of lookahead (or the
-        end of input), so the result never depends on where the input was cut.
+        end of input), so the result never depends on where the input was cut. ``hold``
+        False: whole lines go now even after a multi-line opener (a live input that paused,
+        see :data:`rage.redact.parallel.FLUSH`); key blocks still wait for their end.
         """
         n = len(buf)
         if final:
@@ -197,7 +199,8 @@ class RedactionEngine(Handlers):
         else:
             nl = buf.rfind(b"\n")
             if nl >= 0:
-                limit = hold_back(buf, nl + 1)  # a value across lines is redacted whole
+                # a value across lines is redacted whole
+                limit = hold_back(buf, nl + 1) if hold else nl + 1
                 if not limit:
                     return 0, []  # its opener starts ``buf``: wait for the lines after it
             elif n > MAX_SEGMENT:

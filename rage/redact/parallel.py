@@ -51,6 +51,13 @@ _PIPE_SIZE = MiB
 _SPAN = struct.Struct("<QQ")
 _RES = struct.Struct("<QQQIB")  # output, counts and frame lengths, deferred names, custom done
 
+class _Flush(bytes):
+    """The type of :data:`FLUSH`."""
+
+
+# a chunk a live input yields when it has paused (rage redact on a pipe): the whole lines
+# gathered so far go now, even those after a multi-line opener that would wait for more
+FLUSH = _Flush()
 Compress = Callable[[bytes], bytes]
 Piece = tuple[bytes, bytes | None]  # redacted bytes, and their frame when a worker made it
 
@@ -97,16 +104,17 @@ def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
     want = block
     try:
         for chunk in chunks:
-            if not chunk:
+            flush = chunk is FLUSH
+            if not chunk and not (flush and (carry or pending)):
                 continue
             pending.append(chunk)
             size += len(chunk)
-            if size < want:
+            if size < want and not flush:
                 continue
             pending.insert(0, carry)
             buf = b"".join(pending)
             pending, size = [], 0
-            limit, spans = engine.plan(buf, final=False)
+            limit, spans = engine.plan(buf, final=False, hold=not flush)
             carry = buf[limit:]
             if not limit:
                 continue
