@@ -51,6 +51,7 @@ _PIPE_SIZE = MiB
 _SPAN = struct.Struct("<QQ")
 _RES = struct.Struct("<QQQIB")  # output, counts and frame lengths, deferred names, custom done
 
+
 class _Flush(bytes):
     """The type of :data:`FLUSH`."""
 
@@ -58,6 +59,7 @@ class _Flush(bytes):
 # a chunk a live input yields when it has paused (rage redact on a pipe): the whole lines
 # gathered so far go now, even those after a multi-line opener that would wait for more
 FLUSH = _Flush()
+
 Compress = Callable[[bytes], bytes]
 Piece = tuple[bytes, bytes | None]  # redacted bytes, and their frame when a worker made it
 
@@ -105,8 +107,8 @@ def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
     try:
         for chunk in chunks:
             flush = chunk is FLUSH
-            if not chunk and not (flush and (carry or pending)):
-                continue
+            if not chunk and not flush:
+                continue  # a FLUSH with nothing held finds no line to let out (plan: 0)
             pending.append(chunk)
             size += len(chunk)
             if size < want and not flush:
