@@ -27,6 +27,8 @@ from rage.redact.scan import (
     KEY,
     KEY_AFTER,
     KEY_BEFORE,
+    KEY_NAME,
+    KEY_SEPARATORS,
     NEEDS_MULTILINE,
     NEEDS_NORMALIZING,
     NETRC_BEFORE,
@@ -47,6 +49,7 @@ _DIRTY = 6  # what normalize() undoes (an escape, a backspace, a redraw, `:\/\/`
 _KEYED = 7  # a secret word followed by a key shape (KEY_AFTER), its start found again
 _LEAD = 8  # a secret word in an identifier after a lead (KEY_BEFORE: `--`, `<`, setenv)
 _MULTI = 9  # a needle of a multi-line rule (rage.redact.multiline): that pass is needed
+_SPACED_KEY = 10  # blanks then a key shape's separator: a secret word's shape, if one is before
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
 
 
@@ -90,6 +93,28 @@ def _broken(e: BaseException) -> None:
 _ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
+def _blanks_before(region: bytes, to: int, separator: int) -> int:
+    """Where the blanks start before the key separator ending at ``to``: one of
+    :data:`KEY_SEPARATORS` (``separator``: 0, `=` or `.=`...; 1, `value =`...), after blanks.
+    Found by walking back rather than by Hyperscan's start of match, whose tracking from
+    every blank of a text doubled its scan."""
+    j = to - 1  # the separator's last byte
+    if separator == 0:
+        if j and region[j] == 61 and region[j - 1] in b".?+":  # `.=` `?=` `+=`
+            j -= 1
+    else:  # `["']?(value|val)["']?[ \t]*[=:]`
+        while j and region[j - 1] in b" \t":
+            j -= 1
+        if j and region[j - 1] in b"\"'":
+            j -= 1
+        j -= 5 if region[max(0, j - 5):j].lower() == b"value" else 3
+        if j and region[j - 1] in b"\"'":
+            j -= 1
+    while j and region[j - 1] in b" \t":
+        j -= 1
+    return j
+
+
 def escape(lit: bytes) -> bytes:
     """``lit`` as a Hyperscan expression that matches exactly it."""
     return b"".join(bytes([c]) if c in _ALNUM else b"\\x%02x" % c for c in lit)
@@ -102,6 +127,7 @@ def escape(lit: bytes) -> bytes:
 # take 0.3 s to compile where the bare literals take 0.05 s
 _ESCAPE_END = frozenset(b"0123456789;[")
 _LONGEST = 16  # longer than any secret word
+_NAME_BYTES = frozenset(IDENT_CHARS + b"\"'\\]")  # what a key's name holds, quoted or not
 # rage.redact.normalize.needs_normalizing, found in the same pass: the text is matched as
 # the terminal showed it, so where one is, the region is normalised and scanned again
 _DIRTY_EXPRESSIONS = (rb"\x1b", rb"\x08", rb"\r[^\n]", escape(b":\\/\\/"))
@@ -210,19 +236,33 @@ class Native:
                     for before in NETRC_BEFORE:
                         d.add(before + w + b"[ \\t]", line_mode, (_SHAPED, len(w) + 1, None))
         self._words = tuple(sorted(set(key_words)))
+        self._shortest = min(map(len, self._words), default=1)
         if self._words:
             words = b"(?i:" + b"|".join(escape(w) for w in self._words) + b")"
-            # a word and what follows it in a key shape: one expression, no start of match
+            # a word and what follows it in a key shape (KEY_AFTER), no start of match
             # (tracking it doubles the cost of a scan of prose); the hit's start is found
-            # again on its line by _keyed, the same shape ending where the hit ends
-            d.add(words + KEY_AFTER.pattern, 0, (_KEYED, 0, None))
+            # again on its line by _keyed, the same shape ending where the hit ends. Two
+            # ways, which together end where KEY_AFTER after a word does: the word with no
+            # blank before the separator (`token=`, `"token":`), and blanks before a
+            # separator (`token = x`), found without the word. Prose puts a blank after
+            # nearly every word, so a word followed by `[ \t]*` kept Hyperscan busy at each
+            # (a third of the scan of a log full of `token`, `key`, `session`); a blank
+            # before a separator is rare, and only there does Python look for a word
+            seps = b"|".join(KEY_SEPARATORS)
+            d.add(words + KEY_NAME + b"(?:" + seps + b")", 0, (_KEYED, 0, None))
+            for i, sep in enumerate(KEY_SEPARATORS):  # no start of match: see _blanks_before
+                d.add(b"[ \\t](?:" + sep + b")", 0, (_SPACED_KEY, 0, i))
             # a word in an identifier right after `--`, `<`, `setenv `...: each lead its own
             # expression (Vectorscan 5.4.12 misses `--token` after 39 blanks when the leads
             # are one alternation: `(?:--|<|set -g?x )[A-Za-z0-9_.\-]*token`); not the bare
             # leads, which would call Python at every `<` of an HTML log and every `--`
-            for lead in KEY_BEFORE:  # `--`: one dash, its second may start `-pat`
-                d.add(escape(lead[:1] if lead == b"--" else lead) + rb"[A-Za-z0-9_.\-]*"
-                      + words, 0, (_LEAD, 0, None))
+            for lead in KEY_BEFORE:
+                d.add(escape(lead) + rb"[A-Za-z0-9_.\-]*" + words, 0, (_LEAD, 0, None))
+            # and `--` whose second dash starts a word (`--pat`); not one dash before a word,
+            # which made every date (`2026-12-02`) a place to look for one
+            for w in self._words:
+                if w.startswith(b"-"):
+                    d.add(b"-(?i:" + escape(w) + b")", 0, (_LEAD, 0, None))
         self._keyed = re.compile(b"(?:(?i:" + b"|".join(re.escape(w) for w in self._words)
                                  + b")" + KEY_AFTER.pattern + b")\\Z")
         for p in searched:
@@ -242,17 +282,40 @@ class Native:
         self._db, self._guard = d.db, d.guard
         self._actions = [tuple(a) for a in d.actions]
 
-    def _keyed_start(self, region: bytes, to: int, starts: set[int]) -> None:
-        """The start of the key shape ending at ``to`` (the leftmost, as Hyperscan's start
-        of match would say), searched near it first: identifiers are short, lines not."""
-        ls = region.rfind(b"\n", 0, to) + 1
+    def _keyed_start(self, region: bytes, to: int, starts: set[int], floor: int = 0) -> None:
+        """The starts of the key shape ending at ``to``: those of every secret word in its
+        name, as the reference scan gives each (a name longer than run_starts looks back
+        has more than one). The name is found by a word of it, searched near ``to`` first:
+        names are short, lines not. ``floor``: no shape starts before it."""
+        ls = max(region.rfind(b"\n", 0, to) + 1, floor)
         m = None
         for back in (96, 1024, to):  # a word, its name and separator: ~30 bytes, mostly
             m = self._keyed.search(region, max(ls, to - back), to)
             if m is not None or to - back <= ls:
                 break
-        if m is not None:
-            run_starts(region, m.start(), IDENT, starts)
+        if m is None:
+            return
+        a = b = m.start()
+        while a > ls and region[a - 1] in IDENT_CHARS:
+            a -= 1
+        while b < to and region[b] in IDENT_CHARS:
+            b += 1
+        name = region[a:b].lower()
+        for w in self._words:
+            i = name.find(w)
+            while i >= 0:
+                run_starts(region, a + i, KEY, starts)
+                i = name.find(w, i + 1)
+
+    def _spaced_key_start(self, region: bytes, blanks: int, to: int, starts: set[int]) -> None:
+        """Blanks from ``blanks``, then a separator ending at ``to``: a key shape if a secret
+        word is in the name before the blanks. A shape starts no earlier than the run of name
+        bytes (identifier, quote, ``]``, backslash) the blanks follow; none there, none."""
+        k = blanks
+        while k and region[k - 1] in _NAME_BYTES:
+            k -= 1
+        if blanks - k >= self._shortest:
+            self._keyed_start(region, to, starts, floor=k)
 
     def _lead_start(self, region: bytes, to: int, starts: set[int]) -> None:
         """The word ending at ``to`` after a lead: the KEY test of the reference scan
@@ -301,6 +364,8 @@ class Native:
                     run_starts(region, i, IDENT, starts)
                 elif kind == _KEYED:
                     self._keyed_start(region, to, starts)
+                elif kind == _SPACED_KEY:
+                    self._spaced_key_start(region, _blanks_before(region, to, arg), to, starts)
                 elif kind == _LEAD:
                     self._lead_start(region, to, starts)
                 elif kind == _FOUND:

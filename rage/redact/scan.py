@@ -26,8 +26,10 @@ SCHEME = -2
 # or preceded by `--`, `<`, `setenv`; or the word takes its value after a space (`password
 # X` in .netrc and SQL, `Bearer X`). Ordinary prose ("token refreshed") costs no match.
 KEY = -3
-KEY_AFTER = re.compile(rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?[ \t]*(?:[:=,>\\]|[.?+]="
-                        rb"|[\"']?(?i:value|val)[\"']?[ \t]*[=:])")
+# its parts: the rest of the name (a closing quote, a `]`), then blanks, then a separator
+KEY_NAME = rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?"
+KEY_SEPARATORS = (rb"[:=,>\\]|[.?+]=", rb"[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
+KEY_AFTER = re.compile(KEY_NAME + rb"[ \t]*(?:" + b"|".join(KEY_SEPARATORS) + rb")")
 # the shapes where a secret word takes its value after a blank, not a separator: `Bearer X`
 # (a token of 8 or more), SQL's `PASSWORD 'x'`, and .netrc's `password X` alone on its line
 # or after `login u` (the "bearer", "forced-sql" and "forced-netrc" forms of
