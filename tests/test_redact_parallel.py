@@ -69,6 +69,32 @@ def test_parallel_equals_in_process(patterns: tuple[str, ...]) -> None:
     assert _children() == set(), "workers are reaped"
 
 
+@pytest.mark.parametrize("slots", [(50_000, 1 << 24), (1 << 23, 50_000), (50_000, 50_000)])
+def test_pieces_and_results_larger_than_shared_memory_go_through_the_pipes(
+        slots: tuple[int, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of ~100 kB: the slots that are smaller than them are passed over, in either
+    direction, and the output is the same, all of it from the workers (a piece the parent
+    had to redo, because a worker failed, would come without its frame)."""
+    import zlib
+
+    from rage.redact import parallel
+
+    monkeypatch.setattr(parallel, "_IN_SLOT", slots[0])
+    monkeypatch.setattr(parallel, "_OUT_SLOT", slots[1])
+    data = _log(1, 60000)  # no key block early on, which would hold everything back
+    want, ref = _serial(data)
+    r = Redactor(**NAMES)  # type: ignore[arg-type]
+    pieces = list(parallel.redact_pieces(r, _chunks(data, 50000), block=65536, workers=2,
+                                         min_parallel=200_000, piece=100_000,
+                                         compress=zlib.compress))
+    assert b"".join(out for out, _ in pieces) == want and r.counts == ref.counts
+    framed = [(out, frame) for out, frame in pieces if frame is not None]
+    assert len(pieces) > 10 and len(framed) >= len(pieces) - 4  # less the first, in-process,
+    # and those with names first seen in a worker
+    assert all(zlib.decompress(frame) == out for out, frame in framed)
+    assert _children() == set(), "workers are reaped"
+
+
 def _children() -> set[int]:
     pid = os.getpid()
     path = Path(f"/proc/{pid}/task/{pid}/children")
