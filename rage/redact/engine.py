@@ -298,6 +298,11 @@ class RedactionEngine(Handlers):
                 names_only -= hits.keys()
         if not starts:
             return redact_multiline(region, self._count) if multi else region
+        # no needle in the input (the native scan says so): the only ones in the output are
+        # in replacements (see multiline.REDACTED_NEEDLES), found here as they are made,
+        # rather than by another pass over the whole output
+        made: dict[bytes, list[int]] | None = None if multi else {}
+        made_at = 0  # the output's length so far, while ``made`` is kept
         parts: list[bytes] = []
         last = 0  # in region coordinates
         pos = 0
@@ -352,12 +357,21 @@ class RedactionEngine(Handlers):
             vs, ve, rep = res
             parts.append(region[last:vs - a])
             parts.append(rep)
-            if not multi and b"[REDACTED:" in rep and any(n in rep for n in REDACTED_NEEDLES):
-                multi.append(True)  # `[REDACTED:auth-header]` may start a wrapped token
+            if made is not None:
+                made_at += vs - a - last
+                if b"[REDACTED:" in rep:  # `[REDACTED:auth-header]` may start a wrapped token
+                    for n in REDACTED_NEEDLES:
+                        j = rep.find(n)
+                        while j >= 0:
+                            made.setdefault(n, []).append(made_at + j)
+                            j = rep.find(n, j + 1)
+                made_at += len(rep)
             last = ve - a
             pos = max(m.end() - a, last)
         parts.append(region[last:])
         out = b"".join(parts)
+        if made:
+            return redact_multiline(out, self._count, made)
         return redact_multiline(out, self._count) if multi else out
 
 

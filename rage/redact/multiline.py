@@ -69,9 +69,13 @@ def needed(buf: bytes) -> bool:
     return any(n in buf for n, _rule in _RULES_BY_NEEDLE)
 
 
-def redact_multiline(buf: bytes, count: Count) -> bytes:
-    """Apply every rule to ``buf`` (already redacted line by line)."""
-    found = [(rule, at) for needle, rule, positions in _needles(buf)
+def redact_multiline(buf: bytes, count: Count,
+                     needles: dict[bytes, list[int]] | None = None) -> bytes:
+    """Apply every rule to ``buf`` (already redacted line by line). ``needles``: where each
+    needle is in ``buf``, ascending, when the caller knows (else they are searched)."""
+    where = _needles(buf) if needles is None else [
+        (n, rule, needles[n]) for n, rule in _RULES_BY_NEEDLE if n in needles]
+    found = [(rule, at) for needle, rule, positions in where
              if (at := _line_numbers(buf, needle, positions if rule != "wrapped" else
                                      _wrap_points(buf, needle, positions)))]
     if not found:
