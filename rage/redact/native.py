@@ -29,6 +29,7 @@ from rage.redact.scan import (
     KEY_BEFORE,
     KEY_NAME,
     KEY_SEPARATORS,
+    NAME_REACH,
     NEEDS_MULTILINE,
     NEEDS_NORMALIZING,
     NETRC_BEFORE,
@@ -300,6 +301,9 @@ class Native:
             a -= 1
         while b < to and region[b] in IDENT_CHARS:
             b += 1
+        if b - a <= NAME_REACH:  # every word of the name gives the same starts
+            run_starts(region, m.start(), IDENT, starts)
+            return
         name = region[a:b].lower()
         for w in self._words:
             i = name.find(w)

@@ -43,6 +43,7 @@ _SPACED = re.compile(b"|".join(SPACED_AT))
 _NETRC_LINE = re.compile(b"(?m)(?:" + b"|".join(NETRC_BEFORE) + rb")\Z")
 KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
 IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+NAME_REACH = 66  # how far back from a trigger run_starts looks for the start of its name
 _SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
 NEEDS_NORMALIZING, NEEDS_MULTILINE = 1, 2  # what the native scan says of a region, or'ed
@@ -345,7 +346,7 @@ def spaced(region: bytes, i: int) -> bool:
 def run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
     """Starts for a trigger inside an identifier (``my_token``) or after a URL scheme."""
     if mode == KEY and KEY_AFTER.match(region, i) is None and not spaced(region, i):
-        seg = region[max(0, i - 66):i]
+        seg = region[max(0, i - NAME_REACH):i]
         k = i - (len(seg) - len(seg.rstrip(IDENT_CHARS)))
         if region[k:k + 2] != b"--" and not region[max(0, k - 8):k].endswith(KEY_BEFORE):
             return
@@ -356,7 +357,7 @@ def run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
             starts.add(m.start())  # the leftmost place a scheme can start
         return
     starts.add(ls)  # `key: value` lines
-    seg = region[max(ls, i - 66):i]  # the identifier holding the trigger starts after
+    seg = region[max(ls, i - NAME_REACH):i]  # the identifier holding the trigger starts after
     k = i - (len(seg) - len(seg.rstrip(IDENT_CHARS)))
     if region[k - 1:k] == b"\\" and region[k:k + 1] in (b"r", b"n", b"t"):
         k += 1  # `\r\nX-Api-Key:` in a dump: the name starts after the written-out escape
