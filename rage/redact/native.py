@@ -264,8 +264,9 @@ class Native:
             for w in self._words:
                 if w.startswith(b"-"):
                     d.add(b"-(?i:" + escape(w) + b")", 0, (_LEAD, 0, None))
-        self._keyed = re.compile(b"(?:(?i:" + b"|".join(re.escape(w) for w in self._words)
-                                 + b")" + KEY_AFTER.pattern + b")\\Z")
+        word = b"(?i:" + b"|".join(re.escape(w) for w in self._words) + b")"
+        self._keyed = re.compile(b"(?:" + word + KEY_AFTER.pattern + b")\\Z")
+        self._word = re.compile(word)
         for p in searched:
             d.add(escape(p), 0, (_FOUND, len(p), p))
         for t, modes in formats:  # the catalogue's boundary: `cio` in `asyncio` is no start
@@ -319,7 +320,30 @@ class Native:
         while k and region[k - 1] in _NAME_BYTES:
             k -= 1
         if blanks - k >= self._shortest:
-            self._keyed_start(region, to, starts, floor=k)
+            self._name_start(region, blanks, to, starts, floor=k)
+
+    def _name_start(self, region: bytes, end: int, to: int, starts: set[int],
+                    floor: int = 0) -> None:
+        """:meth:`_keyed_start` for the shape ending at ``to`` whose separator, or the
+        blanks before it, begin at ``end``. Mostly the name is right before ``end`` (after
+        its closing quote or ``]``), short, and holds a secret word: then its starts are
+        those of any word in it, with no search for one. Else (a `value` form, a long name)
+        as :meth:`_keyed_start` finds them."""
+        ls = max(region.rfind(b"\n", 0, end) + 1, floor)
+        e = end
+        if e > ls and region[e - 1] == 93:  # `]`
+            e -= 1
+        if e > ls and region[e - 1] in b"\"'":
+            e -= 1
+            if e > ls and region[e - 1] == 92:  # a backslash before the quote
+                e -= 1
+        a = e
+        while a > ls and region[a - 1] in IDENT_CHARS:
+            a -= 1
+        if 0 < e - a <= NAME_REACH and self._word.search(region, a, e) is not None:
+            run_starts(region, a, IDENT, starts)
+        else:
+            self._keyed_start(region, to, starts, floor)
 
     def _lead_start(self, region: bytes, to: int, starts: set[int]) -> None:
         """The word ending at ``to`` after a lead: the KEY test of the reference scan
@@ -367,7 +391,10 @@ class Native:
                 elif kind == _SHAPED:
                     run_starts(region, i, IDENT, starts)
                 elif kind == _KEYED:
-                    self._keyed_start(region, to, starts)
+                    j = to - 1  # the separator: `=` `:`..., `.=`, or a `value` form's end
+                    if j and region[j] == 61 and region[j - 1] in b".?+":
+                        j -= 1
+                    self._name_start(region, j, to, starts)
                 elif kind == _SPACED_KEY:
                     self._spaced_key_start(region, _blanks_before(region, to, arg), to, starts)
                 elif kind == _LEAD:
