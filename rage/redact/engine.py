@@ -160,7 +160,8 @@ class RedactionEngine(Handlers):
                 every_fmt.setdefault(t, set()).update(modes)
         native = native_scan(_plan(cs), _plan(ci), tuple(searched), formats=_plan(every_fmt),
                              names_cs=tuple(names_cs), names_ci=tuple(names_ci),
-                             multiline=MULTILINE_NEEDLES)
+                             multiline=MULTILINE_NEEDLES,
+                             stored=not lits)  # registered literals never reach a disk
         fmt_rest, fmt_groups = group_plan(scan_plan(fmt_cs), GROUP_BYTES)
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
