@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rage.redact import Redactor
+from rage.redact.catalogue import SKIPPED, LazyPattern, compile_format
 from rage.redact.formats import FORMATS, SecretFormat
 from rage.redact.handlers import is_name
 from tests.conftest import rage_cmd
@@ -134,6 +135,20 @@ def test_catalogue_entry_is_well_formed(fmt: SecretFormat) -> None:
     assert fmt.source.startswith("https://") and fmt.provider
     assert "\n" not in fmt.regex and "\\b" not in fmt.regex and "(?<" not in fmt.regex
     assert set(compiled.groupindex) <= {"secret"}
+    # the engine's form (fenced, bytes), compiled when first tried: usable, as compiled
+    c = compile_format(fmt)
+    assert c is not None and c.has_secret == ("secret" in compiled.groupindex)
+    assert c.search.match(b"") is None and not [k for k, _ in SKIPPED if k == fmt.kind]
+    assert re.compile(c.regex).pattern == c.search.source
+
+
+def test_a_catalogue_regex_found_unusable_when_first_tried_never_matches() -> None:
+    for source, why in ((rb"(", "missing )"), (rb"x*", "matches the empty string")):
+        lazy = LazyPattern(source, "test-kind")
+        assert lazy.match(b"xx") is None and list(lazy.finditer(b"(xx")) == []
+        assert SKIPPED[-1][0] == "test-kind" and why in SKIPPED[-1][1]
+        SKIPPED.pop()
+    assert LazyPattern(rb"ab+", "k").match(b"abbb").group() == b"abbb"
 
 
 def test_every_kind_has_samples_and_every_sample_a_kind() -> None:

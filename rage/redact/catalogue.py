@@ -7,9 +7,11 @@ start with their prefix, so the prefix's position is where the match starts; for
 (the prefix in the middle, or after context) the engine searches the line holding the
 prefix and starts at what it finds (:func:`search_starts`).
 
-An entry the engine cannot use (a regex that does not compile as bytes, a prefix shorter than
-3 bytes) is left out and listed in :data:`SKIPPED` with the reason, instead of failing every
-report.
+An entry the engine cannot use (a regex that does not compile as bytes or matches the empty
+string, a prefix shorter than 3 bytes) is left out and listed in :data:`SKIPPED` with the
+reason, instead of failing every report. Each regex is compiled when first tried
+(:class:`LazyPattern`): most texts hold the prefixes of few formats, and compiling all ~140
+cost 20-30 ms of every report; a regex found unusable then never matches.
 """
 
 from __future__ import annotations
@@ -39,11 +41,38 @@ class Compiled:
     prefixes: tuple[bytes, ...]
     at_start: bool  # every match starts with one of the prefixes
     has_secret: bool  # only the `secret` group is replaced
-    search: re.Pattern[bytes]  # the alternative alone, to search a line (at_start False)
+    search: LazyPattern  # the alternative alone, to search a line (at_start False)
 
 
 _T = TypeVar("_T", bound=tuple[Any, ...])
 SKIPPED: list[tuple[str, str]] = []  # (kind, why): entries the engine left out
+_NEVER = re.compile(rb"(?!)")
+
+
+class LazyPattern:
+    """``re.compile(source)``, compiled at the first use of ``match`` or ``finditer``, which
+    are then the compiled pattern's own methods. Unusable (does not compile, matches the
+    empty string): it never matches, and ``kind`` is listed in :data:`SKIPPED`."""
+
+    match: Any
+    finditer: Any
+
+    def __init__(self, source: bytes, kind: str) -> None:
+        self.source = source
+        self.kind = kind
+
+    def __getattr__(self, name: str) -> Any:  # only until the first use
+        if name not in ("match", "finditer"):
+            raise AttributeError(name)
+        try:
+            compiled = re.compile(self.source)
+            if compiled.match(b"") is not None:
+                raise re.error("regex matches the empty string")
+        except re.error as e:
+            SKIPPED.append((self.kind, f"regex unusable: {e}"))
+            compiled = _NEVER
+        self.match, self.finditer = compiled.match, compiled.finditer
+        return getattr(compiled, name)
 
 
 def _leading(regex: str) -> set[str] | None:
@@ -98,21 +127,13 @@ def compile_format(fmt: SecretFormat) -> Compiled | None:
     if flags is not None:  # `(?i)x` cannot sit inside an alternation: scope it, `(?i:x)`
         raw = b"(?" + flags[1] + b":" + raw[flags.end():] + b")"
     alt = _BEFORE + b"(?:" + raw + b")" + _AFTER
-    try:
-        search = re.compile(alt)
-    except re.error as e:
-        SKIPPED.append((fmt.kind, f"regex does not compile as bytes: {e}"))
-        return None
-    if search.match(b"") is not None:
-        SKIPPED.append((fmt.kind, "regex matches the empty string"))
-        return None
     lead = _leading(fmt.regex)
     at_start = lead is not None and all(
         any(p.startswith(lit.encode()) or lit.encode().startswith(p) for lit in lead)
         for p in prefixes) and all(any(lit.encode().startswith(p) or p.startswith(lit.encode())
                                        for p in prefixes) for lit in lead)
     return Compiled(kind=fmt.kind, regex=alt, prefixes=prefixes, at_start=at_start,
-                    has_secret="secret" in search.groupindex, search=search)
+                    has_secret=b"(?P<secret>" in raw, search=LazyPattern(alt, fmt.kind))
 
 
 def compiled_catalogue() -> tuple[Compiled, ...]:

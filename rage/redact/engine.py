@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from rage.redact import patterns as P
-from rage.redact.catalogue import Compiled, compiled_catalogue, search_starts
+from rage.redact.catalogue import Compiled, LazyPattern, compiled_catalogue, search_starts
 from rage.redact.handlers import Handler as _Handler
 from rage.redact.handlers import Handlers
 from rage.redact.literals import registered_literals
@@ -41,7 +41,7 @@ MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
 PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
 
 Spans = list[tuple[int, int]]
-_Format = tuple["re.Pattern[bytes]", _Handler]  # a catalogue entry's regex and its handler
+_Format = tuple[LazyPattern, _Handler]  # a catalogue entry's regex and its handler
 
 
 class RedactionEngine(Handlers):
