@@ -190,6 +190,23 @@ def test_markup_and_dashes_cost_no_starts() -> None:
     assert {2, 37} <= starts  # the identifiers after `<` and `--`
 
 
+def test_prefixes_inside_words_and_dates_call_no_python() -> None:
+    """A catalogue prefix that is a word (`cio` of crates.io tokens) inside another word
+    (every `asyncio` of a Python traceback), dates and blanks before nothing: Hyperscan
+    reports no hit at all, where each used to be a call into Python that found nothing."""
+    assert FAST is not None
+    native = FAST._scan.native
+    text = (b'  File "/usr/lib/python3.11/asyncio/base_events.py", line 653, in run\n'
+            b"2026-12-02T10:05:33.005Z INFO user session token auth key lookup  ok\n") * 50
+    hits: list[int] = []
+    with native._guard.lock:
+        native._db.scan(text, match_event_handler=lambda i, *_: hits.append(i))
+    assert hits == []
+    starts: set[int] = set()
+    native.starts(b"crates cio" + b"a" * 32 + b" asyncio", starts, formats=starts)
+    assert starts == {7}  # the prefix at a word's start is still reported
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["-----BEGIN", "-----BEGI", "----BEGIN", "--", "BEGIN",
                                  "x" * 1000, "\n", "-" * 7]), max_size=40),

@@ -127,6 +127,7 @@ def escape(lit: bytes) -> bytes:
 # in the hit, not in the expression: a class before each of ~250 literals makes the database
 # take 0.3 s to compile where the bare literals take 0.05 s
 _ESCAPE_END = frozenset(b"0123456789;[")
+_WORD_START = rb"(?:^|[^A-Za-z0-9]|[0-9;\[][mK])"  # the test in the hit, as an expression
 _LONGEST = 16  # longer than any secret word
 _NAME_BYTES = frozenset(IDENT_CHARS + b"\"'\\]")  # what a key's name holds, quoted or not
 # rage.redact.normalize.needs_normalizing, found in the same pass: the text is matched as
@@ -280,8 +281,15 @@ class Native:
         for p in searched:
             d.add(escape(p), 0, (_FOUND, len(p), p))
         for t, modes in formats:  # the catalogue's boundary: `cio` in `asyncio` is no start
-            d.add(escape(t), 0, (_BOUNDED, len(t), None) if modes == (0,)
-                  else (_MODES, len(t), modes))
+            if modes != (0,):
+                d.add(escape(t), 0, (_MODES, len(t), modes))
+            elif t.isalnum() and t.islower():
+                # a prefix that prose holds inside its words (`cio` of every `asyncio` in a
+                # Python traceback, `pat`): the boundary in the expression, where a bare
+                # literal called Python at each of them (most prefixes are not words: `ghp_`)
+                d.add(_WORD_START + escape(t), 0, (_BOUNDED, len(t), None))
+            else:
+                d.add(escape(t), 0, (_BOUNDED, len(t), None))
         for expr in _DIRTY_EXPRESSIONS:
             d.add(expr, 0, (_DIRTY, 0, None))
         for t in multiline:
