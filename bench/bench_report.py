@@ -10,7 +10,9 @@ the default settings (bundle_max_bytes 64 MiB: a larger log is truncated to its 
 tail, and only those are redacted, as a user gets it) and bundle_max_bytes above the file
 size (everything redacted). Prints seconds, MB/s of input and the ratio to zstd (goal: <= 2x),
 all of the best round, and the median round's ratio to zstd (each round against the zstd run
-beside it): the two far apart mean a noisy machine.
+beside it): the two far apart mean a noisy machine. ``cpu`` is the median round's ratio of
+CPU time (user + system of this process and the processes it waited for: rage's workers,
+zstd's threads), which a machine whose speed drifts disturbs less than wall time.
 
 ``--words``: the log of issue 10 instead, ordinary lines full of the words that name
 secrets (`user`, `session`, `request`, `token`, `auth`), hex ids, and a secret on 1% of the
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -89,14 +92,21 @@ def make_words_log(path: Path, size: int, seed: int = 11) -> None:
             written += len(text)
 
 
+def cpu_now() -> float:
+    """CPU seconds so far of this process and of the children it has waited for."""
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
 def time_zstd(src: Path, out: Path) -> float:
     t0 = time.perf_counter()
     subprocess.run(["zstd", "-3", "-T0", "-q", "-f", "-o", str(out), str(src)], check=True)
     return time.perf_counter() - t0
 
 
-def time_rage(src: Path, home: Path, max_bytes: int | None) -> tuple[float, float, int]:
-    """Seconds to prepare (collect + redact) and to write the bundle, and its size.
+def time_rage(src: Path, home: Path, max_bytes: int | None) -> tuple[float, float, int, float]:
+    """Seconds to prepare (collect + redact) and to write the bundle, its size, and the CPU
+    seconds of both (this process's and its workers').
 
     ``max_bytes`` None keeps the default bundle_max_bytes.
     """
@@ -110,13 +120,14 @@ def time_rage(src: Path, home: Path, max_bytes: int | None) -> tuple[float, floa
     run = active.finish(exit_code=1)
     overrides = {} if max_bytes is None else {"bundle_max_bytes": max_bytes}
     settings = load_settings("bench", overrides=overrides)
+    c0 = cpu_now()
     t0 = time.perf_counter()
     prepared = prepare(ReportRequest(run=run, settings=settings, collect=False))
     t1 = time.perf_counter()
     with prepared:
         built = write(prepared, home / "out.tar.zst")
     t2 = time.perf_counter()
-    return t1 - t0, t2 - t1, built.size
+    return t1 - t0, t2 - t1, built.size, cpu_now() - c0
 
 
 def main() -> int:
@@ -141,14 +152,18 @@ def main() -> int:
                 + (", truncated)" if size > default_cap else ")"): None,
                 "bundle_max_bytes >= file (all)": size + MiB}
         best_z = float("inf")
-        best: dict[str, tuple[float, float, int]] = {}
+        best: dict[str, tuple[float, float, int, float]] = {}
         ratios: dict[str, list[float]] = {label: [] for label in rows}
+        cpu_ratios: dict[str, list[float]] = {label: [] for label in rows}
         for i in range(args.repeat):
+            c0 = cpu_now()
             z = time_zstd(log, tmp / "peer.zst")
+            zc = cpu_now() - c0
             best_z = min(best_z, z)
             for label, max_bytes in rows.items():
                 home = tmp / f"home{i}"
                 result = time_rage(log, home, max_bytes)
+                cpu_ratios[label].append(result[3] / zc)
                 shutil.rmtree(home)
                 ratios[label].append(sum(result[:2]) / z)
                 if label not in best or sum(result[:2]) < sum(best[label][:2]):
@@ -158,14 +173,15 @@ def main() -> int:
         kind = "words-heavy" if args.words else "realistic"
         print(f"input: {mb:.0f} MB {kind} log, best of {args.repeat}, {os.cpu_count()} cpus")
         print(f"{'what':<44} {'redact s':>8} {'bundle s':>8} {'total s':>8} {'MB/s':>7} "
-              f"{'out MB':>7} {'vs zstd':>8} {'median':>7}")
+              f"{'out MB':>7} {'vs zstd':>8} {'median':>7} {'cpu':>6}")
         print(f"{'zstd -3 -T0 (peer)':<44} {'':>8} {'':>8} {best_z:>8.2f} {mb / best_z:>7.1f} "
-              f"{peer_size / 1e6:>7.1f} {1:>7.2f}x {1:>6.2f}x")
-        for label, (redact_s, write_s, bundle_size) in best.items():
+              f"{peer_size / 1e6:>7.1f} {1:>7.2f}x {1:>6.2f}x {1:>5.2f}x")
+        for label, (redact_s, write_s, bundle_size, _cpu) in best.items():
             total = redact_s + write_s
             print(f"{'rage report: ' + label:<44} {redact_s:>8.2f} {write_s:>8.2f} "
                   f"{total:>8.2f} {mb / total:>7.1f} {bundle_size / 1e6:>7.1f} "
-                  f"{total / best_z:>7.2f}x {statistics.median(ratios[label]):>6.2f}x")
+                  f"{total / best_z:>7.2f}x {statistics.median(ratios[label]):>6.2f}x "
+                  f"{statistics.median(cpu_ratios[label]):>5.2f}x")
         print("MB/s is of the input log; goal: rage report <= 2x zstd")
     return 0
 
