@@ -80,6 +80,11 @@ def test_native_scan_redacts_as_the_python_scan(text: str) -> None:
     "Authorization: Bearer abcdefgh12345",
     "setenv GITHUB_TOKEN abcdef123456",
     "<add key=\"ClearTextPassword\" value=\"hunter22\"/>",
+    # the user's name after their home's parent: the home's match takes it, unless a name
+    # byte stands before the home or after the name (then the name has its own start)
+    "open /home/alice/src and /home/alice, by alice at /tmp/alice",
+    "x/home/alice/src _/home/alice é/home/alice ./home/alice home/alice e/alice",
+    "/home/alice~/x /home/alice+y /home/alice.bak /home/alice." + "a" * 70 + " /Users/alice",
     # blanks before the separator: found from the blanks, not from the word
     "db_password" + " " * 40 + "= hunter22",
     '"api_token"\t\t:  "abc123def456"',
@@ -205,6 +210,12 @@ def test_prefixes_inside_words_and_dates_call_no_python() -> None:
     starts: set[int] = set()
     native.starts(b"crates cio" + b"a" * 32 + b" asyncio", starts, formats=starts)
     assert starts == {7}  # the prefix at a word's start is still reported
+    # the user's own home: one hit, at `/home/`, not a second at the name inside it
+    paths = b'  File "/home/alice/src/tool/main.py", line 12\n' * 50
+    hits.clear()
+    with native._guard.lock:
+        native._db.scan(paths, match_event_handler=lambda i, *_: hits.append(i))
+    assert len(hits) == 50
 
 
 @settings(max_examples=200, deadline=None)

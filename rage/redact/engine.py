@@ -108,6 +108,7 @@ class RedactionEngine(Handlers):
             trig(cs, enc, 0)
         fmt_cs: dict[bytes, set[int]] = {}  # catalogue prefixes not walked from an anchor
         names_cs: list[bytes] = []  # found apart: a start only they give tries only them
+        names_after: tuple[tuple[bytes, bytes], ...] = ()
         names_ci: list[bytes] = []
         anchored: dict[int, list[bytes]] = {}
         fallback: dict[int, dict[bytes, set[int]]] = {}
@@ -144,6 +145,11 @@ class RedactionEngine(Handlers):
             # `/home/alice` starts where `/home/` does: one hit, not two
             names_cs[:] = [t for t in names_cs if not any(
                 o != t and t.startswith(o) for o in names_cs)]
+            home = (self._home or "").rstrip("/").encode("utf-8", "surrogateescape")
+            user = (self._user or "").encode("utf-8", "surrogateescape")
+            parent = home[:-len(user)] if user and home.endswith(b"/" + user) else b""
+            if user in names_cs and parent in names_cs:  # `/home/` + `alice`: see native
+                names_after = ((user, parent),)
         self._alts = handlers
         anchors: dict[int, Anchor] = {}
         for c, anchored_lits in anchored.items():
@@ -160,7 +166,7 @@ class RedactionEngine(Handlers):
                 every_fmt.setdefault(t, set()).update(modes)
         native = native_scan(_plan(cs), _plan(ci), tuple(searched), formats=_plan(every_fmt),
                              names_cs=tuple(names_cs), names_ci=tuple(names_ci),
-                             multiline=MULTILINE_NEEDLES,
+                             multiline=MULTILINE_NEEDLES, names_after=names_after,
                              stored=not lits)  # registered literals never reach a disk
         fmt_rest, fmt_groups = group_plan(scan_plan(fmt_cs), GROUP_BYTES)
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)

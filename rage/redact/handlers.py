@@ -27,6 +27,9 @@ _PSEUDONYM = re.compile(r"user-\d+")
 _HOMES_MAX = 4096  # names of other homes whose replacement is remembered
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
+# what may not stand before a home directory, and after it (its match would be a longer name)
+HOME_BEFORE = rb"A-Za-z0-9_.\-\x80-\xff"
+HOME_AFTER = rb"A-Za-z0-9_.\-~+\x80-\xff"
 
 
 _SECRET_KEYS: dict[bytes, bool] = {}  # looks_secret_name of the keys seen: a log repeats them
@@ -91,8 +94,8 @@ class Handlers:
         if len(home) >= 2:
             h = home.encode("utf-8", "surrogateescape")
             self._pseudonyms[home] = "~"
-            terms.append((len(h), rb"(?<![A-Za-z0-9_.\-\x80-\xff])" + re.escape(h)
-                          + rb"(?![A-Za-z0-9_.\-~+\x80-\xff])", self._fixed("home", b"~"), h,
+            terms.append((len(h), rb"(?<![" + HOME_BEFORE + rb"])" + re.escape(h)
+                          + rb"(?![" + HOME_AFTER + rb"])", self._fixed("home", b"~"), h,
                           False))
         for host in self._hosts:
             b = host.encode("utf-8", "surrogateescape")
@@ -109,8 +112,8 @@ class Handlers:
         for _n, regex, handler, trigger, insensitive in sorted(terms, key=lambda t: -t[0]):
             add(regex, handler)
             trig(trigger, insensitive)
-        add(rb"(?<![A-Za-z0-9_.\-\x80-\xff])/(?:home|Users)/(?P<v>[A-Za-z0-9_][A-Za-z0-9_.\-]"
-            rb"{0,63})(?![A-Za-z0-9_.\-\x80-\xff])", self._other_home)
+        add(rb"(?<![" + HOME_BEFORE + rb"])/(?:home|Users)/(?P<v>[A-Za-z0-9_][A-Za-z0-9_.\-]"
+            rb"{0,63})(?![" + HOME_BEFORE + rb"])", self._other_home)
         trig(b"/home/", False)
         trig(b"/Users/", False)
 

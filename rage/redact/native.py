@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from rage.redact.handlers import HOME_AFTER, HOME_BEFORE
 from rage.redact.scan import (
     IDENT,
     IDENT_CHARS,
@@ -114,6 +115,17 @@ def _blanks_before(region: bytes, to: int, separator: int) -> int:
     while j and region[j - 1] in b" \t":
         j -= 1
     return j
+
+
+def _not_ending_with(p: bytes) -> list[bytes]:
+    """Expressions for what precedes a match when the text before it does not end with
+    ``p``: fewer bytes than ``p`` since the start, or a byte of ``p`` differs."""
+    out = []
+    for k in range(1, len(p) + 1):
+        tail = escape(p[len(p) - k + 1:])  # the last k - 1 bytes of p are there...
+        out.append(b"^" + tail)  # ...and nothing before them
+        out.append(b"[^" + escape(p[len(p) - k:len(p) - k + 1]) + b"]" + tail)  # ...or not p's
+    return out
 
 
 def escape(lit: bytes) -> bytes:
@@ -213,12 +225,15 @@ class Native:
     scan; ``searched`` the prefixes of the formats searched along their line
     (:func:`rage.redact.catalogue.search_starts`), whose positions :meth:`starts` reports.
     ``stored``: the database may come from, and go to, the disk (:mod:`rage.redact.dbcache`):
-    the engine says so when no registered literal is in it.
+    the engine says so when no registered literal is in it. ``names_after``: (name, prefix)
+    where the prefix's start matches ``prefix + name`` whole (the user's name and their
+    home's parent, ``/home/``), so the name needs no start of its own there.
     """
 
     def __init__(self, cs: Plan, ci: Plan, searched: tuple[bytes, ...] = (), *,
                  formats: Plan = (), names_cs: tuple[bytes, ...] = (),
                  names_ci: tuple[bytes, ...] = (), multiline: tuple[bytes, ...] = (),
+                 names_after: tuple[tuple[bytes, bytes], ...] = (),
                  stored: bool = False) -> None:
         import hyperscan
 
@@ -294,9 +309,21 @@ class Native:
             d.add(expr, 0, (_DIRTY, 0, None))
         for t in multiline:
             d.add(escape(t), 0, (_MULTI, 0, None))
+        after = dict(names_after)
         for flags, lits in ((0, names_cs), (caseless, names_ci)):
             for t in lits:
-                d.add(escape(t), flags, (_NAME, len(t), None))
+                parent = after.get(t) if not flags else None
+                if parent is None:
+                    d.add(escape(t), flags, (_NAME, len(t), None))
+                    continue
+                # the user's name, but not where it ends their own home (`/home/alice/`),
+                # which the start of `/home/` matches whole: one hit per path, not two (a
+                # log of tracebacks holds thousands). Still where that match cannot take
+                # it: a name byte before the home, or after the name
+                for context in _not_ending_with(parent):
+                    d.add(context + escape(t), 0, (_NAME, len(t), None))
+                d.add(b"[" + HOME_BEFORE + b"]" + escape(parent + t), 0, (_NAME, len(t), None))
+                d.add(escape(t) + b"[" + HOME_AFTER + b"]", 0, (_NAME, len(t) + 1, None))
         d.compile(stored=stored)
         self.searched = bool(searched)
         self._db, self._guard = d.db, d.guard
