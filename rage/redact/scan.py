@@ -44,6 +44,7 @@ _NETRC_LINE = re.compile(b"(?m)(?:" + b"|".join(NETRC_BEFORE) + rb")\Z")
 KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
 IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 NAME_REACH = 66  # how far back from a trigger run_starts looks for the start of its name
+_KEY_OPENERS = frozenset(b"\"'<")  # before a name, where a key/value form starts (patterns)
 _SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
 NEEDS_NORMALIZING, NEEDS_MULTILINE = 1, 2  # what the native scan says of a region, or'ed
@@ -362,5 +363,5 @@ def run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
     if region[k - 1:k] == b"\\" and region[k:k + 1] in (b"r", b"n", b"t"):
         k += 1  # `\r\nX-Api-Key:` in a dump: the name starts after the written-out escape
     starts.add(k)
-    if k > ls:
-        starts.add(k - 1)  # a quoted key
+    if k > ls and region[k - 1] in _KEY_OPENERS:
+        starts.add(k - 1)  # a quoted key, an XML element: the forms that start before the name
