@@ -362,10 +362,11 @@ class RedactionEngine(Handlers):
                 pos = max(res - a, s + 1)
                 continue
             vs, ve, rep = res
-            parts.append(region[last:vs - a])
+            kept = region[last:vs - a]
+            parts.append(kept)
             parts.append(rep)
             if made is not None:
-                made_at += vs - a - last
+                made_at += len(kept)
                 if b"[REDACTED:" in rep:  # `[REDACTED:auth-header]` may start a wrapped token
                     for n in REDACTED_NEEDLES:
                         j = rep.find(n)
