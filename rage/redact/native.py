@@ -435,11 +435,8 @@ class Native:
                         multi.append(True)
                 elif kind == _SHAPED:
                     run_starts(region, i, IDENT, starts)
-                elif kind == _KEYED:
-                    j = to - 1  # the separator: `=` `:`..., `.=`, or a `value` form's end
-                    if j and region[j] == 61 and region[j - 1] in b".?+":
-                        j -= 1
-                    self._name_start(region, j, to, starts)
+                elif kind == _KEYED:  # no blank before its separator (or a `value` form's)
+                    self._name_start(region, _blanks_before(region, to, 0), to, starts)
                 elif kind == _SPACED_KEY:
                     self._spaced_key_start(region, _blanks_before(region, to, arg), to, starts)
                 elif kind == _LEAD:
