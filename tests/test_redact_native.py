@@ -112,7 +112,10 @@ def test_prose_costs_no_starts() -> None:
     assert starts == set()
     starts.clear()
     FAST._scan.native.starts(b"retry token=abc123def456\n", starts)
-    assert 0 in starts and 6 in starts  # the line, the key
+    assert starts == {6}  # the key; not the line, whose `key: value` it cannot begin
+    starts.clear()
+    FAST._scan.native.starts(b"x\n  - token: abc123def456\n", starts)
+    assert starts == {2, 6}  # the line (YAML's `- key: value`) and the key
 
 
 def test_report_redacts_with_the_native_scan_in_a_real_process(tmp_path: object) -> None:

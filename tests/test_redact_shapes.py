@@ -151,3 +151,20 @@ def test_short_secret_words_as_yaml_and_quoted_keys(text: str, secret: str) -> N
 ])
 def test_short_words_in_longer_names_and_signals_are_kept(text: str) -> None:
     assert Redactor(pseudonymize=False).text(text) == text
+
+
+@pytest.mark.parametrize(("kept", "secret"), [
+    ("sig: SIGTERM received, retrying with ", "token=abc123xyz789"),
+    ("received sig: SIGTERM; ", "password=hunter22x"),
+    ("pin = 4 then ", "api_key=abc123xyz789"),
+    ("valeyJhbGciOiJIUzI1NiJ9.sig_abcdef=apiKey while ", "api_key.=abc123xyz789"),
+])
+def test_a_secret_later_on_the_line_does_not_take_what_comes_before_it(
+        kept: str, secret: str) -> None:
+    """A secret's trigger makes its line's start a candidate only where its own name can
+    begin the line's `key: value`. Before, any trigger did, and the line form then matched
+    whatever name led the line if it merely contained `sig`, `pin` or `pat` (words that are
+    a key only as a whole name or in `sig=`-like shapes): the evidence before the secret
+    (`sig: SIGTERM received`) went with it."""
+    out = Redactor(pseudonymize=False).text(kept + secret)
+    assert out == kept + secret[:secret.index("=") + 1] + "[REDACTED:secret-field]"

@@ -26,8 +26,8 @@ from rage.redact.patterns import compile_custom
 from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
-    IDENT,
     KEY,
+    LINE,
     Anchor,
     Plan,
     ScanPlan,
@@ -138,7 +138,7 @@ class RedactionEngine(Handlers):
             add(form, self._key_value_form(name))
         trig(ci, P.SECRET_WORDS, KEY)
         trig(ci, P.FORM_TRIGGERS, 0)
-        trig(cs, P.LINE_TRIGGERS, IDENT)
+        trig(cs, P.LINE_TRIGGERS, LINE)
         if self._pseudonymize:
             self._first_name = len(alts)
             self._add_names(add, lambda t, i: (names_ci if i else names_cs).append(t))

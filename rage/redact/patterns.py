@@ -91,7 +91,7 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
 )
 # literals that trigger the shapes above that hold no secret word of their own
 FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by",)
-# ...and those that start their line (mode IDENT: the line start is a candidate)
+# ...and those that start their line (mode LINE: the line start is a candidate)
 LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
 
 # userinfo up to the last "@" of the authority: passwords may contain an unencoded "@"

@@ -26,6 +26,11 @@ SCHEME = -2
 # or preceded by `--`, `<`, `setenv`; or the word takes its value after a space (`password
 # X` in .netrc and SQL, `Bearer X`). Ordinary prose ("token refreshed") costs no match.
 KEY = -3
+# LINE: as IDENT, and the line's start always (`.pgpass`'s `host:5432:db:user:password`: the
+# trigger is not in a name). IDENT and KEY add the line's start only where the name holding
+# the trigger can begin the line's `key: value` (after blanks, `- `, a quote): any other
+# shape starting there holds a trigger of its own, which adds it
+LINE = -4
 # its parts: the rest of the name (a closing quote, a `]`), then blanks, then a separator
 KEY_NAME = rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?"
 KEY_SEPARATORS = (rb"[:=,>\\]|[.?+]=", rb"[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
@@ -45,6 +50,7 @@ KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
 IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 NAME_REACH = 66  # how far back from a trigger run_starts looks for the start of its name
 _KEY_OPENERS = frozenset(b"\"'<")  # before a name, where a key/value form starts (patterns)
+_LINE_KEY_LEAD = re.compile(rb"[ \t]*(?:- )?[\"']?")  # before the name of the "line" form
 _SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
 NEEDS_NORMALIZING, NEEDS_MULTILINE = 1, 2  # what the native scan says of a region, or'ed
@@ -357,9 +363,11 @@ def run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
         if m is not None:
             starts.add(m.start())  # the leftmost place a scheme can start
         return
-    starts.add(ls)  # `key: value` lines
     seg = region[max(ls, i - NAME_REACH):i]  # the identifier holding the trigger starts after
     k = i - (len(seg) - len(seg.rstrip(IDENT_CHARS)))
+    if mode == LINE or k == ls or region[k - 1] in IDENT_CHARS or _LINE_KEY_LEAD.fullmatch(
+            region, ls, k) is not None:
+        starts.add(ls)  # `key: value` lines (a name cut at NAME_REACH: maybe)
     if region[k - 1:k] == b"\\" and region[k:k + 1] in (b"r", b"n", b"t"):
         k += 1  # `\r\nX-Api-Key:` in a dump: the name starts after the written-out escape
     starts.add(k)
