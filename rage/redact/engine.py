@@ -310,7 +310,9 @@ class RedactionEngine(Handlers):
         # rather than by another pass over the whole output
         made: dict[bytes, list[int]] | None = None if multi else {}
         made_at = 0  # the output's length so far, while ``made`` is kept
-        parts: list[bytes] = []
+        # the kept text goes to the join as views: one copy of it, not two
+        view = memoryview(region)
+        parts: list[bytes | memoryview] = []
         last = 0  # in region coordinates
         pos = 0
         line_end = -1
@@ -362,7 +364,7 @@ class RedactionEngine(Handlers):
                 pos = max(res - a, s + 1)
                 continue
             vs, ve, rep = res
-            kept = region[last:vs - a]
+            kept = view[last:vs - a]
             parts.append(kept)
             parts.append(rep)
             if made is not None:
@@ -376,8 +378,11 @@ class RedactionEngine(Handlers):
                 made_at += len(rep)
             last = ve - a
             pos = max(m.end() - a, last)
-        parts.append(region[last:])
-        out = b"".join(parts)
+        if not parts:  # nothing replaced: the region as it is
+            out = region
+        else:
+            parts.append(view[last:])
+            out = b"".join(parts)
         if made:
             return redact_multiline(out, self._count, made)
         return redact_multiline(out, self._count) if multi else out
