@@ -71,8 +71,13 @@ class RedactionEngine(Handlers):
         self._literal = self._whole("literal")
         self._heads: dict[bytes, tuple[_Format, ...]] = {}
         self._catalogue = _catalogue()
-        self._cat_prefixes = tuple(p for f in self._catalogue if f.at_start for p in f.prefixes)
-        self._cat_prefix_set = frozenset(self._cat_prefixes)
+        prefixes = [p for f in self._catalogue if f.at_start for p in f.prefixes]
+        self._cat_prefix_set = frozenset(prefixes)
+        # by their first 3 bytes (none is shorter): startswith of all ~300 was 1.8 us a key
+        heads: dict[bytes, list[bytes]] = {}
+        for p in prefixes:
+            heads.setdefault(p[:3], []).append(p)
+        self._cat_prefix_heads = {h: tuple(v) for h, v in heads.items()}
         self._searched: dict[bytes, tuple[_Format, ...]] = {}
         # in a worker process: other people's names unknown at fork time are written as
         # marker + name + NUL, for the parent to number in order of first appearance

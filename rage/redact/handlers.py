@@ -65,7 +65,7 @@ class Handlers:
     _counts: dict[str, int]
     _pseudonyms: dict[str, str]
     _next_user: int
-    _cat_prefixes: tuple[bytes, ...]
+    _cat_prefix_heads: dict[bytes, tuple[bytes, ...]]  # the catalogue's prefixes, by 3 bytes
     _cat_prefix_set: frozenset[bytes]  # a key that is a bare prefix (`pat:`) is a key
     # in a worker process: other people's names unknown at fork time are written as
     # marker + name + NUL, for the parent to number in order of first appearance
@@ -190,7 +190,8 @@ class Handlers:
             key = raw_key.strip(b"\"'").lstrip(b"-")
             if not forced and not _secret_key(key):
                 return m.end(kg)
-            if key.startswith(self._cat_prefixes) and key not in self._cat_prefix_set:
+            heads = self._cat_prefix_heads.get(key[:3])
+            if heads is not None and key.startswith(heads) and key not in self._cat_prefix_set:
                 # `"token-abcde:...` is a provider token, not a key: its format takes it
                 return m.start(kg) + (raw_key[:1] in (b'"', b"'"))
             if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)):
