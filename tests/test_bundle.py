@@ -640,10 +640,11 @@ def test_the_tar_stream_is_what_tarfile_writes(tmp_path: Path) -> None:
     assert _unzstd(tmp_path / "b.tar.zst") == _tarfile_bytes(entries, 1_700_000_000)
 
 
-def _framed(tmp_path: Path, content: bytes, pieces: int) -> Framed:
-    from rage.bundle.frames import FrameCompressor, FrameWriter
+def _framed(tmp_path: Path, content: bytes, pieces: int, *, in_file: bool = False) -> Framed:
+    from rage.bundle.frames import MEMORY_MAX, FrameCompressor, FrameWriter
 
-    w = FrameWriter(tmp_path / "member.zst", FrameCompressor())
+    w = FrameWriter(tmp_path / "member.zst", FrameCompressor(),
+                    memory_max=0 if in_file else MEMORY_MAX)
     step = -(-len(content) // pieces)
     compress = FrameCompressor()
     for i in range(0, len(content), step):
@@ -653,10 +654,12 @@ def _framed(tmp_path: Path, content: bytes, pieces: int) -> Framed:
     return w.close()
 
 
-def test_a_framed_member_is_copied_as_its_frames(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_file", [False, True], ids=["held in memory", "in a file"])
+def test_a_framed_member_is_copied_as_its_frames(tmp_path: Path, in_file: bool) -> None:
     content = b"".join(b"line %d of an ordinary log\n" % i for i in range(60_000))
-    framed = _framed(tmp_path, content, pieces=7)
+    framed = _framed(tmp_path, content, pieces=7, in_file=in_file)
     assert framed.size == len(content)
+    assert (framed.frames is not None) == in_file == (tmp_path / "member.zst").exists()
     entries: list[tuple[str, bytes | Path | Framed]] = [
         ("manifest.json", b"{}\n"), ("run/output.log", framed), ("run/after.log", b"after\n")]
     out = tmp_path / "b.tar.zst"
@@ -673,19 +676,47 @@ def test_a_framed_member_is_copied_as_its_frames(tmp_path: Path) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 300_000), st.integers(0, 300_000))
-def test_a_framed_member_reads_any_range(start: int, length: int) -> None:
+@given(st.integers(0, 300_000), st.integers(0, 300_000), st.booleans())
+def test_a_framed_member_reads_any_range(start: int, length: int, in_file: bool) -> None:
     """What the preview and the summary read of a member kept only as frames."""
     content = b"".join(b"%d," % i for i in range(50_000))  # ~290 kB in 5 pieces
     with tempfile.TemporaryDirectory() as d:
-        framed = _framed(Path(d), content, pieces=5)
+        framed = _framed(Path(d), content, pieces=5, in_file=in_file)
         assert framed.read(start, length) == content[start:start + length]
 
 
 def test_frames_that_changed_are_an_error_not_a_bundle(tmp_path: Path) -> None:
-    framed = _framed(tmp_path, b"old content\n" * 1000, pieces=2)
+    framed = _framed(tmp_path, b"old content\n" * 1000, pieces=2, in_file=True)
+    assert framed.frames is not None
     with open(framed.frames, "ab") as f:
         f.write(b"more")
     with pytest.raises(OSError, match="frames changed"):
         write_bundle(tmp_path / "b.tar.zst", [("run/output.log", framed)], mtime=0)
     assert not (tmp_path / "b.tar.zst").exists()
+
+
+def test_frames_past_the_memory_limit_move_to_a_private_file(tmp_path: Path) -> None:
+    """Frames are held in memory until they would pass ``memory_max``; then every frame so
+    far, and each one after, goes to the file (0600), in order."""
+    from rage.bundle.frames import FrameCompressor, FrameWriter
+
+    compress = FrameCompressor()
+    pieces = [b"".join(b"piece %d line %d\n" % (p, i) for i in range(4000)) for p in range(6)]
+    frames = [compress(p) for p in pieces]
+    limit = sum(map(len, frames[:3]))  # the fourth frame passes it
+    path = tmp_path / "member.zst"
+    w = FrameWriter(path, compress, memory_max=limit)
+    for p, f in zip(pieces[:3], frames[:3], strict=True):
+        w.add(p, f)
+    assert not path.exists()
+    for p in pieces[3:]:
+        w.add(p)  # compressed here: the same frames the workers would make
+    assert path.exists() and stat.S_IMODE(path.stat().st_mode) == 0o600
+    framed = w.close()
+    assert framed.frames == path and framed.held == ()
+    assert path.read_bytes() == b"".join(frames)
+    assert framed.read(0, framed.size) == b"".join(pieces)
+    w2 = FrameWriter(tmp_path / "never.zst", compress, memory_max=limit)
+    w2.add(pieces[0], frames[0])
+    w2.discard()
+    assert not (tmp_path / "never.zst").exists()

@@ -509,7 +509,7 @@ def test_capped_regions_redacted_in_workers_match_the_whole(
     whole = Redactor(home="/home/me", user="me", hostname="me-box")
     full = whole.bytes(src.read_bytes())
     r = Redactor(home="/home/me", user="me", hostname="me-box")
-    frames = FrameWriter(tmp_path / "out.zst", FrameCompressor())
+    frames = FrameWriter(tmp_path / "out.zst", FrameCompressor(), memory_max=0)  # the file
     note, digest, framed = redact_capped(src, tmp_path / "out.log", 2 * HALF, size, r,
                                          frames=frames)
     # the kept bytes, compressed piece by piece (mostly by the workers) as they went, and

@@ -11,13 +11,20 @@ and is never written to disk as plain text: the preview and the summary read the
 they show (:meth:`Framed.read`).
 
 Frames use the bundle's level and carry their checksum and content size, as the writer's own.
+They are held in memory up to :data:`MEMORY_MAX` (a member's default cap compresses to far
+less), past it in a 0600 file: the bundle then writes them once, where a file in between
+had them written twice (on the development machine, writing 42 MB to a new file took
+0.11-0.14 s, a tenth of a 200 MB report).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from rage.fsutil import open_private
 
@@ -26,17 +33,34 @@ ZSTD_LEVEL = 3
 # caches. On ordinary logs 512 KiB frames compress 8% faster than 2 MiB ones, to the same
 # size (0.1% smaller); content that repeats itself at a greater distance compresses less
 FRAME = 512 * 1024
+MEMORY_MAX = 64 * 1024 * 1024  # frames held in memory up to this; past it, in a file
 
 
 @dataclass(frozen=True)
 class Framed:
-    """A member held only as zstd frames: ``size`` bytes of content, in ``frames`` (a file),
-    made of pieces whose (content, compressed) lengths are ``index``, in order. A large run
-    file is kept so from its redaction to the bundle: never as plain text on disk."""
+    """A member held only as zstd frames: ``size`` bytes of content, made of pieces whose
+    (content, compressed) lengths are ``index``, in order; the frames are ``held`` (one
+    bytes per piece) or, when ``frames`` is a path, in that file. A large run file is kept
+    so from its redaction to the bundle: never as plain text on disk."""
 
-    frames: Path
+    frames: Path | None
     size: int
     index: tuple[tuple[int, int], ...]
+    held: tuple[bytes, ...] = ()
+
+    def chunks(self) -> Iterator[bytes]:
+        """The frames, in order. OSError if the file does not hold what ``index`` says (a
+        file that changed in the report's private directory is an error, not a bundle
+        that lies)."""
+        if self.frames is None:
+            yield from self.held
+            return
+        want = sum(packed for _, packed in self.index)
+        with open(self.frames, "rb") as f:
+            if os.fstat(f.fileno()).st_size != want:
+                raise OSError(f"unexpected size of {self.frames}: its frames changed")
+            while chunk := f.read(1024 * 1024):
+                yield chunk
 
     def read(self, start: int, length: int) -> bytes:
         """``length`` bytes of the content from ``start`` (fewer at its end): only the
@@ -46,12 +70,17 @@ class Framed:
         end = min(start + length, self.size)
         out: list[bytes] = []
         pos = at = 0  # content and compressed offsets of the piece
-        with open(self.frames, "rb") as f:
-            for plain, packed in self.index:
+        with contextlib.ExitStack() as stack:
+            f = None if self.frames is None else stack.enter_context(open(self.frames, "rb"))
+            for i, (plain, packed) in enumerate(self.index):
                 if pos + plain > start and pos < end:
-                    f.seek(at)
+                    if f is None:
+                        frames = self.held[i]
+                    else:
+                        f.seek(at)
+                        frames = f.read(packed)
                     data = zstandard.ZstdDecompressor().stream_reader(
-                        f.read(packed), read_across_frames=True).read()
+                        frames, read_across_frames=True).read()
                     out.append(data[max(start - pos, 0):end - pos])
                 pos += plain
                 at += packed
@@ -78,16 +107,21 @@ class FrameCompressor:
 
 
 class FrameWriter:
-    """Writes a member's frames to ``path`` (0600), compressing the pieces that come without.
+    """Holds a member's frames, compressing the pieces that come without: in memory up to
+    ``memory_max`` bytes of frames, then in the file ``path`` (0600), created only then.
 
     :meth:`add` takes each piece of the member in order, with the frames a worker made of it
     or None; :meth:`close` returns the :class:`Framed` member.
     """
 
-    def __init__(self, path: Path, compress: FrameCompressor) -> None:
+    def __init__(self, path: Path, compress: FrameCompressor, *,
+                 memory_max: int = MEMORY_MAX) -> None:
         self.path = path
         self.compress = compress
-        self._f = open_private(path, "wb")
+        self._memory_max = memory_max
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+        self._f: BinaryIO | None = None
         self.size = 0
         self._index: list[tuple[int, int]] = []
 
@@ -96,15 +130,28 @@ class FrameWriter:
             return
         if frame is None:
             frame = self.compress(data)
-        self._f.write(frame)
+        if self._f is None and self._held_bytes + len(frame) > self._memory_max:
+            self._f = open_private(self.path, "wb")
+            for held in self._held:
+                self._f.write(held)
+            self._held.clear()
+        if self._f is None:
+            self._held.append(frame)
+            self._held_bytes += len(frame)
+        else:
+            self._f.write(frame)
         self.size += len(data)
         self._index.append((len(data), len(frame)))
 
     def close(self) -> Framed:
         """The member the frames hold."""
+        if self._f is None:
+            return Framed(None, self.size, tuple(self._index), tuple(self._held))
         self._f.close()
         return Framed(self.path, self.size, tuple(self._index))
 
     def discard(self) -> None:
-        self._f.close()
-        self.path.unlink(missing_ok=True)
+        self._held.clear()
+        if self._f is not None:
+            self._f.close()
+            self.path.unlink(missing_ok=True)

@@ -95,14 +95,9 @@ def write_bundle(
 
 
 def _copy_frames(data: Framed, out: _HashingWriter) -> None:
-    """Copy ``data``'s frames, which must be what its index says (a file that changed in
-    the report's private directory is an error, not a bundle that lies)."""
-    want = sum(packed for _, packed in data.index)
-    with open(data.frames, "rb") as f:
-        if os.fstat(f.fileno()).st_size != want:
-            raise OSError(f"unexpected size of {data.frames}: its frames changed")
-        while chunk := f.read(CHUNK):
-            out.write(chunk)
+    """Copy ``data``'s frames, which must be what its index says (see Framed.chunks)."""
+    for chunk in data.chunks():
+        out.write(chunk)
 
 
 class _TarStream:
