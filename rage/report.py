@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rage import bundle as _bundle
 from rage import summary as _summary
 from rage._version import __version__
-from rage.bundle.frames import FrameCompressor, Framed, FrameWriter
+from rage.bundle.frames import MEMORY_MAX, FrameCompressor, Framed, FrameWriter
 from rage.config import Settings
 from rage.fsutil import private_dir
 from rage.paths import home_root
@@ -301,6 +301,7 @@ def _redact_run_files(
         if isinstance(t, dict) and t.get("dropped_bytes")
     ]
     members: list[Member] = []
+    held = 0  # bytes of frames the members so far hold in memory: at most MEMORY_MAX in all
     for name, src in sorted(sources.items(), key=lambda kv: _run_order(kv[0])):
         dst = workdir.joinpath(*name.split("/"))
         private_dir(dst.parent)
@@ -308,7 +309,8 @@ def _redact_run_files(
         if sizes[name] >= FRAMES_MIN:  # compressed by the redaction workers, as they go
             compress = compress or FrameCompressor()
             framedir = private_dir(workdir / ".frames")
-            frames = FrameWriter(framedir / f"{len(members)}.zst", compress)
+            frames = FrameWriter(framedir / f"{len(members)}.zst", compress,
+                                 memory_max=MEMORY_MAX - held)
         try:
             note, digest, framed = redact_capped(src, dst, caps[name], sizes[name], redactor,
                                                  frames=frames)
@@ -321,7 +323,9 @@ def _redact_run_files(
         if note:
             notes.append({"name": name, **note, "stage": "bundle"})
         if frames is not None and framed and digest:
-            members.append(Member(name, frames.close(), *digest))
+            member = frames.close()
+            held += sum(map(len, member.held))
+            members.append(Member(name, member, *digest))
             continue
         if frames is not None:
             frames.discard()

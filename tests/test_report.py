@@ -540,6 +540,54 @@ def _frames(path: Path) -> int:
     return int(m.group(1))
 
 
+def test_frames_held_in_memory_are_bounded_for_the_whole_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each large run file's frames are held in memory while the report is prepared, so the
+    bundle writes them once; the members together hold at most MEMORY_MAX, and a member
+    past what is left keeps its frames in a 0600 file. Either way the bundle is the same."""
+    import rage.report
+    from rage.bundle.frames import Framed
+    from rage.config import load_settings
+    from rage.redact import Redactor
+    from rage.redact.parallel import PARALLEL_MIN
+    from rage.report import ReportRequest, prepare, write
+
+    size = PARALLEL_MIN + MiB
+    logs = {name: _log(size, {i * MiB + 5: f"token {GH_TOKEN} in {name} {i}\n".encode()
+                              for i in range(1, 8)}) for name in ("output.log", "app.log")}
+    run = record("demo", ["demo"], 1, output=logs["output.log"],
+                 files={"app.log": logs["app.log"]})
+    settings = load_settings("demo", overrides={"bundle_max_bytes": 64 * MiB})
+
+    def bundle(memory_max: int, out: Path) -> dict[str, Framed]:
+        monkeypatch.setattr(rage.report, "MEMORY_MAX", memory_max)
+        prepared = prepare(ReportRequest(run=run, settings=settings, collect=False))
+        with prepared:
+            framed = {m.name: m.data for m in prepared.members if isinstance(m.data, Framed)}
+            write(prepared, out)
+        return framed
+
+    whole = bundle(64 * MiB, tmp_path / "whole.tar.zst")
+    assert set(whole) == {"run/output.log", "run/app.log"}
+    assert all(f.frames is None for f in whole.values())  # both held in memory
+    first = sum(map(len, whole["run/output.log"].held))
+    split = bundle(first + 1000, tmp_path / "split.tar.zst")  # room for one member only
+    held = [f for f in split.values() if f.frames is None]
+    spilled = [f for f in split.values() if f.frames is not None]
+    assert len(held) == 1 and len(spilled) == 1
+    assert sum(map(len, held[0].held)) <= first + 1000
+    expected = {name: Redactor(literals=(), pseudonymize=True).bytes(data)
+                for name, data in logs.items()}
+    for out in (tmp_path / "whole.tar.zst", tmp_path / "split.tar.zst"):
+        reader = open_bundle(out)
+        assert reader.verify() == []
+        for name, data in expected.items():
+            assert reader.read("run/" + name) == data
+    assert GH_TOKEN.encode() not in subprocess.run(
+        ["zstd", "-dc", str(tmp_path / "split.tar.zst")], check=True, capture_output=True
+    ).stdout
+
+
 def test_a_large_run_file_is_compressed_where_it_is_redacted(tmp_path: Path) -> None:
     """A run file past FRAMES_MIN is compressed by the redaction workers, piece by piece:
     the bundle is many zstd frames that tar, zstd and rage read as one stream, each member

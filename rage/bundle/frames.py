@@ -11,10 +11,10 @@ and is never written to disk as plain text: the preview and the summary read the
 they show (:meth:`Framed.read`).
 
 Frames use the bundle's level and carry their checksum and content size, as the writer's own.
-They are held in memory up to :data:`MEMORY_MAX` (a member's default cap compresses to far
-less), past it in a 0600 file: the bundle then writes them once, where a file in between
-had them written twice (on the development machine, writing 42 MB to a new file took
-0.11-0.14 s, a tenth of a 200 MB report).
+They are held in memory up to :data:`MEMORY_MAX` for the whole report (a member's default
+cap compresses to far less), past it in a 0600 file: the bundle then writes them once,
+where a file in between had them written twice (on the development machine, writing 42 MB
+to a new file took 0.11-0.14 s, a tenth of a 200 MB report).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ ZSTD_LEVEL = 3
 # caches. On ordinary logs 512 KiB frames compress 8% faster than 2 MiB ones, to the same
 # size (0.1% smaller); content that repeats itself at a greater distance compresses less
 FRAME = 512 * 1024
-MEMORY_MAX = 64 * 1024 * 1024  # frames held in memory up to this; past it, in a file
+MEMORY_MAX = 64 * 1024 * 1024  # frames a report holds in memory, all members together
 
 
 @dataclass(frozen=True)
