@@ -94,6 +94,34 @@ _BOOLS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "
                     "enabled", "disabled", "undefined", ""})
 
 
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _plain_parameter(inner: str) -> bool:
+    """``${inner}`` names a variable and carries no literal of its own: ``${NAME}``,
+    ``${NAME:?message}``, or a default that is empty or another variable (``${A:-$B}``).
+    ``${DB_PASSWORD:-hunter2}`` is not a placeholder: its default is the secret."""
+    n = 0
+    while n < len(inner) and inner[n] in _NAME_CHARS:
+        n += 1
+    if not n or inner[0].isdigit():
+        return False
+    rest = inner[n:]
+    if not rest:
+        return True  # ${NAME}
+    rest = rest.removeprefix(":")
+    if rest[:1] == "?":
+        return True  # ${NAME:?message}: the message is said when NAME is unset
+    if rest[:1] not in ("-", "="):
+        return False  # ${NAME:+alt}, ${NAME#x}, ${NAME/x/y}: text of their own
+    default = rest[1:]
+    if not default:
+        return True
+    if default.startswith("${") and default.endswith("}"):
+        return _plain_parameter(default[2:-1])
+    return default.startswith("$") and _plain_parameter(default[1:])
+
+
 def looks_harmless_value(value: str) -> bool:
     """Values that are evidence, not secrets, even under a secret-looking name: numbers,
     booleans, paths and placeholders (``${X}``, ``$X``, ``%X%``, ``<X>``, ``***``)."""
@@ -102,7 +130,9 @@ def looks_harmless_value(value: str) -> bool:
         return True
     if v.replace(".", "", 1).lstrip("-+").isdigit() and len(v) <= 12:
         return True
-    if v.startswith(("${", "$(", "{{", "%", "<", "[REDACTED", "***")) and v.endswith(
+    if v.startswith("${") and not v.startswith("${{"):
+        return v.endswith("}") and _plain_parameter(v[2:-1])
+    if v.startswith(("${{", "$(", "{{", "%", "<", "[REDACTED", "***")) and v.endswith(
             ("}", ")", "%", ">", "]", "*")):
         return True
     if v.startswith("$") and len(v) > 1 and v[1:].replace("_", "").isalnum() and (

@@ -28,6 +28,7 @@ from rage.redact.scan import (
     GROUP_BYTES_CI,
     KEY,
     LINE,
+    SHORT,
     Anchor,
     Plan,
     ScanPlan,
@@ -144,6 +145,7 @@ class RedactionEngine(Handlers):
         trig(ci, P.SECRET_WORDS, KEY)
         trig(ci, P.FORM_TRIGGERS, 0)
         trig(cs, P.LINE_TRIGGERS, LINE)
+        trig(ci, P.SHORT_SPACED, SHORT)
         if self._pseudonymize:
             self._first_name = len(alts)
             self._add_names(add, lambda t, i: (names_ci if i else names_cs).append(t))

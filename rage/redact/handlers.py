@@ -25,6 +25,7 @@ from rage.sensitive import looks_harmless_value, looks_secret_name
 Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 _PSEUDONYM = re.compile(r"user-\d+")
 _HOMES_MAX = 4096  # names of other homes whose replacement is remembered
+_PLACEHOLDERS = (b"${", b"{{", b"$(")  # a value that is one (patterns._PLACEHOLDER) is whole
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 # what may not stand before a home directory, and after it (its match would be a longer name)
@@ -243,6 +244,8 @@ class Handlers:
             and not (value.strip(b"\"'").isdigit()
                      and any(w in skey for w in P.PASSWORD_WORDS))
         ):
+            if value.startswith(_PLACEHOLDERS):
+                return ve  # `${TOKEN:?say TOKEN}`: its inside is no key/value of its own
             return m.end(kg) if has_key else m.end()
         self._count(kind)
         return vs, ve, f"[REDACTED:{kind}]".encode()

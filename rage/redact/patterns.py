@@ -35,12 +35,17 @@ SECRET_WORDS: tuple[bytes, ...] = (
 _KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(
     w.strip(b"=\"_-") for w in SECRET_WORDS) + rb")[A-Za-z0-9_.\-]{0,64}")
 _QUOTED = rb"\"(?:[^\"\\\r\n]|\\.){0,4096}\"|'[^'\r\n]{0,4096}'"
+# a placeholder is one piece of an unquoted value, spaces and closing brackets included:
+# `${DB_PASSWORD}`, `${{ secrets.PW }}`, `{{ .Values.token }}`, `$(cat /run/secrets/t)`
+# (rage.sensitive.looks_harmless_value then keeps it, unless it holds a default of its own)
+_PLACEHOLDER = (rb"\$\{\{[^}\r\n]{0,256}\}\}|\{\{[^}\r\n]{0,256}\}\}|\$\{[^{}\r\n]{0,256}\}"
+                rb"|\$\([^()\r\n]{0,256}\)")
 # an unquoted value stops at whitespace, quotes and brackets; at `,` `;` `&` only when what
 # follows starts another field (`&page=2`, `, user`) or ends it, so `p=a;b&c` goes whole
 # (Azure SAS `&sig=...`); never starts at an existing placeholder, so redacting twice changes
 # nothing
-_BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\]|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\s,;&]"
-         rb"|\Z)){1,4096}")
+_BARE = (rb"(?!\[REDACTED)(?:" + _PLACEHOLDER + rb"|[^\s,;&\"'<>)\]}\\]"
+         rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\s,;&]|\Z)){1,4096}")
 _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
 # a key starts after a non-name byte, or after an escape written out in a dump (`\r\nToken:`)
 _LB = rb"(?:(?<![A-Za-z0-9_.\-\\])|(?<=\\[rnt]))"
@@ -93,6 +98,9 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
 FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by",)
 # ...and those that start their line (mode LINE: the line start is a candidate)
 LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
+# ...and the short words as a whole name with blanks before the separator (`pin = 1234`,
+# `PAT = x` of an INI or TOML file), as `pin=` and `pin:` are without (mode SHORT)
+SHORT_SPACED: tuple[bytes, ...] = (b"pin ", b"pin\t", b"pat ", b"pat\t")
 
 # userinfo up to the last "@" of the authority: passwords may contain an unencoded "@"
 URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?\"'<>]{1,1024})@"

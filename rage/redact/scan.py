@@ -31,6 +31,9 @@ KEY = -3
 # the trigger can begin the line's `key: value` (after blanks, `- `, a quote): any other
 # shape starting there holds a trigger of its own, which adds it
 LINE = -4
+# SHORT: as IDENT, for a short secret word (`pin`, `pat`) that is the whole name and is
+# followed by blanks and a key separator (patterns.SHORT_SPACED); nowhere else
+SHORT = -5
 # its parts: the rest of the name (a closing quote, a `]`), then blanks, then a separator
 KEY_NAME = rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?"
 KEY_SEPARATORS = (rb"[:=,>\\]|[.?+]=", rb"[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
@@ -352,6 +355,10 @@ def spaced(region: bytes, i: int) -> bool:
 
 def run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
     """Starts for a trigger inside an identifier (``my_token``) or after a URL scheme."""
+    if mode == SHORT:
+        if (i and region[i - 1] in IDENT_CHARS) or KEY_AFTER.match(region, i) is None:
+            return
+        mode = IDENT
     if mode == KEY and KEY_AFTER.match(region, i) is None and not spaced(region, i):
         seg = region[max(0, i - NAME_REACH):i]
         k = i - (len(seg) - len(seg.rstrip(IDENT_CHARS)))
