@@ -35,7 +35,8 @@ SECRET_WORDS: tuple[bytes, ...] = (
 _KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(
     w.strip(b"=\"_-") for w in SECRET_WORDS) + rb")[A-Za-z0-9_.\-]{0,64}")
 _QUOTED = rb"\"(?:[^\"\\\r\n]|\\.){0,4096}\"|'[^'\r\n]{0,4096}'"
-# a placeholder is one piece of an unquoted value, spaces and closing brackets included:
+# a placeholder is one piece of an unquoted value, spaces and closing brackets included
+# (tried only at a `$` or `{`: tried first, it was tried at every byte of every value):
 # `${DB_PASSWORD}`, `${{ secrets.PW }}`, `{{ .Values.token }}`, `$(cat /run/secrets/t)`
 # (rage.sensitive.looks_harmless_value then keeps it, unless it holds a default of its own)
 _PLACEHOLDER = (rb"\$\{\{[^}\r\n]{0,256}\}\}|\{\{[^}\r\n]{0,256}\}\}|\$\{[^{}\r\n]{0,256}\}"
@@ -44,7 +45,7 @@ _PLACEHOLDER = (rb"\$\{\{[^}\r\n]{0,256}\}\}|\{\{[^}\r\n]{0,256}\}\}|\$\{[^{}\r\
 # follows starts another field (`&page=2`, `, user`) or ends it, so `p=a;b&c` goes whole
 # (Azure SAS `&sig=...`); never starts at an existing placeholder, so redacting twice changes
 # nothing
-_BARE = (rb"(?!\[REDACTED)(?:" + _PLACEHOLDER + rb"|[^\s,;&\"'<>)\]}\\]"
+_BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\${]|" + _PLACEHOLDER + rb"|[${]"
          rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\s,;&]|\Z)){1,4096}")
 _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
 # a key starts after a non-name byte, or after an escape written out in a dump (`\r\nToken:`)
