@@ -38,6 +38,23 @@ _META_LAST = frozenset({
     "c", "h", "cc", "cpp", "hpp", "py", "pyc", "go", "rs", "js", "ts", "java", "rb", "php",
     "yml", "yaml", "json", "toml", "cfg", "ini", "conf", "txt", "log", "md", "sh", "o", "so",
 })
+# ...and these, found in logs of web apps, APIs and ORMs (cookie_domain, api_key_header,
+# oauth_callback)
+_META_LAST |= {"domain", "domains", "header", "headers", "callback", "callbacks"}
+# A key of data, not of a lock, when its name says which (primary_key, sort_key, cache_key,
+# idempotency_key, S3's object_key): the last part is `key` and the one before is one of these.
+_DATA_KEYS = frozenset({
+    "primary", "foreign", "sort", "partition", "cache", "unique", "composite", "idempotency",
+    "lookup", "routing", "shard", "object", "row", "dedup", "dedupe", "cursor", "index",
+    "group", "grouping", "join", "natural", "surrogate", "candidate", "range",
+})
+# Words that hold a secret word but name no secret: the `token` of an ML tokenizer, the
+# `auth` of an author or a DNS authority, the `cookie` of cookiecutter
+_BENIGN_PARTS = frozenset({
+    "tokenizer", "tokenizers", "tokenize", "tokenized", "tokenization", "author", "authors",
+    "authored", "authoring", "authority", "authorities", "authoritative", "cookiecutter",
+    "secretary", "secretaries",
+})
 # First parts with the same effect: MAX_TOKENS, NUM_KEYS, min_password_length.
 _META_FIRST = frozenset({"max", "min", "num", "n", "no", "use", "enable", "disable", "is",
                          "has", "public", "allow", "require", "show", "skip"})
@@ -77,14 +94,18 @@ def looks_secret_name(name: str) -> bool:
     """True when a variable or key called ``name`` probably holds a secret."""
     if name.upper().strip("-") in _HARMLESS_NAMES:
         return False
-    parts = name_parts(name)
+    parts = [p for p in name_parts(name) if p not in _BENIGN_PARTS]
     if not parts:
         return False
     low = "".join(parts)
-    secret = any(w in low for w in _WORDS) or any(w in low for w in _JOINED) or any(
-        p in _PARTS for p in parts)
+    joined = any(w in low for w in _JOINED)
+    secret = joined or any(w in low for w in _WORDS) or any(p in _PARTS for p in parts)
     if not secret:
         return False
+    if len(parts) > 1 and parts[-1] in ("key", "keys") and parts[-2] in _DATA_KEYS:
+        return False  # sort_key=created_at
+    if len(parts) > 1 and parts[-2:] == ["key", "id"] and not joined:
+        return False  # kms_key_id: which key, not the key (aws_access_key_id stays)
     # a name that describes a secret (its length, file, type) does not hold one
     return not (len(parts) > 1 and (parts[-1] in _META_LAST or parts[0] in _META_FIRST))
 

@@ -21,6 +21,8 @@ from rage.sensitive import (
     "DB_PASS", "db_pass", "dbPass", "PGPASS", "passphrase", "SSH_PASSPHRASE", "wifi_psk", "psk",
     "GITHUB_PAT", "AZURE_DEVOPS_PAT", "sig", "AccountKey", "storageAccountKey",
     "primaryMasterKey", "serverKey", "clientSecret", "refreshToken", "ClearTextPassword",
+    # keys of a lock, not of data; an author's token
+    "encryption_key", "signing_key", "hmac_key", "license_key", "access_key", "author_token",
 ])
 def test_secret_names(name: str) -> None:
     assert looks_secret_name(name)
@@ -34,6 +36,10 @@ def test_secret_names(name: str) -> None:
     "SESSION_TIMEOUT", "KEY_VAULT_NAME", "PUBLIC_KEY_PATH", "token_type", "WWW-Authenticate",
     "ExpiredSignatureError", "auth.c", "test_auth.py", "PASSED", "bypass", "pattern", "signal",
     "compass", "passport_number_format",
+    # keys of data (databases, caches, S3), the id of a key, tokenizers, authors, domains
+    "primary_key", "sort_key", "foreign_key", "partition_key", "cache_key", "idempotency_key",
+    "object_key", "kms_key_id", "signing_key_id", "tokenizer", "book_author",
+    "cookie_domain", "api_key_header", "oauth_callback", "cookiecutter_template",
 ])
 def test_harmless_names(name: str) -> None:
     assert not looks_secret_name(name)
