@@ -217,3 +217,28 @@ def test_pin_and_pat_with_blanks_before_the_separator(
 ])
 def test_short_words_with_blanks_inside_longer_names_or_prose_are_kept(text: str) -> None:
     assert Redactor(pseudonymize=False).text(text) == text
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ('{"token":abc123xyz789,"next":1}', ',"next":1}'),
+    ("{api_key: abc123xyz789, 'next': 1}", ", 'next': 1}"),
+    ('{"password_changed":false,"mfa":true}', '{"password_changed":false,"mfa":true}'),
+])
+def test_an_unquoted_value_ends_before_the_next_quoted_field(text: str, kept: str) -> None:
+    """`,"mfa":` starts another field: the comma is not part of the value before it (which
+    then read `false,`, no boolean, and went with the comma)."""
+    out = Redactor(pseudonymize=False).text(text)
+    assert out.endswith(kept) and "abc123xyz789" not in out
+
+
+@pytest.mark.parametrize(("text", "redacted"), [
+    ("session=new", False), ("auth=ok", False), ('{"token": "refreshed"}', False),
+    ("session=resumed", False), ("token=abc123xyz789", True), ("password=letmein", True),
+    ("secret=hunter", True), ("api_token=refreshed", True), ("session=Abcdefghij", True),
+])
+def test_a_state_word_under_a_generic_secret_word(text: str, redacted: bool) -> None:
+    """A generic word as the whole name (`session`, `auth`, `token`, `key`) with a short
+    lower-case word as its value says what happened: no token is a dictionary word. A
+    password can be one, and a longer name (`api_token`) names the thing itself."""
+    out = Redactor(pseudonymize=False).text(text)
+    assert ("[REDACTED:secret-field]" in out) == redacted, out

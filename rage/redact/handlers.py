@@ -16,6 +16,7 @@ from rage.redact.values import (
     ESCAPED_EOL,
     LINE_NO,
     NEXT_VALUE,
+    a_state_word,
     netrc_context,
     not_a_value,
     prose,
@@ -239,6 +240,7 @@ class Handlers:
         skey = lkey.decode("ascii", "replace")
         if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or LINE_NO.match(value) or (
             not_a_value(value)
+            or (form not in ("cli-arg", "setenv") and a_state_word(lkey, value))
         ) or (
             looks_harmless_value(value.decode("utf-8", "replace"))
             and not (value.strip(b"\"'").isdigit()

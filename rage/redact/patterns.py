@@ -42,11 +42,13 @@ _QUOTED = rb"\"(?:[^\"\\\r\n]|\\.){0,4096}\"|'[^'\r\n]{0,4096}'"
 _PLACEHOLDER = (rb"\$\{\{[^}\r\n]{0,256}\}\}|\{\{[^}\r\n]{0,256}\}\}|\$\{[^{}\r\n]{0,256}\}"
                 rb"|\$\([^()\r\n]{0,256}\)")
 # an unquoted value stops at whitespace, quotes and brackets; at `,` `;` `&` only when what
-# follows starts another field (`&page=2`, `, user`) or ends it, so `p=a;b&c` goes whole
+# follows starts another field (`&page=2`, `, user`, `,"mfa":` of a JSON line) or ends it,
+# so `p=a;b&c` goes whole
 # (Azure SAS `&sig=...`); never starts at an existing placeholder, so redacting twice changes
 # nothing
 _BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\${]|" + _PLACEHOLDER + rb"|[${]"
-         rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\s,;&]|\Z)){1,4096}")
+         rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\"'][A-Za-z0-9_.\-]{1,64}[\"'][ \t]*[=:]"
+         rb"|[\s,;&]|\Z)){1,4096}")
 _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
 # a key starts after a non-name byte, or after an escape written out in a dump (`\r\nToken:`)
 _LB = rb"(?:(?<![A-Za-z0-9_.\-\\])|(?<=\\[rnt]))"

@@ -56,6 +56,14 @@ def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
         raw_value.islower() or raw_value.istitle()))
 
 
+def a_state_word(lkey: bytes, value: bytes) -> bool:
+    """``session=new``, ``auth=ok``, ``"token": "refreshed"``: a generic secret word as the
+    whole name, and a short lower-case word as its value, says what happened to one. No
+    token is a dictionary word; a password can be, so names of passwords are not asked
+    (nor is an option or a `setenv`, which give the value itself: `--token xyz`)."""
+    return lkey in _WEAK_KEYS and len(value) <= 12 and value.isalpha() and value.islower()
+
+
 def not_a_value(value: bytes) -> bool:
     """A value that names or computes a secret instead of being one: another secret name
     (``key: password``, ``auth: token``), a code expression, a tool's placeholder phrase."""
