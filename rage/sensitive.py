@@ -40,7 +40,8 @@ _META_LAST = frozenset({
 })
 # ...and these, found in logs of web apps, APIs and ORMs (cookie_domain, api_key_header,
 # oauth_callback)
-_META_LAST |= {"domain", "domains", "header", "headers", "callback", "callbacks"}
+_META_LAST |= {"domain", "domains", "header", "headers", "callback", "callbacks", "samesite",
+               "secure", "httponly"}
 # A key of data, not of a lock, when its name says which (primary_key, sort_key, cache_key,
 # idempotency_key, S3's object_key): the last part is `key` and the one before is one of these.
 _DATA_KEYS = frozenset({
@@ -113,7 +114,9 @@ def looks_secret_name(name: str) -> bool:
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _BOOLS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "nil",
-                    "enabled", "disabled", "undefined", ""})
+                    "enabled", "disabled", "undefined", "",
+                    # YAML's null, empty maps and lists, "unset"; SQL's parameters
+                    "~", "{}", "[]", "-", "?", "%s"})
 
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")

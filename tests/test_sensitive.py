@@ -40,6 +40,7 @@ def test_secret_names(name: str) -> None:
     "primary_key", "sort_key", "foreign_key", "partition_key", "cache_key", "idempotency_key",
     "object_key", "kms_key_id", "signing_key_id", "tokenizer", "book_author",
     "cookie_domain", "api_key_header", "oauth_callback", "cookiecutter_template",
+    "cookie_samesite", "cookie_httponly", "session_cookie_secure", "pass-through",
 ])
 def test_harmless_names(name: str) -> None:
     assert not looks_secret_name(name)
@@ -55,6 +56,8 @@ def test_name_parts_split_camel_case_and_separators() -> None:
 @pytest.mark.parametrize("value", [
     "4096", "12", "true", "False", "${DB_PASSWORD}", "$DB_PASSWORD", "%APPDATA%", "<your-token>",
     "{{ secrets.TOKEN }}", "/etc/app/signing.pub", "~/.ssh/id_ed25519", "***", "",
+    # YAML's null, empty map and list, "unset"; SQL parameters
+    "~", "{}", "[]", "-", "?", "%s", "$1",
 ])
 def test_harmless_values(value: str) -> None:
     assert looks_harmless_value(value)
@@ -62,6 +65,7 @@ def test_harmless_values(value: str) -> None:
 
 @pytest.mark.parametrize("value", [
     "hunter2", "ghp_abc", "s3cr3t/with/slash", "1234567890123456789", "$ecret!", "c2VjcmV0",
+    "${DB_PASSWORD:-hunter2}", "${X:+abc}", "-x", "?abc", "%s%s",
 ])
 def test_secret_values_are_not_harmless(value: str) -> None:
     assert not looks_harmless_value(value)
