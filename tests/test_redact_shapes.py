@@ -242,3 +242,19 @@ def test_a_state_word_under_a_generic_secret_word(text: str, redacted: bool) -> 
     password can be one, and a longer name (`api_token`) names the thing itself."""
     out = Redactor(pseudonymize=False).text(text)
     assert ("[REDACTED:secret-field]" in out) == redacted, out
+
+
+@pytest.mark.parametrize(("text", "redacted"), [
+    ("botocore.credentials: Found credentials in environment variables.", False),
+    ("google.auth._default: No project ID could be determined from the credentials.", False),
+    ("spring.datasource.password: hunter2x", True),
+    ("spring.datasource.password: correct horse battery staple", True),
+    ("Password: This is my secret phrase.", True),
+    ("app.token: Abc def ghi jkl", True),
+])
+def test_a_loggers_sentence_is_no_value(text: str, redacted: bool) -> None:
+    """Python's logging prints `name: message`; a dotted module name that holds a secret
+    word (`botocore.credentials`) before a sentence (a capital, four words or more, a full
+    stop) is a log line, not a value. A property key before a passphrase is not."""
+    out = Redactor(pseudonymize=False).text(text)
+    assert ("[REDACTED:secret-field]" in out) == redacted, out

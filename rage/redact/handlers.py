@@ -17,6 +17,7 @@ from rage.redact.values import (
     LINE_NO,
     NEXT_VALUE,
     a_state_word,
+    log_message,
     netrc_context,
     not_a_value,
     prose,
@@ -26,7 +27,8 @@ from rage.sensitive import looks_harmless_value, looks_secret_name
 Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 _PSEUDONYM = re.compile(r"user-\d+")
 _HOMES_MAX = 4096  # names of other homes whose replacement is remembered
-_PLACEHOLDERS = (b"${", b"{{", b"$(")  # a value that is one (patterns._PLACEHOLDER) is whole
+# harmless values skipped whole: placeholders (patterns._PLACEHOLDER), kubectl's reference
+_WHOLE = (b"${", b"{{", b"$(", b"<set to the key ")
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 # what may not stand before a home directory, and after it (its match would be a longer name)
@@ -240,14 +242,17 @@ class Handlers:
         skey = lkey.decode("ascii", "replace")
         if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or LINE_NO.match(value) or (
             not_a_value(value)
-            or (form not in ("cli-arg", "setenv") and a_state_word(lkey, value))
+            or (form not in ("cli-arg", "setenv")
+                and (a_state_word(lkey, value) or log_message(key, value)))
         ) or (
             looks_harmless_value(value.decode("utf-8", "replace"))
             and not (value.strip(b"\"'").isdigit()
                      and any(w in skey for w in P.PASSWORD_WORDS))
         ):
-            if value.startswith(_PLACEHOLDERS):
-                return ve  # `${TOKEN:?say TOKEN}`: its inside is no key/value of its own
+            if value.startswith(_WHOLE):
+                # `${TOKEN:?say TOKEN}`, kubectl's `<set to the key 'password' in secret 'db'>`:
+                # their inside is no key/value of its own
+                return ve
             return m.end(kg) if has_key else m.end()
         self._count(kind)
         return vs, ve, f"[REDACTED:{kind}]".encode()

@@ -25,12 +25,16 @@ _WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"to
 _EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[]")
 _SIZE = re.compile(rb"\d+ bytes")  # kubectl describe secret: `password:  16 bytes`
 _WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
-# terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`
+# terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`; what
+# other tools print where a value is hidden or wrong
 _TOOL_PHRASES = (b"(sensitive value)", b"(sensitive)", b"(known after apply)", b"(sensitive",
                  b"Creation complete", b"Creating...", b"Refreshing state", b"Destroying...",
                  b"Destruction complete", b"Modifying...", b"Modifications complete",
                  b"Still creating", b"Still destroying", b"Still modifying", b"Reading...",
-                 b"Read complete", b"Importing", b"Import complete")
+                 b"Read complete", b"Importing", b"Import complete",
+                 # npm config list, kubectl describe pod, compose's validation errors
+                 b"(protected", b"(redacted", b"<set to the key ", b"must be a ", b"must be an ",
+                 b"is required", b"is not allowed", b"is not set")
 
 
 def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
@@ -54,6 +58,17 @@ def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
     # plain word after it (`failed: password expired`) is prose; `password: hunter2x` is not
     return raw_key.lower() in _WEAK_KEYS or (raw_value.isalpha() and (
         raw_value.islower() or raw_value.istitle()))
+
+
+_MODULE = re.compile(rb"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
+
+
+def log_message(key: bytes, value: bytes) -> bool:
+    """``botocore.credentials: Found credentials in environment variables.``: a logger's
+    name (a lower-case dotted module path) and a sentence (a capital, four words or more,
+    a full stop), as Python's logging prints them; not a value under a secret name."""
+    return (value[:1].isupper() and value.endswith(b".") and value.count(b" ") >= 3
+            and _MODULE.fullmatch(key) is not None)
 
 
 def a_state_word(lkey: bytes, value: bytes) -> bool:
