@@ -258,3 +258,15 @@ def test_a_loggers_sentence_is_no_value(text: str, redacted: bool) -> None:
     stop) is a log line, not a value. A property key before a passphrase is not."""
     out = Redactor(pseudonymize=False).text(text)
     assert ("[REDACTED:secret-field]" in out) == redacted, out
+
+
+@pytest.mark.parametrize("text", [
+    "api_key=$(echo ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa)",
+    'token={{ "ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" }}',
+    "token=${X:?ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}",
+])
+def test_a_provider_format_inside_a_placeholder_still_goes(text: str) -> None:
+    """A kept placeholder is kept as text, not skipped: a token's format inside it is
+    still found."""
+    out = Redactor(pseudonymize=False).text(text)
+    assert "ghp_" not in out and "[REDACTED:github-token]" in out

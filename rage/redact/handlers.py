@@ -27,8 +27,6 @@ from rage.sensitive import looks_harmless_value, looks_secret_name
 Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 _PSEUDONYM = re.compile(r"user-\d+")
 _HOMES_MAX = 4096  # names of other homes whose replacement is remembered
-# harmless values skipped whole: placeholders (patterns._PLACEHOLDER), kubectl's reference
-_WHOLE = (b"${", b"{{", b"$(", b"<set to the key ")
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 # what may not stand before a home directory, and after it (its match would be a longer name)
@@ -249,10 +247,6 @@ class Handlers:
             and not (value.strip(b"\"'").isdigit()
                      and any(w in skey for w in P.PASSWORD_WORDS))
         ):
-            if value.startswith(_WHOLE):
-                # `${TOKEN:?say TOKEN}`, kubectl's `<set to the key 'password' in secret 'db'>`:
-                # their inside is no key/value of its own
-                return ve
             return m.end(kg) if has_key else m.end()
         self._count(kind)
         return vs, ve, f"[REDACTED:{kind}]".encode()

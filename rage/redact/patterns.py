@@ -50,8 +50,9 @@ _BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\${]|" + _PLACEHOLDER + rb"|[${]"
          rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\"'][A-Za-z0-9_.\-]{1,64}[\"'][ \t]*[=:]"
          rb"|[\s,;&]|\Z)){1,4096}")
 _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
-# a key starts after a non-name byte, or after an escape written out in a dump (`\r\nToken:`)
-_LB = rb"(?:(?<![A-Za-z0-9_.\-\\])|(?<=\\[rnt]))"
+# a key starts after a non-name byte, or after an escape written out in a dump (`\r\nToken:`);
+# not after `${`, where a name is a shell parameter's (`${TOKEN:?set TOKEN}`)
+_LB = rb"(?:(?<![A-Za-z0-9_.\-\\])(?<!\$\{)|(?<=\\[rnt]))"
 # `=`, `:`, and the assignments of code: `==`, `=>`, `.=`, `?=`, `:=`, `+=`
 _SEP = rb"[ \t]*(?:==|=>|[.?:+]=|[:=])[ \t]*"
 
@@ -88,7 +89,7 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     ("forced-netrc", rb"(?<![A-Za-z0-9_\-])(?P<k>password|passwd)[ \t]+"
      rb"(?P<v>(?!\[REDACTED)[^\s\"']\S{0,1023}|" + _QUOTED + rb")"),
     # SQL: `PASSWORD 'x'`, `IDENTIFIED BY 'x'`, `PASSWORD = 'x'`
-    ("forced-sql", rb"(?<![A-Za-z0-9_\-])(?P<k>(?i:password|identified by))[ \t]*=?[ \t]*"
+    ("forced-sql", rb"(?<![A-Za-z0-9_\-])(?P<k>(?i:password|identified by))(?:[ \t]*=[ \t]*|[ \t]+)"
      rb"(?P<v>'(?:[^'\r\n]|'')*'|\"[^\"\r\n]*\")"),
     # .pgpass: `host:port:database:user:password`, the whole line
     ("forced-pgpass", rb"(?m:^)(?P<k>[A-Za-z0-9_.\-*\[\]]{1,253}:(?:\d{1,5}|\*):[^:\s]{1,256}:"
