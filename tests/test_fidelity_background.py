@@ -137,7 +137,11 @@ def test_a_background_command_reading_the_terminal_stops_until_fg(
     with session(interactive(wrapper, tmp_path), tmp_path) as s:
         s.read_until(PROMPT)
         s.type(b"r head -n 1 &\n")
-        s.wait_for(stopped(s, "head"), "head stopped")  # bash says so at its next prompt
+        # head stops first; under rage the job bash sees is rage, which follows it (its
+        # leader, then the wrapper): `jobs` is asked once all of them are stopped
+        s.wait_for(lambda: stopped(s, "head")() and all(
+            st == "T" for c, st in descendants(s.pid).values() if c.startswith("python")),
+            "the job stopped")
         at = len(s.screen)
         s.type(b"jobs -l; echo listed-$((1+1))\n")
         s.read_until(b"listed-2", start=at)
