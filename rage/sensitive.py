@@ -149,7 +149,8 @@ def _plain_parameter(inner: str) -> bool:
 
 def looks_harmless_value(value: str) -> bool:
     """Values that are evidence, not secrets, even under a secret-looking name: numbers,
-    booleans, paths and placeholders (``${X}``, ``$X``, ``%X%``, ``<X>``, ``***``)."""
+    booleans, paths and placeholders (``${X}``, ``$X``, ``%X%``, ``<X>``, ``***``), and what
+    another tool already hid (Rails' ``[FILTERED]``)."""
     v = value.strip().strip("\"'")
     if v.lower() in _BOOLS:
         return True
@@ -157,7 +158,8 @@ def looks_harmless_value(value: str) -> bool:
         return True
     if v.startswith("${") and not v.startswith("${{"):
         return v.endswith("}") and _plain_parameter(v[2:-1])
-    if v.startswith(("${{", "$(", "{{", "%", "<", "[REDACTED", "***")) and v.endswith(
+    if v.startswith(("${{", "$(", "{{", "%", "<", "[REDACTED", "[FILTERED", "[MASKED", "[HIDDEN",
+                     "***")) and v.endswith(
             ("}", ")", "%", ">", "]", "*")):
         return True
     if v.startswith("$") and len(v) > 1 and v[1:].replace("_", "").isalnum() and (

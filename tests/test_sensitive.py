@@ -58,6 +58,8 @@ def test_name_parts_split_camel_case_and_separators() -> None:
     "{{ secrets.TOKEN }}", "/etc/app/signing.pub", "~/.ssh/id_ed25519", "***", "",
     # YAML's null, empty map and list, "unset"; SQL parameters
     "~", "{}", "[]", "-", "?", "%s", "$1",
+    # what another tool already hid
+    "[FILTERED]", "[MASKED]", "[HIDDEN]",
 ])
 def test_harmless_values(value: str) -> None:
     assert looks_harmless_value(value)
