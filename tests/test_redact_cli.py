@@ -149,3 +149,41 @@ def _line_within(f: IO[bytes], seconds: float) -> bytes:
             return line
         line += byte
     return line
+
+
+def test_a_live_pipe_past_the_parallel_threshold_still_lets_lines_out_on_a_pause() -> None:
+    """Past 8 MiB a live input is redacted by worker processes; a pause still lets every
+    line written so far out (before: the pieces held by the workers waited for more input,
+    so `tail -f big.log | rage redact` stopped showing lines after its first 8 MiB)."""
+    import threading
+
+    proc = subprocess.Popen(rage_cmd("redact", "-q"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    got = bytearray()
+    seen = threading.Event()
+    last = b"last line password=abc12345\n"
+
+    def read() -> None:
+        assert proc.stdout is not None
+        while chunk := os.read(proc.stdout.fileno(), 1 << 16):
+            got.extend(chunk)
+            if got.endswith(b"last line password=[REDACTED:secret-field]\n"):
+                seen.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        line = b"2026-12-03T10:00:00Z INFO request finished user=bob n=1234567\n"
+        for _ in range(12):  # 12 MiB in writes of 1 MiB, then one line, then a pause
+            proc.stdin.write(line * ((1 << 20) // len(line)))
+            proc.stdin.flush()
+        proc.stdin.write(last)
+        proc.stdin.flush()
+        assert seen.wait(15), f"{len(got)} bytes out, the last line not among them"
+    finally:
+        proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    reader.join(30)
+    proc.stdout.close()
+    assert got.count(b"\n") == 12 * ((1 << 20) // len(line)) + 1
