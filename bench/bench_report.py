@@ -108,24 +108,30 @@ def time_zstd(src: Path, out: Path) -> float:
     return time.perf_counter() - t0
 
 
-def time_rage(src: Path, home: Path, max_bytes: int | None) -> tuple[float, float, int, float]:
+def time_rage(src: Path, home: Path, max_bytes: int | None, *, imports: bool = False
+              ) -> tuple[float, float, int, float]:
     """Seconds to prepare (collect + redact) and to write the bundle, its size, and the CPU
     seconds of both (this process's and its workers').
 
-    ``max_bytes`` None keeps the default bundle_max_bytes.
+    ``max_bytes`` None keeps the default bundle_max_bytes. ``imports``: the clock also runs
+    while the report's modules are imported (in a new interpreter, see ``--fresh``).
     """
     os.environ["RAGE_HOME"] = str(home)
-    from rage.config import load_settings
     from rage.record.history import RunStore
-    from rage.report import ReportRequest, prepare, write
 
     active = RunStore(home).start("bench", ["bench", "--big"], recorder="wrapper")
     shutil.copyfile(src, active.path("output.log"))
     run = active.finish(exit_code=1)
-    overrides = {} if max_bytes is None else {"bundle_max_bytes": max_bytes}
-    settings = load_settings("bench", overrides=overrides)
+    if not imports:
+        import rage.config
+        import rage.report  # noqa: F401
     c0 = cpu_now()
     t0 = time.perf_counter()
+    from rage.config import load_settings
+    from rage.report import ReportRequest, prepare, write
+
+    overrides = {} if max_bytes is None else {"bundle_max_bytes": max_bytes}
+    settings = load_settings("bench", overrides=overrides)
     prepared = prepare(ReportRequest(run=run, settings=settings, collect=False))
     t1 = time.perf_counter()
     with prepared:
@@ -136,8 +142,7 @@ def time_rage(src: Path, home: Path, max_bytes: int | None) -> tuple[float, floa
 
 def time_rage_fresh(src: Path, home: Path, max_bytes: int | None
                     ) -> tuple[float, float, int, float]:
-    """:func:`time_rage` in a new interpreter (see ``--fresh``); CPU from the same start,
-    the child's and its workers'."""
+    """:func:`time_rage` in a new interpreter, paying the report's imports (``--fresh``)."""
     import json
 
     out = subprocess.run([sys.executable, __file__, "--child", str(src), str(home),
@@ -146,35 +151,13 @@ def time_rage_fresh(src: Path, home: Path, max_bytes: int | None
     return prep, bundle, size, cpu
 
 
-def _child(src: str, home: str, max_bytes: int) -> int:
-    """One report for :func:`time_rage_fresh`: the run is made first, then the clock starts
-    before the report's modules are imported."""
-    import json
-
-    os.environ["RAGE_HOME"] = home
-    from rage.record.history import RunStore
-
-    active = RunStore(Path(home)).start("bench", ["bench", "--big"], recorder="wrapper")
-    shutil.copyfile(src, active.path("output.log"))
-    run = active.finish(exit_code=1)
-    c0 = cpu_now()
-    t0 = time.perf_counter()
-    from rage.config import load_settings
-    from rage.report import ReportRequest, prepare, write
-
-    settings = load_settings("bench", overrides={"bundle_max_bytes": max_bytes}
-                             if max_bytes else {})
-    prepared = prepare(ReportRequest(run=run, settings=settings, collect=False))
-    t1 = time.perf_counter()
-    with prepared:
-        built = write(prepared, Path(home) / "out.tar.zst")
-    print(json.dumps([t1 - t0, time.perf_counter() - t1, built.size, cpu_now() - c0]))
-    return 0
-
-
 def main() -> int:
-    if sys.argv[1:2] == ["--child"]:
-        return _child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    if sys.argv[1:2] == ["--child"]:  # one report for time_rage_fresh
+        import json
+
+        print(json.dumps(time_rage(Path(sys.argv[2]), Path(sys.argv[3]),
+                                   int(sys.argv[4]) or None, imports=True)))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=200, help="log size in MB (default 200)")
     ap.add_argument("--repeat", type=int, default=3)
