@@ -14,6 +14,8 @@ _WORDS = (
     "token", "secret", "password", "passwd", "passphrase", "pwd", "auth", "cookie",
     "credential", "session", "signature", "bearer", "dsn", "salt", "psk",
 )
+# Parts of names whose value is a secret even when it is a short number (a PIN, a password).
+PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp")
 # Compound words, matched with '_' and '-' removed (api_key, API-KEY, apikey...).
 _JOINED = ("apikey", "accesskey", "privatekey", "secretkey", "masterkey", "accountkey",
            "storepass", "keypass")
@@ -147,15 +149,24 @@ def _plain_parameter(inner: str) -> bool:
     return default.startswith("$") and _plain_parameter(default[1:])
 
 
-def looks_harmless_value(value: str) -> bool:
+def password_name(key: str) -> bool:
+    """A name whose value is a secret even when it is a short number: a PIN, a numeric
+    password (``SIM_PIN``, ``--password``, ``db.pass``)."""
+    k = key.lower()
+    return any(w in k for w in PASSWORD_WORDS)
+
+
+def looks_harmless_value(value: str, key: str = "") -> bool:
     """Values that are evidence, not secrets, even under a secret-looking name: numbers,
     booleans, paths and placeholders (``${X}``, ``$X``, ``%X%``, ``<X>``, ``***``), and what
-    another tool already hid (Rails' ``[FILTERED]``)."""
+    another tool already hid (Rails' ``[FILTERED]``). A number is evidence only if ``key``,
+    the name it is the value of, is not a password's (:func:`password_name`): 4096 under
+    MAX_TOKENS is a limit, 482913 under SIM_PIN the PIN."""
     v = value.strip().strip("\"'")
     if v.lower() in _BOOLS:
         return True
     if v.replace(".", "", 1).lstrip("-+").isdigit() and len(v) <= 12:
-        return True
+        return not password_name(key)
     if v.startswith("${") and not v.startswith("${{"):
         return v.endswith("}") and _plain_parameter(v[2:-1])
     if v.startswith(("${{", "$(", "{{", "%", "<", "[REDACTED", "[FILTERED", "[MASKED", "[HIDDEN",
@@ -187,6 +198,6 @@ def is_uuid(v: str) -> bool:
 def masked_environ(environ: dict[str, str]) -> dict[str, str]:
     """A copy of ``environ`` whose secret-named values are replaced by a length marker
     (numbers, booleans, paths, placeholders, hashes and UUIDs are kept: they are evidence)."""
-    return {k: (HIDDEN.format(len(v)) if looks_secret_name(k) and not looks_harmless_value(v)
+    return {k: (HIDDEN.format(len(v)) if looks_secret_name(k) and not looks_harmless_value(v, k)
                 else v)
             for k, v in environ.items()}

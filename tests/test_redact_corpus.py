@@ -35,10 +35,12 @@ from rage.redact.handlers import is_name
 from tests.conftest import rage_cmd
 from tests.corpus.contexts import (
     ARGV,
+    NUMERIC_ARGV,
     STRUCTURAL,
     TOKEN_CONTEXTS,
     names,
     password,
+    pin,
     render,
     shown,
 )
@@ -237,7 +239,8 @@ def test_structural_shape(redactor: Redactor, name: str) -> None:
 
 
 def _argv_secret(name: str) -> str:
-    return password(random.Random(f"rage-corpus:argv:{name}"))
+    rng = random.Random(f"rage-corpus:argv:{name}")
+    return pin(rng) if name in NUMERIC_ARGV else password(rng)
 
 
 def _argv_cases() -> Iterator[Any]:

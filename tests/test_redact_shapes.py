@@ -265,3 +265,30 @@ def test_a_provider_format_inside_a_placeholder_still_goes(text: str) -> None:
     still found."""
     out = Redactor(pseudonymize=False).text(text)
     assert "ghp_" not in out and "[REDACTED:github-token]" in out
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    (f"Authorization: Bearer {S} request_id=42", " request_id=42"),
+    (f"INFO sending Authorization: Bearer {S} (expires in 3600 s)", " (expires in 3600 s)"),
+    (f"> Authorization: token {S}  retry=2", "  retry=2"),
+    (f"proxy: Proxy-Authorization: Basic {S} via squid", " via squid"),
+    (f"curl -H 'Authorization: Bearer {S}' https://x/y n=42", "' https://x/y n=42"),
+    # not at the start of the line: these leaked whole (the scheme read as a word of prose)
+    (f"DEBUG header Authorization: Basic {S}", ""),
+    (f"x Authorization: token {S} retry=2", " retry=2"),
+    (f"requests: Authorization: Negotiate {S}", ""),
+])
+def test_a_token_schemes_credential_is_one_word(text: str, kept: str) -> None:
+    """Bearer, Basic, token...: the credential is one token68 word (RFC 9110 11.4), so what
+    follows it on a log line is the log's, not the header's; Digest's parameters still go
+    with it (see test_secret_removed)."""
+    out = red(text)
+    assert S not in out
+    assert out.endswith(kept) and "[REDACTED:auth-header]" in out, out
+
+
+def test_digest_and_aws_credentials_keep_their_parameters_redacted() -> None:
+    out = red(f'Authorization: Digest username="bob", realm="api", response="{S}"')
+    assert S not in out and "bob" not in out
+    out = red(f"Authorization: AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/2026/s3, Signature={S}")
+    assert S not in out

@@ -49,7 +49,6 @@ from rage.fsutil import open_private
 from rage.redact.engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine
 from rage.redact.handlers import host_names
 from rage.redact.literals import register_literal, scrub_literals
-from rage.redact.patterns import PASSWORD_WORDS
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 BLOCK = 1024 * 1024  # bytes a stream gathers before redacting a batch of whole lines
@@ -87,11 +86,7 @@ def _default_hostname() -> str | None:
 def _evidence(key: str, value: str | int | float) -> bool:
     """A number, path or placeholder under a secret name is kept (MAX_TOKENS: 4096), but not
     a number under a password-like name (a PIN)."""
-    text = str(value)
-    if not looks_harmless_value(text):
-        return False
-    digits = text.strip().lstrip("-+").replace(".", "", 1).isdigit()
-    return not (digits and any(w in key.lower() for w in PASSWORD_WORDS))
+    return looks_harmless_value(str(value), key)
 
 
 _COMMAND_MAX = 64 * 1024

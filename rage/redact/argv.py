@@ -147,9 +147,11 @@ class ArgvRedactor:
         out = list(argv)
         done = [False] * len(argv)
 
-        def hide(i: int, prefix: str = "") -> None:
+        def hide(i: int, prefix: str = "", key: str = "password") -> None:
+            """``argv[i]`` past ``prefix`` is the value of ``key`` (an option a program
+            documents as a password, unless said): kept if it is evidence."""
             value = argv[i][len(prefix):]
-            if not value or looks_harmless_value(value) or value.startswith("[REDACTED"):
+            if not value or looks_harmless_value(value, key) or value.startswith("[REDACTED"):
                 done[i] = True
                 return
             self._count("secret-field")
@@ -181,7 +183,7 @@ class ArgvRedactor:
             if a.startswith("-") and "=" in a:
                 name, _eq, _value = a.partition("=")
                 if _secret_option(name.removeprefix("-D")):
-                    hide(i, name + "=")
+                    hide(i, name + "=", name)
                 elif prog == "openssl" and name in _OPENSSL_PASS:
                     self._openssl_pass(argv, out, done, i, len(name) + 1)
             elif a in opts and nxt:
@@ -189,11 +191,13 @@ class ArgvRedactor:
                 i += 2
                 continue
             elif userpass is not None and a in userpass[0] and nxt:
-                self._userpass(argv, out, done, i + 1, sep=userpass[1], skip=0)
+                self._userpass(argv, out, done, i + 1, sep=userpass[1], skip=0,
+                               numbers=prog in _USERPASS)
                 i += 2
                 continue
             elif userpass is not None and len(a) > 2 and a[:2] in userpass[0]:
-                self._userpass(argv, out, done, i, sep=userpass[1], skip=2)  # -uuser:pass
+                self._userpass(argv, out, done, i, sep=userpass[1], skip=2,  # -uuser:pass
+                               numbers=prog in _USERPASS)
             elif prog in _GLUED_P and a.startswith("-p") and len(a) > 2:
                 hide(i, "-p")
             elif len(a) > 2 and a[:2] in opts and not a.startswith("--"):
@@ -205,7 +209,7 @@ class ArgvRedactor:
             elif nxt and ((_secret_option(a) and not argv[i + 1].startswith("-")) or (
                     prog == "nmcli" and (a in _NMCLI_KEYS
                                          or a.rsplit(".", 1)[-1] in _NMCLI_KEYS))):
-                hide(i + 1)
+                hide(i + 1, "", a)
                 i += 2
                 continue
             elif prog == "htpasswd" and "-b" in argv[start:i] and not a.startswith("-") \
@@ -230,9 +234,10 @@ class ArgvRedactor:
         j = i + 1
         while j < len(argv) and (argv[j].startswith("-") or argv[j] in {"set", "add"}):
             j += 1
-        if j + 1 < len(argv) and looks_secret_name(argv[j].rsplit(":", 1)[-1].rsplit(".", 1)[-1]):
+        key = argv[j].rsplit(":", 1)[-1].rsplit(".", 1)[-1] if j < len(argv) else ""
+        if j + 1 < len(argv) and looks_secret_name(key):
             value = argv[j + 1]
-            if not looks_harmless_value(value):
+            if not looks_harmless_value(value, key):
                 self._count("secret-field")
                 out[j + 1] = REDACTED
             done[j + 1] = True
@@ -240,9 +245,12 @@ class ArgvRedactor:
         return False
 
     def _userpass(self, argv: list[str], out: list[str], done: list[bool], i: int, *,
-                  sep: str, skip: int) -> None:
+                  sep: str, skip: int, numbers: bool) -> None:
+        """``user:password``; ``numbers``: a number there is a password too (curl's, not
+        the ``uid:gid`` of ``docker run -u 1000:1000``)."""
         user, found, pw = argv[i][skip:].partition(sep)
-        if found and pw and not pw.startswith("[REDACTED") and not looks_harmless_value(pw):
+        if found and pw and not pw.startswith("[REDACTED") and not looks_harmless_value(
+                pw, "password" if numbers else ""):
             self._count("secret-field")
             out[i] = argv[i][:skip] + self._text(user) + sep + REDACTED
             done[i] = True

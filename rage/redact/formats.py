@@ -396,6 +396,25 @@ FORMATS: tuple[SecretFormat, ...] = (
        "hcxlk_", "hcxmk_"),
        "https://docs.honeycomb.io/get-started/configure/environments/manage-api-keys/",
        "Honeycomb"),
+    # -- password hashes ----------------------------------------------------------------------
+    # hashes of passwords (shadow, htpasswd, app databases, framework settings) can be
+    # cracked offline: the modular crypt format's `$id$` strings and the PHC string format,
+    # each by its documented alphabet and lengths (an argon2 or scrypt hash holds commas)
+    _F("password-hash",
+       r"(?:\$argon2(?:id|i|d)\$v=\d{1,3}\$m=\d{1,10},t=\d{1,10},p=\d{1,3}"
+       r"\$[A-Za-z0-9+/]{8,128}\$[A-Za-z0-9+/]{16,256}"
+       r"|\$scrypt\$ln=\d{1,2},r=\d{1,3},p=\d{1,3}\$[A-Za-z0-9+/]{8,128}\$[A-Za-z0-9+/]{16,256}"
+       r"|\$pbkdf2(?:-sha(?:1|256|512))?\$(?:i=)?\d{1,9}\$[A-Za-z0-9+/.]{8,128}"
+       r"\$[A-Za-z0-9+/.]{16,256}"
+       r"|\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}"
+       r"|\$[56]\$(?:rounds=\d{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}"
+       r"|\$(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
+       r"|\$y\$[./A-Za-z0-9]{1,32}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}"
+       r"|pbkdf2_sha(?:1|256)\$\d{1,9}\$[A-Za-z0-9]{1,64}\$[A-Za-z0-9+/]{20,88}={0,2})",
+       ("$argon2", "$scrypt$", "$pbkdf2", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "$1$",
+        "$apr1$", "$y$", "pbkdf2_sha"),
+       "https://github.com/P-H-C/phc-string-format/blob/master/phc-sf-spec.md",
+       "password hashes (crypt, PHC)"),
     # -- generic shapes with a fixed marker -------------------------------------------------
     _F("jwt", r"eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{0,4096}",
        ("eyJ",),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from rage.redact import patterns as P
 from rage.redact.values import (
@@ -35,6 +36,9 @@ HOME_AFTER = rb"A-Za-z0-9_.\-~+\x80-\xff"
 
 
 _SECRET_KEYS: dict[bytes, bool] = {}  # looks_secret_name of the keys seen: a log repeats them
+
+
+_AUTH_KEYS = frozenset({b"authorization", b"proxy-authorization"})
 
 
 def _secret_key(key: bytes) -> bool:
@@ -69,6 +73,7 @@ class Handlers:
     _next_user: int
     _cat_prefix_heads: dict[bytes, tuple[bytes, ...]]  # the catalogue's prefixes, by 3 bytes
     _cat_prefix_set: frozenset[bytes]  # a key that is a bare prefix (`pat:`) is a key
+    _heads: dict[bytes, tuple[tuple[Any, Any], ...]]  # the catalogue's formats, by 3 bytes
     # in a worker process: other people's names unknown at fork time are written as
     # marker + name + NUL, for the parent to number in order of first appearance
     _defer: bytes | None
@@ -172,6 +177,14 @@ class Handlers:
         self._count("user")
         return m.start(g), m.end(g), rep
 
+    def _format_end(self, buf: bytes, at: int) -> int:
+        """Where the catalogue format that matches at ``at`` ends; 0 if none does."""
+        for search, _handler in self._heads.get(buf[at:at + 3], ()):
+            m = search.match(buf, at)
+            if m is not None:
+                return int(m.end())
+        return 0
+
     def _key_value_form(self, name: str) -> Handler:
         forced = name.startswith("forced-")
         netrc = name == "forced-netrc"
@@ -196,8 +209,9 @@ class Handlers:
             if heads is not None and key.startswith(heads) and key not in self._cat_prefix_set:
                 # `"token-abcde:...` is a provider token, not a key: its format takes it
                 return m.start(kg) + (raw_key[:1] in (b'"', b"'"))
-            if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)):
-                return m.end(kg)
+            if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)) and not (
+                    key.lower() in _AUTH_KEYS and m.group(vg).lower() in P.AUTH_SCHEMES):
+                return m.end(kg)  # `auth: token refreshed`; not `... Authorization: Basic X`
             if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
                 return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
         else:  # a bare "Bearer <token>"
@@ -209,6 +223,10 @@ class Handlers:
             vs, ve = vs + 2, ve - 2  # keep the escaped quotes
         elif value[:1] in (b'"', b"'") and len(value) >= 2:
             vs, ve = vs + 1, ve - 1  # keep the quotes
+        else:
+            # a value that is a known format is taken whole, whatever separator it holds:
+            # the `,` of an argon2 hash ends an unquoted value, the rest of the hash with it
+            ve = max(ve, self._format_end(buf, vs))
         if lkey in (b"cookie", b"set-cookie"):
             kind = "cookie"
         elif lkey in (b"authorization", b"proxy-authorization") or lkey.startswith(b"x-"):
@@ -236,6 +254,10 @@ class Handlers:
                 vs += len(value) - len(value.lstrip()) + len(parts[0])
                 vs += len(buf[vs:ve]) - len(buf[vs:ve].lstrip())
                 value = buf[vs:ve]
+                if parts[0].lower() in P.TOKEN_SCHEMES:
+                    # one token68 word (RFC 9110 11.4): what follows is the log line's
+                    value = value.split(None, 1)[0]
+                    ve = vs + len(value)
         low = value.lower()
         skey = lkey.decode("ascii", "replace")
         if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or LINE_NO.match(value) or (
@@ -243,9 +265,7 @@ class Handlers:
             or (form not in ("cli-arg", "setenv")
                 and (a_state_word(lkey, value) or log_message(key, value)))
         ) or (
-            looks_harmless_value(value.decode("utf-8", "replace"))
-            and not (value.strip(b"\"'").isdigit()
-                     and any(w in skey for w in P.PASSWORD_WORDS))
+            looks_harmless_value(value.decode("utf-8", "replace"), skey)
         ):
             return m.end(kg) if has_key else m.end()
         self._count(kind)

@@ -53,6 +53,9 @@ _RULES_BY_NEEDLE = (
     (b"[REDACTED:auth-header]", "wrapped"), (b"[REDACTED:jwt]", "wrapped"),
     (b",password", "table"), (b"password,", "table"), (b"\tpassword", "table"),
     (b"password\t", "table"), (b",secret", "table"), (b",token", "table"),
+    # a PIN or a numeric password column (`name,username,pin`, `host\tpass`)
+    (b",pin", "table"), (b"\tpin", "table"), (b",pass", "table"), (b"\tpass", "table"),
+    (b",pwd", "table"), (b"\tpwd", "table"),
 )
 
 
@@ -243,7 +246,7 @@ def _name_value(lines: list[bytes], at: list[int], count: Count) -> bool:
         s, e = m.span(g)
         value = line[s:e]
         if not value or value.startswith(b"[REDACTED") or looks_harmless_value(
-                value.decode("utf-8", "replace")):
+                value.decode("utf-8", "replace"), name.decode("ascii", "replace")):
             continue
         count("secret-field")
         lines[i] = line[:s] + b"[REDACTED:secret-field]" + line[e:]
@@ -302,7 +305,7 @@ def _table(lines: list[bytes], at: list[int], count: Count) -> bool:
             for k in cols:
                 cell = row[k].strip().strip(b"\"'")
                 if cell and not cell.startswith(b"[REDACTED") and not looks_harmless_value(
-                        cell.decode("utf-8", "replace")):
+                        cell.decode("utf-8", "replace"), fields[k].decode("ascii")):
                     count("secret-field")
                     row[k] = row[k].replace(cell, b"[REDACTED:secret-field]", 1)
                     hit = True

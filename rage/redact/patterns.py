@@ -26,7 +26,7 @@ SECRET_WORDS: tuple[bytes, ...] = (
     b"session", b"signature", b"bearer", b"dsn", b"salt", b"pass", b"psk",
     # short words only where they are a whole part of the name (GITHUB_PAT, &sig=, DB_PIN):
     # as plain substrings they are in every path and signal
-    b"_pat", b"-pat", b"pat=", b"pat\"", b"sig=", b"sig\"", b"_sig", b"_pin", b"pin=",
+    b"_pat", b"-pat", b"pat=", b"pat\"", b"sig=", b"sig\"", b"_sig", b"_pin", b"-pin", b"pin=",
     # ...and as a YAML or quoted key (`pin: 1234`, `'sig': ...`, `"pin":`); not `sig:`,
     # which logs write before a signal (`sig: SIGTERM`)
     b"pat:", b"pin:", b"pin\"", b"pat'", b"pin'", b"sig'",
@@ -127,13 +127,13 @@ HARMLESS_VALUES = frozenset({
     b"0", b"1", b"***", b"<redacted>", b"redacted", b"*", b"undefined", b"enabled",
     b"disabled", b"|", b">", b"|-", b">-", b"|+", b">+",
 })
-# Keys whose value is a secret even when it is a short number (a PIN, a password).
-PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp")
 
 # HTTP auth schemes kept in front of a redacted Authorization value.
 AUTH_SCHEMES = frozenset({
     b"bearer", b"basic", b"token", b"digest", b"negotiate", b"ntlm", b"bot", b"aws4-hmac-sha256",
 })
+# ...those whose credential is one word (token68); Digest's and AWS's are parameter lists
+TOKEN_SCHEMES = frozenset({b"bearer", b"basic", b"token", b"negotiate", b"ntlm", b"bot"})
 
 # User and host names that are shared words or system accounts, not personal data; replacing
 # them would mangle text ("root cause", "/root", "test") for no privacy gain.

@@ -48,6 +48,7 @@ TOKEN_CONTEXTS: dict[str, str] = {
     "http-debug": "send: b'GET /v1/me HTTP/1.1\\r\\nHost: api.example.com\\r\\n"
     "Authorization: Bearer {t}\\r\\n\\r\\n'",
     "curl-verbose": "> Authorization: token {t}",
+    "header-in-a-log-line": "2026-12-02 DEBUG api: sent Authorization: token {t} (attempt 2)",
     "sql": "INSERT INTO credentials (name, value) VALUES ('deploy', '{t}');",
     "code-arrow": "    '{v}' => '{t}',",
     "semicolon-list": "{V}={t};timeout=30",
@@ -129,9 +130,14 @@ def b64(s: str) -> str:
 Structural = Callable[[random.Random], tuple[str, tuple[str, ...]]]
 
 
-def _p(template: str, symbols: str = "!#%*") -> Structural:
+def pin(rng: random.Random) -> str:
+    """A numeric secret: a PIN or a digits-only password, 8 digits."""
+    return r(rng, "0123456789", 8)
+
+
+def _p(template: str, symbols: str = "!#%*", *, numeric: bool = False) -> Structural:
     def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
-        p = password(rng, symbols)
+        p = pin(rng) if numeric else password(rng, symbols)
         return template.format(p=p), (p,)
 
     return make
@@ -196,6 +202,7 @@ STRUCTURAL: dict[str, Structural] = {
     ),
     "wrapped-bearer": _wrapped_bearer,
     "basic-auth-header": _basic,
+    "auth-header-in-a-log-line": _p("2026-12-02 DEBUG api: sent Authorization: token {p} (try 2)"),
     "code-eqeq": _p('    if password == "{p}":'),
     "code-arrow": _p("    'password' => '{p}',"),
     "code-dot-eq": _p("$secret .= '{p}';"),
@@ -216,6 +223,13 @@ STRUCTURAL: dict[str, Structural] = {
     "putty-ppk": _ppk,
     "url-credentials": _p("postgres://app_user:{p}@db.example.com:5432/appdb", "!*"),
     "pip-index-url": _p("--index-url https://__token__:{p}@pypi.example.com/simple", "!*"),
+    # digits only: a PIN or a numeric password is a secret under a password's name (a number
+    # under any other secret-looking name, MAX_TOKENS=4096, is evidence)
+    "numeric-pin-env": _p("SIM_PIN={p}", numeric=True),
+    "numeric-pin-flag": _p("acme unlock --pin {p} --yes", numeric=True),
+    "numeric-password-yaml": _p("  db_password: {p}", numeric=True),
+    "numeric-k8s-name-value": _p('        - name: SIM_PIN\n          value: "{p}"', numeric=True),
+    "numeric-csv-pin": _p("name,username,pin\nprod,bob,{p}", numeric=True),
 }
 
 # command lines as the recorder stores them: (argv, secret) built from a generated password
@@ -277,4 +291,12 @@ ARGV: dict[str, Callable[[str], list[str]]] = {
     "7z-glued": lambda p: ["7z", "a", f"-p{p}", "out.7z", "report.csv"],
     "htpasswd-b": lambda p: ["htpasswd", "-b", "/etc/nginx/.htpasswd", "deploy", p],
     "git-clone-url": lambda p: ["git", "clone", f"https://deploy:{p}@git.example.com/acme/app.git"],
+    # digits only (NUMERIC_ARGV): the secret is a PIN or a numeric password
+    "numeric-pin-flag": lambda p: ["acme", "unlock", "--pin", p],
+    "numeric-pin-eq": lambda p: ["acme", "unlock", f"--pin={p}"],
+    "numeric-sshpass-p": lambda p: ["sshpass", "-p", p, "ssh", "deploy@host.example.com"],
+    "numeric-redis-cli-a": lambda p: ["redis-cli", "-a", p, "ping"],
+    "numeric-mysql-glued": lambda p: ["mysql", "-u", "root", f"-p{p}", "appdb"],
+    "numeric-curl-u": lambda p: ["curl", "-u", f"deploy:{p}", "https://api.example.com/v1/me"],
 }
+NUMERIC_ARGV = frozenset(n for n in ARGV if n.startswith("numeric-"))

@@ -21,6 +21,7 @@ ALNUM = string.ascii_letters + DIGITS
 HEX = "0123456789abcdef"
 B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "_-"
+CRYPT = "./" + ALNUM  # crypt(3)'s base64 alphabet
 BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l".upper()
 
 
@@ -484,6 +485,35 @@ SAMPLES: dict[str, tuple[str, Make]] = {
     "grafana-token/cloud": ("grafana-token", tok(lambda g: "glc_" + r(g, ALNUM, 120) + "==")),
     "grafana-api-key": ("grafana-api-key", tok(lambda g: "eyJrIjoi" + r(g, ALNUM, 90) + "=")),
     "honeycomb-key": ("honeycomb-key", tok(lambda g: "hcaik_" + r(g, LOWER + DIGITS, 58))),
+    # password hashes (crypt's `$id$`, PHC strings, Django's)
+    "password-hash/argon2": (
+        "password-hash",
+        tok(lambda g: "$argon2id$v=19$m=65536,t=3,p=4$" + r(g, B64, 22) + "$" + r(g, B64, 43)),
+    ),
+    "password-hash/bcrypt": (
+        "password-hash",
+        tok(lambda g: "$2b$12$" + r(g, CRYPT, 53)),
+    ),
+    "password-hash/sha512crypt": (
+        "password-hash",
+        tok(lambda g: "$6$" + r(g, CRYPT, 16) + "$" + r(g, CRYPT, 86)),
+    ),
+    "password-hash/md5-apr1": (
+        "password-hash",
+        tok(lambda g: "$apr1$" + r(g, CRYPT, 8) + "$" + r(g, CRYPT, 22)),
+    ),
+    "password-hash/yescrypt": (
+        "password-hash",
+        tok(lambda g: "$y$j9T$" + r(g, CRYPT, 22) + "$" + r(g, CRYPT, 43)),
+    ),
+    "password-hash/scrypt": (
+        "password-hash",
+        tok(lambda g: "$scrypt$ln=16,r=8,p=1$" + r(g, B64, 22) + "$" + r(g, B64, 43)),
+    ),
+    "password-hash/django": (
+        "password-hash",
+        tok(lambda g: "pbkdf2_sha256$600000$" + r(g, ALNUM, 22) + "$" + r(g, B64, 43) + "="),
+    ),
     # generic shapes with a fixed marker
     "jwt": (
         "jwt",
