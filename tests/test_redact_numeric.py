@@ -35,6 +35,9 @@ TEXT = {
     "mysql-line": f"$ mysql -u root -p{PIN} appdb",
     "k8s-name-value": f"        - name: SIM_PIN\n          value: \"{PIN}\"",
     "csv": f"name,username,pin\nprod,bob,{PIN}\n",
+    "pin-code-yaml": f"pin_code: {PIN}",
+    "pin-code-json": f'{{"pin_code": {PIN}, "user": "bob"}}',
+    "pin-number-env": f"SIM_PIN_NUMBER={PIN}",
 }
 
 
@@ -96,6 +99,9 @@ KEPT_TEXT = [
     "Step 3/7 : RUN pip install --no-cache-dir -r requirements.txt",
     "kubectl get pods --selector=app=api --output=wide",
     "spinner_interval=80",
+    "pin_memory=True num_workers=4",
+    "  pin_memory: true",
+    "spin_count=5",
 ]
 
 

@@ -41,8 +41,12 @@ _ENTRY = re.compile(rb"([ \t]*)[\"']?[^\s:\"']{1,253}[\"']?[ \t]*:[ \t]*([^\s\r]
 _HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
 _PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
 _PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
-_OPENERS = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret", b"Bearer", b"bearer",
-            b"eyJ", b"apiVersion:")
+_OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
+                               b"Bearer", b"bearer", b"eyJ", b"apiVersion:")
+# a JWK's `kty`, and the private members printed before it when keys are sorted (`crv`, `d`,
+# `dp`, `dq`, `e`, `kty`...; `alg`, `k`, `kid`, `kty`): a block ends before its object
+_JWK_OPENERS = tuple(q + n + q for n in (b"kty", b"d", b"k") for q in (b'"', b"'", b'\\"'))
+_OPENERS += _JWK_OPENERS
 
 Count = Callable[[str], None]
 
@@ -56,6 +60,8 @@ _RULES_BY_NEEDLE = (
     # a PIN or a numeric password column (`name,username,pin`, `host\tpass`)
     (b",pin", "table"), (b"\tpin", "table"), (b",pass", "table"), (b"\tpass", "table"),
     (b",pwd", "table"), (b"\tpwd", "table"),
+    # a JSON Web Key, quoted as JSON, as escaped JSON or as a Python repr
+    (b'kty"', "jwk"), (b"kty'", "jwk"), (b'kty\\"', "jwk"),
 )
 
 
@@ -85,7 +91,7 @@ def redact_multiline(buf: bytes, count: Count,
         return buf
     lines = buf.split(b"\n")
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
-             "ppk": _ppk, "wrapped": _wrapped, "table": _table}
+             "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -136,7 +142,16 @@ def hold_back(buf: bytes, limit: int) -> int:
         first = min((lo + v[0] for v in find(buf[lo:limit]).values()), default=-1)
     if first < 0:
         return limit
-    return buf.rfind(b"\n", 0, first) + 1
+    start = buf.rfind(b"\n", 0, first) + 1
+    if buf.startswith(_JWK_OPENERS, first):  # from the line of the `{` of the JWK's object
+        back = start
+        for _ in range(_JWK_REACH):
+            if b"{" in buf[back:buf.find(b"\n", back, first) if back < start else first]:
+                return back
+            if back == 0:
+                break
+            back = buf.rfind(b"\n", 0, back - 1) + 1
+    return start
 
 
 _NATIVE_WINDOW = 16 * 1024  # below this the finds cost less than a call to Hyperscan
@@ -312,6 +327,37 @@ def _table(lines: list[bytes], at: list[int], count: Count) -> bool:
             lines[j] = sep.join(row) + lines[j][len(lines[j].rstrip(b"\r")):]
             j += 1
         done = j
+    return hit
+
+
+# a JWK's private members (RFC 7518 section 6: RSA d p q dp dq qi, EC and OKP d, oct k),
+# each a base64url string value, quoted as JSON, escaped JSON or a Python repr
+_JWK_PRIVATE = re.compile(rb"(\\?[\"'](?:d|p|q|dp|dq|qi|k)\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
+                          rb"[A-Za-z0-9_\-]{16,8192}(?=\\?[\"'])")
+_JWK_REACH = 64  # lines from the `kty` line to the braces of its object, at most
+
+
+def _jwk(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """JSON Web Keys: in the object holding a ``"kty"`` member, from the line that opens
+    it to the one that closes it (one line when the JSON is), the private members' values.
+    The public ones (``n``, ``e``, ``x``, ``y``, ``kid``) are evidence and stay."""
+    hit = False
+    done = -1
+    for i in at:
+        lo = i
+        while lo > 0 and i - lo < _JWK_REACH and b"{" not in lines[lo]:
+            lo -= 1
+        hi = i
+        while hi + 1 < len(lines) and hi - i < _JWK_REACH and b"}" not in lines[hi]:
+            hi += 1
+        for k in range(max(lo, done + 1), hi + 1):
+            new, n = _JWK_PRIVATE.subn(rb"\1[REDACTED:private-key]", lines[k])
+            if n:
+                for _ in range(n):
+                    count("private-key")
+                lines[k] = new
+                hit = True
+        done = max(done, hi)
     return hit
 
 

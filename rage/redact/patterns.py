@@ -26,7 +26,8 @@ SECRET_WORDS: tuple[bytes, ...] = (
     b"session", b"signature", b"bearer", b"dsn", b"salt", b"pass", b"psk",
     # short words only where they are a whole part of the name (GITHUB_PAT, &sig=, DB_PIN):
     # as plain substrings they are in every path and signal
-    b"_pat", b"-pat", b"pat=", b"pat\"", b"sig=", b"sig\"", b"_sig", b"_pin", b"-pin", b"pin=",
+    b"_pat", b"-pat", b"pat=", b"pat\"", b"sig=", b"sig\"", b"_sig", b"_pin", b"-pin", b"pin_",
+    b"pin=",
     # ...and as a YAML or quoted key (`pin: 1234`, `'sig': ...`, `"pin":`); not `sig:`,
     # which logs write before a signal (`sig: SIGTERM`)
     b"pat:", b"pin:", b"pin\"", b"pat'", b"pin'", b"sig'",

@@ -174,6 +174,16 @@ def _separators(rng: random.Random) -> tuple[str, tuple[str, ...]]:
     return f"DB_PASSWORD={p} ./migrate.sh", (p.split("&")[1].split(";")[0], p.split(",")[1])
 
 
+def _jwk(rng: random.Random, *, pretty: bool) -> tuple[str, tuple[str, ...]]:
+    """A private EC JSON Web Key, keys sorted (`d` before `kty`), as `jose`/`step` print it."""
+    import json
+
+    b64url = ALNUM + "_-"
+    d = r(rng, b64url, 43)
+    key = {"crv": "P-256", "d": d, "kty": "EC", "x": r(rng, b64url, 43), "y": r(rng, b64url, 43)}
+    return (json.dumps(key, indent=2) if pretty else json.dumps(key)), (d,)
+
+
 def _basic(rng: random.Random) -> tuple[str, tuple[str, ...]]:
     p = password(rng)
     return f"> Authorization: Basic {b64('deploy:' + p)}", (b64("deploy:" + p),)
@@ -203,6 +213,8 @@ STRUCTURAL: dict[str, Structural] = {
     "wrapped-bearer": _wrapped_bearer,
     "basic-auth-header": _basic,
     "auth-header-in-a-log-line": _p("2026-12-02 DEBUG api: sent Authorization: token {p} (try 2)"),
+    "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
+    "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
     "code-eqeq": _p('    if password == "{p}":'),
     "code-arrow": _p("    'password' => '{p}',"),
     "code-dot-eq": _p("$secret .= '{p}';"),
