@@ -285,9 +285,12 @@ def _redact_run_files(
         if rel in {"meta.json", "environ.json"}:  # meta is rewritten; environ is a collector
             continue  # rewritten from the redacted meta
         try:
-            sources["run/" + _bundle.check_member_name(rel)] = p
+            # a name is a surface too (an attachment named after its user, or holding a
+            # token): redacted as meta.json's list of attachments is, with the same names
+            name = _unique("run/" + _bundle.check_member_name(redactor.text(rel)), sources)
         except Exception:  # an odd file name in the run store is skipped, not fatal
             continue
+        sources[name] = p
     sizes: dict[str, int] = {}
     for name, p in list(sources.items()):
         try:
@@ -297,7 +300,8 @@ def _redact_run_files(
     caps = fair_shares(sizes, settings.bundle_max_bytes)
     compress: FrameCompressor | None = None
     notes: list[dict[str, Any]] = [
-        {**t, "stage": "recording"} for t in run.meta.get("truncation") or []
+        {**t, "name": redactor.text(str(t.get("name", ""))), "stage": "recording"}
+        for t in run.meta.get("truncation") or []
         if isinstance(t, dict) and t.get("dropped_bytes")
     ]
     members: list[Member] = []
@@ -331,6 +335,20 @@ def _redact_run_files(
             frames.discard()
         members.append(Member(name, dst, *digest) if digest else _file_member(name, dst))
     return members, notes
+
+
+def _unique(name: str, taken: Mapping[str, object]) -> str:
+    """``name``, or ``name-2``, ``name-3``... (before its extension) if it is taken: two
+    file names may redact to the same one."""
+    if name not in taken:
+        return name
+    stem, dot, ext = name.rpartition(".")
+    if not dot or "/" in ext:
+        stem, dot, ext = name, "", ""
+    n = 2
+    while f"{stem}-{n}{dot}{ext}" in taken:
+        n += 1
+    return f"{stem}-{n}{dot}{ext}"
 
 
 def _run_order(name: str) -> tuple[int, str]:

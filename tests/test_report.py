@@ -628,3 +628,56 @@ def test_a_large_run_file_is_compressed_where_it_is_redacted(tmp_path: Path) -> 
     assert shown["size"] == len(expected)
     assert shown["head"].encode() == expected[:len(shown["head"].encode())]
     assert expected.endswith(shown["tail"].encode())
+
+
+def test_file_names_are_redacted_like_their_contents(tmp_path: Path) -> None:
+    """A run file's name is a surface too: an attachment named after the user, or holding a
+    token, reached the bundle as its member name, in the manifest's file list and in the
+    summary's contents, while meta.json listed it redacted. Names now go through the same
+    engine (the same pseudonyms as meta.json), in the tar listing, manifest and summary."""
+    user = "zelda.quarrington"
+    home = tmp_path / "home" / user
+    work = home / "proj"
+    work.mkdir(parents=True)
+    token = "ghp_" + "Zq8Lr2Vx9Kp4Tn6Wm1Hc3Bd5Fg7Js0Ya2Ue4"
+    name = f"{user}-{token}.log"
+    env = dict(os.environ, HOME=str(home), USER=user, LOGNAME=user,
+               RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "none.toml"))
+    proc = run_rage("run", "--attach", "*.log", "--", sys.executable, "-c",
+                    f"open({name!r}, 'w').write('made by the run\\n'); raise SystemExit(3)",
+                    env=env, cwd=work)
+    assert proc.returncode == 3, proc.stderr
+    out = tmp_path / "b.tar.zst"
+    proc = run_rage("report", "--last", "--yes", "--output", str(out), env=env, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    listing = subprocess.run(f"zstd -dc {out} | tar -t", shell=True, check=True,
+                             capture_output=True, text=True).stdout
+    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+    for leak in (user, token):
+        assert leak not in listing, listing
+        assert leak.encode() not in raw, leak
+    attached = [n for n in listing.split() if n.startswith("run/attachments/")]
+    assert len(attached) == 1 and "[REDACTED:github-token]" in attached[0]
+    manifest = json.loads(subprocess.run(f"zstd -dc {out} | tar -xO manifest.json", shell=True,
+                                         check=True, capture_output=True).stdout)
+    assert ["run/" + a for a in manifest["run"]["attachments"]] == attached
+    assert attached[0] in {f["name"] for f in manifest["files"]}
+
+
+def test_two_file_names_that_redact_alike_stay_two_members(tmp_path: Path) -> None:
+    tokens = ["ghp_" + c * 36 for c in "AB"]
+    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
+    script = "; ".join(f"open('key-{t}.log', 'w').write('{i}\\n')" for i, t in enumerate(tokens))
+    proc = run_rage("run", "--attach", "*.log", "--", sys.executable, "-c",
+                    script + "; raise SystemExit(1)", env=env, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    out = tmp_path / "b.tar.zst"
+    assert run_rage("report", "--last", "--yes", "--output", str(out), env=env).returncode == 0
+    listing = subprocess.run(f"zstd -dc {out} | tar -t", shell=True, check=True,
+                             capture_output=True, text=True).stdout.split()
+    attached = sorted(n for n in listing if n.startswith("run/attachments/"))
+    assert attached == ["run/attachments/key-[REDACTED:github-token]-2.log",
+                        "run/attachments/key-[REDACTED:github-token].log"]
+    contents = {subprocess.run(f"zstd -dc {out} | tar -xO '{n}'", shell=True, check=True,
+                               capture_output=True, text=True).stdout for n in attached}
+    assert contents == {"0\n", "1\n"}
