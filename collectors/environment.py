@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from collectors.base import Collector, Context
-from rage.sensitive import HIDDEN, looks_id_value, looks_secret_name
+from rage.sensitive import HIDDEN, looks_id_value, looks_secret_name, working_dir
 
 # Prefixes of well-known credential formats.
 _TOKEN_RE = re.compile(
@@ -69,7 +69,7 @@ def describe_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     missing: dict[str, list[str]] = {}
     for name in sorted(environ):
         value = environ[name]
-        if looks_secret_name(name) or looks_secret_value(value):
+        if (looks_secret_name(name) and not working_dir(name, value)) or looks_secret_value(value):
             # a recorder may have masked it already (rage.sensitive.masked_environ)
             variables[name] = value if _MASKED.fullmatch(value) else hidden(value)
             hidden_names.append(name)

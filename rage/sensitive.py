@@ -65,11 +65,14 @@ _META_FIRST = frozenset({"max", "min", "num", "n", "no", "use", "enable", "disab
 _HARMLESS_NAMES = frozenset({
     "SSH_AUTH_SOCK", "XDG_SESSION_TYPE", "XDG_SESSION_ID", "XDG_SESSION_CLASS",
     "XDG_SESSION_DESKTOP", "DESKTOP_SESSION", "SESSION_MANAGER", "GPG_AGENT_INFO",
-    "KEYTIMEOUT", "PYTHONHASHSEED", "TOKENIZERS_PARALLELISM", "AUTHOR", "AUTHORS", "PWD",
-    "OLDPWD", "PUBLIC_KEY", "AUTHORITY", "AUTHORIZATION_ENDPOINT", "KEYS", "KEYWORDS",
+    "KEYTIMEOUT", "PYTHONHASHSEED", "TOKENIZERS_PARALLELISM", "AUTHOR", "AUTHORS",
+    "PUBLIC_KEY", "AUTHORITY", "AUTHORIZATION_ENDPOINT", "KEYS", "KEYWORDS",
     "KEYWORD", "WWW-AUTHENTICATE", "PROXY-AUTHENTICATE", "PASS-THROUGH", "PASS_THROUGH",
     "PASSTHROUGH", "PASSTHRU",
 })
+# the shell's working directories: a path there is evidence, spaces and all (`Pwd=` of an
+# ODBC connection string is a password)
+_WORKING_DIRS = frozenset({"PWD", "OLDPWD"})
 HIDDEN = "[set, {} chars, hidden]"
 
 
@@ -156,6 +159,11 @@ def password_name(key: str) -> bool:
     return any(w in k for w in PASSWORD_WORDS)
 
 
+def working_dir(name: str, value: str) -> bool:
+    """``PWD=/Users/alice/My Projects``: the shell's working directory, not a password."""
+    return name.upper() in _WORKING_DIRS and value.startswith(("/", "~"))
+
+
 def looks_harmless_value(value: str, key: str = "") -> bool:
     """Values that are evidence, not secrets, even under a secret-looking name: numbers,
     booleans, paths and placeholders (``${X}``, ``$X``, ``%X%``, ``<X>``, ``***``), and what
@@ -167,6 +175,8 @@ def looks_harmless_value(value: str, key: str = "") -> bool:
         return True
     if v.replace(".", "", 1).lstrip("-+").isdigit() and len(v) <= 12:
         return not password_name(key)
+    if working_dir(key, v):
+        return True
     if v.startswith("${") and not v.startswith("${{"):
         return v.endswith("}") and _plain_parameter(v[2:-1])
     if v.startswith(("${{", "$(", "{{", "%", "<", "[REDACTED", "[FILTERED", "[MASKED", "[HIDDEN",

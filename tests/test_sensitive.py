@@ -29,7 +29,7 @@ def test_secret_names(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", [
-    "PATH", "HOME", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "XDG_SESSION_TYPE", "LANG", "KEYBOARD",
+    "PATH", "HOME", "SSH_AUTH_SOCK", "XDG_SESSION_TYPE", "LANG", "KEYBOARD",
     "MONKEY", "TERM", "EDITOR", "AUTHOR", "PYTHONPATH", "VIRTUAL_ENV", "HOSTNAME",
     # names that describe a secret rather than hold one
     "MAX_TOKENS", "password_min_length", "token-file", "id_key_file", "AUTH_METHOD",
@@ -88,3 +88,13 @@ def test_masked_environ_keeps_names_lengths_and_evidence() -> None:
     assert masked["GITHUB_TOKEN"] == "[set, 40 chars, hidden]"
     assert masked["MAX_TOKENS"] == "4096" and masked["DB_PASSWORD"] == "${DB_PASSWORD}"
     assert masked["API_TOKEN"] == "true"
+
+
+def test_the_working_directory_is_kept_by_its_value_not_its_name() -> None:
+    """`PWD` is the shell's working directory, and `Pwd=` an ODBC connection string's
+    password: a path there is kept (spaces and all), anything else is a secret."""
+    env = {"PWD": "/Users/alice/My Projects/app", "OLDPWD": "~/src", "ODBC_PWD": "s3cr3tPw!"}
+    masked = masked_environ(env)
+    assert masked["PWD"] == env["PWD"] and masked["OLDPWD"] == "~/src"
+    assert masked["ODBC_PWD"] != env["ODBC_PWD"]
+    assert masked_environ({"PWD": "s3cr3tPw!"})["PWD"] != "s3cr3tPw!"

@@ -107,8 +107,22 @@ def _program(argv: list[str]) -> int:
     return 0
 
 
-_KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, "openssl", "nmcli", "htpasswd",
+# Oracle's `user/password[@db]`, the first argument that is not an option
+_ORACLE = frozenset({"sqlplus", "rman", "expdp", "impdp", "exp", "imp", "sqlldr", "dgmgrl",
+                     "sqlcl"})
+_KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, *_ORACLE - {"exp", "imp"},
+                    "openssl", "nmcli", "htpasswd",
                     *_SHELLS, "git", "npm", "yarn", "pnpm", "aws"}) - {"heroku", "svn"}
+
+
+def _oracle_login(arg: str) -> bool:
+    """``user/password[@db]`` as Oracle's tools take it (not ``/``, ``/nolog``, ``@x.sql``,
+    ``control=dir/x.ctl``)."""
+    user, slash, rest = arg.partition("/")
+    pw = rest.partition("@")[0]
+    return bool(slash and pw and user[:1].isalpha() and user.replace("_", "").replace(
+        "$", "").replace("#", "").isalnum() and not any(c.isspace() for c in arg)
+        and not pw.startswith("[REDACTED"))
 
 
 def looks_like_command(line: str) -> bool:
@@ -217,6 +231,12 @@ class ArgvRedactor:
                 hide(i)
             elif a in ("config", "configure") and self._config(argv, out, done, i):
                 pass
+            elif prog in _ORACLE and _oracle_login(a):
+                user, _slash, rest = a.partition("/")  # user/password@db: the password goes
+                _pw, at, db = rest.partition("@")
+                self._count("secret-field")
+                out[i] = f"{self._text(user)}/{REDACTED}{at}{self._text(db)}"
+                done[i] = True
             elif not a.startswith("-"):
                 if subcommand is None:
                     subcommand = a

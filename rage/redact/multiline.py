@@ -62,6 +62,8 @@ _RULES_BY_NEEDLE = (
     (b",pwd", "table"), (b"\tpwd", "table"),
     # a JSON Web Key, quoted as JSON, as escaped JSON or as a Python repr
     (b'kty"', "jwk"), (b"kty'", "jwk"), (b'kty\\"', "jwk"),
+    # `vault kv get`'s table (`Key  Value` / `---  -----`); `openssl pkey -text`'s dump
+    (b" -----", "kv-table"), (b"Private-Key:", "key-dump"),
 )
 
 
@@ -91,7 +93,8 @@ def redact_multiline(buf: bytes, count: Count,
         return buf
     lines = buf.split(b"\n")
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
-             "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk}
+             "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
+             "kv-table": _kv_table, "key-dump": _key_dump}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -358,6 +361,61 @@ def _jwk(lines: list[bytes], at: list[int], count: Count) -> bool:
                 lines[k] = new
                 hit = True
         done = max(done, hi)
+    return hit
+
+
+_KV_HEADER = re.compile(rb"Key[ \t]{2,}Value[ \t]*\r?")
+_KV_RULE = re.compile(rb"---[ \t]{2,}-----[ \t]*\r?")
+_KV_ROW = re.compile(rb"(\S{1,128})[ \t]{2,}(\S[^\r\n]*?)[ \t]*\r?")
+
+
+def _kv_table(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """``vault kv get``/``vault read``: under a ``Key  Value`` header and its ``---  -----``
+    rule, each row whose key looks secret (``api_token   x``)."""
+    hit = False
+    for i in at:
+        if not (i and _KV_RULE.fullmatch(lines[i]) and _KV_HEADER.fullmatch(lines[i - 1])):
+            continue
+        j = i + 1
+        while j < len(lines) and (m := _KV_ROW.fullmatch(lines[j])) is not None:
+            name, value = m[1].decode("utf-8", "replace"), m[2]
+            if looks_secret_name(name) and not value.startswith(b"[REDACTED") and not (
+                    looks_harmless_value(value.decode("utf-8", "replace"), name)):
+                count("secret-field")
+                lines[j] = lines[j][:m.start(2)] + b"[REDACTED:secret-field]" + lines[j][m.end(2):]
+                hit = True
+            j += 1
+    return hit
+
+
+# `openssl pkey|rsa|ec -text`: a field's name alone on its line, its value in hex lines after
+_DUMP_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 \-]{0,40}):[^\r\n]*\r?")
+_DUMP_HEX = re.compile(rb"([ \t]+)[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2})*:?[ \t]*\r?")
+_DUMP_PRIVATE = frozenset({b"priv", b"privateExponent", b"prime1", b"prime2", b"exponent1",
+                           b"exponent2", b"coefficient"})
+
+
+def _key_dump(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """A private key printed as text by openssl: the hex lines of its private fields
+    (``priv:``, ``privateExponent:``, ``prime1:``...); the first becomes the marker, the
+    others their indentation. The public ones (``pub:``, ``modulus:``) stay."""
+    hit = False
+    for i in at:
+        private = first = False
+        for j in range(i + 1, len(lines)):
+            line = lines[j]
+            field = _DUMP_FIELD.fullmatch(line)
+            if field is not None:
+                private, first = field[1] in _DUMP_PRIVATE, True
+            elif (h := _DUMP_HEX.fullmatch(line)) is not None:
+                if private:
+                    lines[j] = h[1] + b"[REDACTED:private-key]" if first else h[1]
+                    if first:
+                        count("private-key")
+                    first = False
+                    hit = True
+            else:
+                break
     return hit
 
 

@@ -95,12 +95,24 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # .pgpass: `host:port:database:user:password`, the whole line
     ("forced-pgpass", rb"(?m:^)(?P<k>[A-Za-z0-9_.\-*\[\]]{1,253}:(?:\d{1,5}|\*):[^:\s]{1,256}:"
      rb"[^:\s]{1,256}:)(?P<v>\S{1,1024})\r?(?=\n|\Z)"),
+    # GitHub Actions: `::add-mask::VALUE` registers VALUE as a secret (a script's xtrace, or
+    # a local runner, prints it before the runner can mask it)
+    ("forced-add-mask", rb"(?P<k>::add-mask::)(?P<v>(?!\[REDACTED)[^\s\"']{1,4096})"),
+    # Redis: `AUTH [user] password` at a redis-cli prompt, `"AUTH" ["user"] "password"` in
+    # MONITOR's log
+    ("forced-redis-auth", rb"(?P<k>(?:> |\] )\"?(?i:auth)\"?(?:[ \t]+\"?[A-Za-z0-9_.@\-]{1,64}"
+     rb"\"?(?=[ \t]+\S))?)[ \t]+(?P<v>\"(?:[^\"\\\r\n]|\\.){1,1024}\"|[^\s\"']{1,1024})"),
+    # Oracle: `CONNECT user/password@db` in SQL*Plus, `sqlplus [-S] user/password@db`
+    ("forced-oracle", rb"(?P<k>(?:(?:(?<![^\n])|(?<=SQL> ))(?i:conn(?:ect)?)"
+     rb"|(?i:sqlplus)(?:[ \t]+-[A-Za-z]+)*)[ \t]+\"?[A-Za-z][A-Za-z0-9_$#.]{0,127}\"?/)"
+     rb"(?P<v>(?!\[REDACTED)[^\s@/\"']{1,1024})"),
     # a bearer token without a header name in front of it
     ("bearer", rb"(?<![A-Za-z0-9_\-])(?i:bearer)[ \t]+(?P<v>(?!\[REDACTED)"
      rb"[A-Za-z0-9._~+/\-]{8,4096}=*)"),
 )
 # literals that trigger the shapes above that hold no secret word of their own
-FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by",)
+FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by", b"::add-mask::", b"> auth", b'] "auth"',
+                                    b"connect ", b"conn ", b"sqlplus ")
 # ...and those that start their line (mode LINE: the line start is a candidate)
 LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
 # ...and the short words as a whole name with blanks before the separator (`pin = 1234`,

@@ -23,7 +23,8 @@ _WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"to
                         b"tokens", b"sessions", b"credentials", b"secrets", b"cookies"})
 # `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
 _EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[]")
-_SIZE = re.compile(rb"\d+ bytes")  # kubectl describe secret: `password:  16 bytes`
+# kubectl describe secret: `password:  16 bytes`; openssl -text: `Private-Key: (256 bit)`
+_SIZE = re.compile(rb"\d+ bytes|\(\d+ bit(?:, \d+ primes)?\)")
 _WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
 # terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`; what
 # other tools print where a value is hidden or wrong

@@ -213,6 +213,13 @@ STRUCTURAL: dict[str, Structural] = {
     "wrapped-bearer": _wrapped_bearer,
     "basic-auth-header": _basic,
     "auth-header-in-a-log-line": _p("2026-12-02 DEBUG api: sent Authorization: token {p} (try 2)"),
+    "github-actions-add-mask": _p("+ echo '::add-mask::{p}'", "!%"),
+    "odbc-connection-string": _p("Driver={{ODBC Driver 18}};Server=db;Uid=app;Pwd={p};", "!#%*"),
+    "vault-kv-get": _p("====== Data ======\nKey         Value\n---         -----\n"
+                       "api_token   {p}\nusername    app"),
+    "redis-monitor-auth": _p('1733130000.123456 [0 127.0.0.1:53312] "AUTH" "{p}"'),
+    "redis-cli-auth": _p("127.0.0.1:6379> AUTH default {p}"),
+    "sqlplus-connect": _p("SQL> CONNECT app/{p}@orcl", "!#%*"),
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
     "code-eqeq": _p('    if password == "{p}":'),
@@ -303,6 +310,8 @@ ARGV: dict[str, Callable[[str], list[str]]] = {
     "7z-glued": lambda p: ["7z", "a", f"-p{p}", "out.7z", "report.csv"],
     "htpasswd-b": lambda p: ["htpasswd", "-b", "/etc/nginx/.htpasswd", "deploy", p],
     "git-clone-url": lambda p: ["git", "clone", f"https://deploy:{p}@git.example.com/acme/app.git"],
+    "sqlplus-login": lambda p: ["sqlplus", "-S", f"app/{p}@//db.example.com:1521/orcl", "@x.sql"],
+    "rman-target": lambda p: ["rman", "target", f"sys/{p}@prod", "nocatalog"],
     # digits only (NUMERIC_ARGV): the secret is a PIN or a numeric password
     "numeric-pin-flag": lambda p: ["acme", "unlock", "--pin", p],
     "numeric-pin-eq": lambda p: ["acme", "unlock", f"--pin={p}"],

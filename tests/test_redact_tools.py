@@ -1,0 +1,123 @@
+"""Secrets as particular tools print them, found by trying each tool's real output shape:
+GitHub Actions' ``::add-mask::``, ODBC connection strings (``Pwd=``, which the shell's
+``PWD`` hid), ``vault kv get`` tables, ``openssl ... -text`` dumps of private keys, Redis
+``AUTH`` (redis-cli and MONITOR), Oracle's ``user/password@db``. Each case leaked whole on
+the code before; what each tool prints around the secret stays.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from collectors.environment import describe_environment
+from rage.redact import Redactor
+
+S = "Zq8s3cretValue77xY"
+HEX = ("    6f:3a:9c:11:de:ad:be:ef:01:23:45:67:89:ab:cd:ef:\n"
+       "    10:20:30:40:50:60:70:80:90:a0:b0:c0:d0:e0:f0:11")
+HEX_PIECES = ("de:ad:be:ef", "90:a0:b0:c0")
+
+
+def red(text: str) -> tuple[str, dict[str, int]]:
+    r = Redactor(pseudonymize=False)
+    return r.text(text), dict(r.counts)
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    (f"::add-mask::{S}", "::add-mask::"),
+    (f"+ echo '::add-mask::{S}'", "+ echo '::add-mask::"),
+    (f'echo "::add-mask::{S}" >> "$GITHUB_OUTPUT"', '" >> "$GITHUB_OUTPUT"'),
+    (f"Driver={{ODBC Driver 18 for SQL Server}};Server=db;Uid=app;Pwd={S};Encrypt=yes",
+     ";Encrypt=yes"),
+    (f"PWD={S};", "PWD="),
+    (f"127.0.0.1:6379> AUTH {S}", "127.0.0.1:6379> AUTH "),
+    (f"127.0.0.1:6379> AUTH default {S}", "AUTH default "),
+    (f'1733130000.123456 [0 127.0.0.1:53312] "AUTH" "{S}"', '"AUTH" "'),
+    (f'1733130000.123456 [0 127.0.0.1:53312] "auth" "app" "{S}"', '"auth" "app" "'),
+    (f"SQL> CONNECT app/{S}@orcl", "CONNECT app/"),
+    (f"$ sqlplus app/{S}@//db.example.com:1521/orcl @run.sql", "@//db.example.com:1521/orcl"),
+])
+def test_a_tools_secret_goes_and_its_context_stays(text: str, kept: str) -> None:
+    out, counts = red(text)
+    assert S not in out, out
+    assert kept in out, out
+    assert sum(counts.values()) >= 1
+
+
+def test_vault_kv_get_table() -> None:
+    text = ("====== Secret Path ======\nsecret/data/app\n\n"
+            "======= Metadata =======\nKey                Value\n---                -----\n"
+            "created_time       2026-12-02T10:00:00.000000Z\nversion            3\n\n"
+            "====== Data ======\nKey         Value\n---         -----\n"
+            f"api_token   {S}A\npassword    {S}\nusername    app\n")
+    out, _ = red(text)
+    assert S not in out
+    assert "username    app" in out and "version            3" in out
+    assert "created_time       2026-12-02T10:00:00.000000Z" in out
+
+
+@pytest.mark.parametrize("text", [
+    "Private-Key: (256 bit)\npriv:\n" + HEX + "\npub:\n    04:aa:bb\nASN1 OID: prime256v1",
+    "Private-Key: (2048 bit, 2 primes)\nmodulus:\n    00:c4:11\npublicExponent: 65537 (0x10001)"
+    "\nprivateExponent:\n" + HEX + "\nprime1:\n" + HEX + "\nprime2:\n" + HEX +
+    "\nexponent1:\n" + HEX + "\nexponent2:\n" + HEX + "\ncoefficient:\n" + HEX,
+    "ED25519 Private-Key:\npriv:\n" + HEX + "\npub:\n    aa:bb:cc",
+])
+def test_openssl_text_dump_of_a_private_key(text: str) -> None:
+    out, counts = red(text)
+    assert not any(p in out for p in HEX_PIECES), out
+    first = text.split("\n", maxsplit=1)[0]
+    assert out.split("\n", maxsplit=1)[0] == first  # `Private-Key: (256 bit)` stays
+    assert out.count("\n") == text.count("\n")
+    assert "pub:" in out or "publicExponent: 65537 (0x10001)" in out
+    assert counts.get("private-key", 0) >= 1
+
+
+def test_a_real_openssl_dump_goes_through_rage_redact() -> None:
+    """`openssl genpkey` then `openssl pkey -text -noout`, the real program's output."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key = subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt",
+                          "ec_paramgen_curve:P-256"], capture_output=True, check=True).stdout
+    dump = subprocess.run(["openssl", "pkey", "-text", "-noout"], input=key,
+                          capture_output=True, check=True).stdout
+    lines = dump.decode().splitlines()
+    priv = lines[lines.index("priv:") + 1].strip().rstrip(":")
+    out = subprocess.run([sys.executable, "-m", "rage", "redact", "-"], input=dump,
+                         capture_output=True, check=True).stdout.decode()
+    assert priv not in out and "pub:" in out and "NIST CURVE: P-256" in out
+
+
+@pytest.mark.parametrize("text", [
+    "PWD=/home/alice/proj", "OLDPWD=/tmp", "cd $PWD", "PWD=/Users/alice/My Projects/app",
+    "Key         Value", "AUTH_METHOD=oidc", "authentication succeeded for app",
+    "SQL> SELECT owner/2 FROM t;", "Private-Key: (256 bit)",
+])
+def test_what_those_tools_print_around_them_stays(text: str) -> None:
+    assert red(text) == (text, {})
+
+
+def test_the_shells_working_directory_stays_in_the_environment() -> None:
+    env = {"PWD": "/Users/alice/My Projects/app", "OLDPWD": "/tmp", "DB_PWD": S}
+    described = describe_environment(env)["variables"]
+    assert described["PWD"] == env["PWD"] and described["OLDPWD"] == "/tmp"
+    assert S not in str(described)
+    assert Redactor(pseudonymize=False).data(dict(os.environ, PWD="/tmp/My Dir"))["PWD"] == \
+        "/tmp/My Dir"
+
+
+@pytest.mark.parametrize("argv", [
+    ["sqlplus", f"app/{S}@orcl", "@run.sql"],
+    ["sqlplus", "-S", f"app/{S}@//db:1521/orcl"],
+    ["expdp", f"system/{S}", "schemas=app"],
+    ["redis-cli", "--pass", S],
+])
+def test_argv_forms(argv: list[str]) -> None:
+    out = Redactor(pseudonymize=False).argv(argv)
+    assert not any(S in a for a in out), out
+    assert out[0] == argv[0]
