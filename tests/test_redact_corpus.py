@@ -245,7 +245,7 @@ def _argv_secret(name: str) -> str:
 
 def _argv_cases() -> Iterator[Any]:
     for name in ARGV:
-        for via in ("argv", "command-text"):
+        for via in ("argv", "command-text", "output"):
             case = f"argv:{name}@{via}"
             yield pytest.param(
                 name, via, id=f"{name}@{via}", marks=known(case, f"argv form {name}")
@@ -255,15 +255,19 @@ def _argv_cases() -> Iterator[Any]:
 @pytest.mark.parametrize(("name", "via"), list(_argv_cases()))
 def test_argv_form(redactor: Redactor, name: str, via: str) -> None:
     """``argv``: the list the report stores (meta.json, manifest, the Command: line);
-    ``command-text``: the same command line printed in output (a shell trace)."""
+    ``command-text``: the same command line as one string (the summary's `Command:`);
+    ``output``: printed in a log among other lines (a shell's xtrace, a CI log)."""
     secret = _argv_secret(name)
     argv = ARGV[name](secret)
     outs: tuple[str, ...]
     if via == "argv":
         clean = redactor.argv(argv)
         outs = (json.dumps(clean), shlex.join(clean))
-    else:
+    elif via == "command-text":
         outs = (redactor.text("+ " + shlex.join(argv)),)
+    else:
+        log = f"Step 3/9 : deploy\n+ {shlex.join(argv)}\n2026-12-02 done\n"
+        outs = (redactor.bytes(log.encode()).decode("utf-8", "replace"),)
     for out in outs:
         if (piece := leaks(secret, out)) is not None:
             pytest.fail(f"{piece!r} survives in {out!r}", pytrace=False)

@@ -125,6 +125,48 @@ def _oracle_login(arg: str) -> bool:
         and not pw.startswith("[REDACTED"))
 
 
+def _ignore(kind: str) -> None:
+    pass
+
+
+def command_start(line: str) -> int | None:
+    """Where ``line`` runs a program these rules know, with at least one argument: at its
+    start, after a prompt or trace mark (``$ ``, ``+ ``), a log prefix or ``ps`` columns."""
+    import re
+
+    words = list(re.finditer(r"\S+", line))
+    for w in words[:-1]:
+        if w[0].rsplit("/", 1)[-1] in _KNOWN:
+            return w.start()
+    return None
+
+
+def redact_command_line(line: str, count: Callable[[str], None]) -> str | None:
+    """``line`` (already redacted as text) with the command it prints redacted by these
+    rules (an xtrace's ``+ sshpass -p X ssh h``); None when no rule applies. The command is
+    re-joined from its words, quoted as needed, only when something in it was replaced."""
+    start = command_start(line)
+    if start is None:
+        return None
+    rest = line[start:]  # a script: `a -p X; b -w Y && c` is three commands
+    if ArgvRedactor(str, _ignore).script(rest) == rest:
+        return None
+    return line[:start] + ArgvRedactor(str, count).script(rest)
+
+
+def command_needles() -> tuple[bytes, ...]:
+    """Literals one of which every line :func:`redact_command_line` changes holds: the
+    programs whose own rules find secrets, a shell's ``-c``, ``config``."""
+    progs = {*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, *_ORACLE, "openssl", "nmcli",
+             "htpasswd"} - {"heroku", "svn"}
+    # a short name with the option it needs (a 3-byte literal slows the scan of every byte)
+    return (*sorted(p.encode() + b" " for p in progs if len(p) > 4), b"zip -", b"7z a ",
+            b"7z x ", b"7za a ", b"7za x ", b"7zz a ", b"7zz x ", b"7zr a ", b"7zr x ",
+            b"az login ", b"bcp ", b"osql -", b"helm ", b"oras ", b"curl ",
+            b"wget ", b"lftp ", b"rman ", b"sh -c ", b"git config ", b"npm config ",
+            b"yarn config ", b"pnpm config ", b"aws configure ")
+
+
 def looks_like_command(line: str) -> bool:
     """A one-line text that runs a program these rules know (``mysql -pX``, ``sudo
     redis-cli -a X``; also after a prompt or an ``xtrace`` mark: ``$ ``, ``+ ``)."""
@@ -189,8 +231,9 @@ class ArgvRedactor:
             if a == "--":
                 i += 1
                 continue
-            if prog in _SHELLS and a == "-c" and nxt:
-                out[i + 1] = self._script(argv[i + 1])
+            if prog in _SHELLS and nxt and (a == "-c" or (
+                    a[:1] == "-" and a[1:].isalpha() and "c" in a)):  # -c, -xc, -euc
+                out[i + 1] = self.script(argv[i + 1])
                 done[i + 1] = True
                 i += 2
                 continue
@@ -285,7 +328,7 @@ class ArgvRedactor:
             out[i] = argv[i][:skip] + "pass:" + REDACTED
             done[i] = True
 
-    def _script(self, script: str) -> str:
+    def script(self, script: str) -> str:
         """A shell script given with ``-c``: each simple command redacted as argv."""
         lex = shlex.shlex(script, posix=True, punctuation_chars=True)
         lex.whitespace_split = True

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rage.redact.argv import command_needles, redact_command_line
 from rage.redact.scan import finds
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
@@ -64,6 +65,8 @@ _RULES_BY_NEEDLE = (
     (b'kty"', "jwk"), (b"kty'", "jwk"), (b'kty\\"', "jwk"),
     # `vault kv get`'s table (`Key  Value` / `---  -----`); `openssl pkey -text`'s dump
     (b" -----", "kv-table"), (b"Private-Key:", "key-dump"),
+    # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
+    *((n, "command") for n in command_needles()),
 )
 
 
@@ -94,7 +97,7 @@ def redact_multiline(buf: bytes, count: Count,
     lines = buf.split(b"\n")
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
-             "kv-table": _kv_table, "key-dump": _key_dump}
+             "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -416,6 +419,21 @@ def _key_dump(lines: list[bytes], at: list[int], count: Count) -> bool:
                     hit = True
             else:
                 break
+    return hit
+
+
+def _commands(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """Each line that prints a command of a program with rules of its own (an xtrace, a
+    CI log, ``ps``), redacted by those rules (:func:`rage.redact.argv.redact_command_line`)."""
+    hit = False
+    for i in dict.fromkeys(at):
+        line = lines[i]
+        cr = line.endswith(b"\r")
+        text = (line[:-1] if cr else line).decode("utf-8", "surrogateescape")
+        new = redact_command_line(text, count)
+        if new is not None:
+            lines[i] = new.encode("utf-8", "surrogateescape") + (b"\r" if cr else b"")
+            hit = True
     return hit
 
 
