@@ -121,3 +121,38 @@ def test_argv_forms(argv: list[str]) -> None:
     out = Redactor(pseudonymize=False).argv(argv)
     assert not any(S in a for a in out), out
     assert out[0] == argv[0]
+
+
+def _tf_outputs() -> dict[str, dict[str, object]]:
+    return {"db_password": {"sensitive": True, "type": "string", "value": S},
+            "pin": {"sensitive": True, "type": "number", "value": 48291305},
+            "tags": {"sensitive": True, "type": ["map", "string"], "value": {"team": "core"}},
+            "region": {"sensitive": False, "type": "string", "value": "eu-west-1"}}
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_terraform_output_json_sensitive_values(indent: int | None) -> None:
+    """`terraform output -json`: a sensitive output's value goes whatever its name; the
+    others stay, and nothing of the JSON's shape is lost (`"db_password": {` kept whole)."""
+    import json
+
+    text = json.dumps(_tf_outputs(), indent=indent)
+    out, counts = red(text)
+    assert S not in out and "48291305" not in out
+    kept = json.dumps(_tf_outputs()["region"], indent=indent).replace("\n", "\n  ")
+    assert kept in out or kept.replace("\n  ", "\n") in out
+    assert '"value": {"team": "core"}' in out or '"team": "core"' in out
+    assert out.replace('"[REDACTED:secret-field]"', f'"{S}"').replace(
+        "[REDACTED:secret-field]", "48291305") == text  # nothing else changed
+    assert counts.get("secret-field") == 2
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    (f'$pw = ConvertTo-SecureString "{S}" -AsPlainText -Force', " -AsPlainText -Force"),
+    (f"secret_key: {S}", "secret_key: "),  # a key that starts like a Notion token
+    (f"secret_key_base: {S}", "secret_key_base: "),
+    (f'{{"secret_key": "{S}", "debug": false}}', '"debug": false}'),
+])
+def test_more_shapes(text: str, kept: str) -> None:
+    out, _ = red(text)
+    assert S not in out and kept in out, out

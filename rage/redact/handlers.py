@@ -207,8 +207,11 @@ class Handlers:
                 return m.end(kg)
             heads = self._cat_prefix_heads.get(key[:3])
             if heads is not None and key.startswith(heads) and key not in self._cat_prefix_set:
-                # `"token-abcde:...` is a provider token, not a key: its format takes it
-                return m.start(kg) + (raw_key[:1] in (b'"', b"'"))
+                # `"token-abcde:...` is a provider token, not a key: its format takes it (if
+                # it matches: `secret_key:` starts like a Notion token and is a key)
+                ks = m.start(kg) + (raw_key[:1] in (b'"', b"'"))
+                if self._format_end(m.string, ks + len(raw_key.strip(b"\"'")) - len(key)):
+                    return ks
             if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)) and not (
                     key.lower() in _AUTH_KEYS and m.group(vg).lower() in P.AUTH_SCHEMES):
                 return m.end(kg)  # `auth: token refreshed`; not `... Authorization: Basic X`

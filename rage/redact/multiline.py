@@ -65,6 +65,8 @@ _RULES_BY_NEEDLE = (
     (b'kty"', "jwk"), (b"kty'", "jwk"), (b'kty\\"', "jwk"),
     # `vault kv get`'s table (`Key  Value` / `---  -----`); `openssl pkey -text`'s dump
     (b" -----", "kv-table"), (b"Private-Key:", "key-dump"),
+    # `terraform output -json`: an output marked sensitive, whatever its name
+    (b'"sensitive": true', "sensitive"), (b'"sensitive":true', "sensitive"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
 )
@@ -97,7 +99,8 @@ def redact_multiline(buf: bytes, count: Count,
     lines = buf.split(b"\n")
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
-             "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands}
+             "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
+             "sensitive": _sensitive}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -364,6 +367,37 @@ def _jwk(lines: list[bytes], at: list[int], count: Count) -> bool:
                 lines[k] = new
                 hit = True
         done = max(done, hi)
+    return hit
+
+
+_SENSITIVE = re.compile(rb'"sensitive"[ \t]*:[ \t]*true')
+_SENSITIVE_VALUE = re.compile(rb'"value"[ \t]*:[ \t]*(?:"((?:[^"\\\r\n]|\\.)*)"'
+                              rb'|(-?[0-9][0-9.eE+\-]*))')
+_SENSITIVE_REACH = 24  # lines from `"sensitive": true` to its `"value"` (a long type list)
+
+
+def _sensitive(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """``terraform output -json``: each output is ``{"sensitive": b, "type": t, "value": v}``
+    in that order; where ``sensitive`` is true the value that follows (a string or a
+    number) is a secret, whatever the output is called."""
+    hit = False
+    for i in dict.fromkeys(at):
+        for s in _SENSITIVE.finditer(lines[i]):
+            pos = s.end()
+            for j in range(i, min(i + _SENSITIVE_REACH, len(lines))):
+                line = lines[j]
+                m = _SENSITIVE_VALUE.search(line, pos)
+                other = line.find(b'"sensitive"', pos)
+                if other >= 0 and (m is None or other < m.start()):
+                    break  # the next output's: this one's value is no scalar
+                if m is not None:
+                    g = 1 if m.start(1) >= 0 else 2
+                    if m[g] and not m[g].startswith(b"[REDACTED"):
+                        lines[j] = line[:m.start(g)] + b"[REDACTED:secret-field]" + line[m.end(g):]
+                        count("secret-field")
+                        hit = True
+                    break
+                pos = 0
     return hit
 
 

@@ -106,13 +106,17 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     ("forced-oracle", rb"(?P<k>(?:(?:(?<![^\n])|(?<=SQL> ))(?i:conn(?:ect)?)"
      rb"|(?i:sqlplus)(?:[ \t]+-[A-Za-z]+)*)[ \t]+\"?[A-Za-z][A-Za-z0-9_$#.]{0,127}\"?/)"
      rb"(?P<v>(?!\[REDACTED)[^\s@/\"']{1,1024})"),
+    # PowerShell: `ConvertTo-SecureString "x" -AsPlainText`, the password in plain text
+    ("forced-securestring", rb"(?P<k>(?i:convertto-securestring)[ \t]+(?:-String[ \t]+)?)"
+     rb"(?P<v>\"[^\"\r\n]{1,1024}\"|'[^'\r\n]{1,1024}')"),
     # a bearer token without a header name in front of it
     ("bearer", rb"(?<![A-Za-z0-9_\-])(?i:bearer)[ \t]+(?P<v>(?!\[REDACTED)"
      rb"[A-Za-z0-9._~+/\-]{8,4096}=*)"),
 )
 # literals that trigger the shapes above that hold no secret word of their own
 FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by", b"::add-mask::", b"> auth", b'] "auth"',
-                                    b"connect ", b"conn ", b"sqlplus ")
+                                    b"connect ", b"conn ", b"sqlplus ",
+                                    b"convertto-securestring")
 # ...and those that start their line (mode LINE: the line start is a candidate)
 LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
 # ...and the short words as a whole name with blanks before the separator (`pin = 1234`,
@@ -138,6 +142,7 @@ PRIVATE_KEY_MAX = 1024 * 1024  # bytes a block may span (real keys: < 20 KiB); a
 HARMLESS_VALUES = frozenset({
     b"", b"true", b"false", b"null", b"none", b"nil", b"yes", b"no", b"on", b"off",
     b"0", b"1", b"***", b"<redacted>", b"redacted", b"*", b"undefined", b"enabled",
+    b"{", b"[", b"(",  # what opens a JSON object, list or tuple: the value is inside
     b"disabled", b"|", b">", b"|-", b">-", b"|+", b">+",
 })
 

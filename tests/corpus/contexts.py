@@ -220,6 +220,10 @@ STRUCTURAL: dict[str, Structural] = {
     "redis-monitor-auth": _p('1733130000.123456 [0 127.0.0.1:53312] "AUTH" "{p}"'),
     "redis-cli-auth": _p("127.0.0.1:6379> AUTH default {p}"),
     "sqlplus-connect": _p("SQL> CONNECT app/{p}@orcl", "!#%*"),
+    "terraform-output-sensitive": _p('{{\n  "admin": {{\n    "sensitive": true,\n'
+                                     '    "type": "string",\n    "value": "{p}"\n  }}\n}}', "!#%"),
+    "powershell-securestring": _p('$c = ConvertTo-SecureString "{p}" -AsPlainText -Force'),
+    "key-secret-key": _p("secret_key: {p}"),
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
     "code-eqeq": _p('    if password == "{p}":'),
