@@ -18,6 +18,7 @@ from rage.redact.values import (
     LINE_NO,
     NEXT_VALUE,
     a_state_word,
+    help_text,
     log_message,
     netrc_context,
     not_a_value,
@@ -215,6 +216,8 @@ class Handlers:
             if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)) and not (
                     key.lower() in _AUTH_KEYS and m.group(vg).lower() in P.AUTH_SCHEMES):
                 return m.end(kg)  # `auth: token refreshed`; not `... Authorization: Basic X`
+            if form == "cli-arg" and help_text(m.string, m.end(kg), vs, m.group(vg)):
+                return m.end(kg)
             if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
                 return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
         else:  # a bare "Bearer <token>"

@@ -143,6 +143,9 @@ HARMLESS_VALUES = frozenset({
     b"", b"true", b"false", b"null", b"none", b"nil", b"yes", b"no", b"on", b"off",
     b"0", b"1", b"***", b"<redacted>", b"redacted", b"*", b"undefined", b"enabled",
     b"{", b"[", b"(",  # what opens a JSON object, list or tuple: the value is inside
+    # a package's architecture (`libsecret-1-0:amd64` in dpkg -l, apt)
+    b"amd64", b"arm64", b"i386", b"armhf", b"armel", b"ppc64el", b"s390x", b"riscv64",
+    b"x86_64", b"aarch64", b"noarch", b"mips64el",
     b"disabled", b"|", b">", b"|-", b">-", b"|+", b">+",
 })
 

@@ -61,6 +61,27 @@ def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
         raw_value.islower() or raw_value.istitle()))
 
 
+_METAVAR = re.compile(rb"[A-Z][A-Z_\-]{0,31}(?:=[A-Z][A-Z_\-]{0,31})?")
+_STOP_WORDS = frozenset({b"a", b"an", b"and", b"are", b"as", b"be", b"by", b"can", b"for",
+                         b"if", b"in", b"is", b"may", b"must", b"not", b"of", b"on", b"or",
+                         b"should", b"the", b"to", b"was", b"were", b"will", b"with"})
+
+
+def help_text(buf: bytes, key_end: int, value_start: int, value: bytes) -> bool:
+    """``--password PASS``, ``--ask-password   Prompt for passwords``, ``--edit-key and``:
+    an option in a tool's help or manual, not given a value. The value is a metavar (upper
+    case letters, ``KEY=VALUE``), comes after the two or more blanks of a help column, is a
+    capitalised word that starts a description, or a word of the sentence the option is
+    in."""
+    if buf[key_end:value_start].count(b" ") + buf[key_end:value_start].count(b"\t") >= 2:
+        return True
+    if value.isalpha() and value.istitle():  # `--junk-session-cookies Ignore session ...`
+        after = buf[value_start + len(value):value_start + len(value) + 2]
+        if after[:1] == b" " and after[1:].islower():
+            return True
+    return _METAVAR.fullmatch(value) is not None or value in _STOP_WORDS
+
+
 _MODULE = re.compile(rb"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
 
 
