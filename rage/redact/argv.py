@@ -156,15 +156,18 @@ def redact_command_line(line: str, count: Callable[[str], None]) -> str | None:
 
 def command_needles() -> tuple[bytes, ...]:
     """Literals one of which every line :func:`redact_command_line` changes holds: the
-    programs whose own rules find secrets, a shell's ``-c``, ``config``."""
-    progs = {*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, *_ORACLE, "openssl", "nmcli",
-             "htpasswd"} - {"heroku", "svn"}
-    # a short name with the option it needs (a 3-byte literal slows the scan of every byte)
-    return (*sorted(p.encode() + b" " for p in progs if len(p) > 4), b"zip -", b"7z a ",
-            b"7z x ", b"7za a ", b"7za x ", b"7zz a ", b"7zz x ", b"7zr a ", b"7zr x ",
-            b"az login ", b"bcp ", b"osql -", b"helm ", b"oras ", b"curl ",
-            b"wget ", b"lftp ", b"rman ", b"sh -c ", b"git config ", b"npm config ",
-            b"yarn config ", b"pnpm config ", b"aws configure ")
+    programs whose own rules find secrets, a shell's ``-c``, ``config``. As few as can be:
+    without Hyperscan each is one search of the whole text. ``sql`` stands for mysql,
+    mysqldump, sqlcmd, sqlplus...; ``login`` for the tools whose ``-p`` is a password only
+    there (docker, podman, helm, az...) and ``vault login``; a short name goes with what
+    must follow it."""
+    return tuple(sorted((
+        b"sql", b"mariadb", b"login", b"nuget", b"dotnet", b"twine", b"keytool",
+        b"ssh-keygen", b"mosquitto_", b"mongo", b"ldap", b"redis-cli", b"sshpass",
+        b"htpasswd", b"openssl", b"nmcli", b"curl ", b"wget ", b"lftp ", b"smbclient",
+        b"rpcclient", b"zip -", b"7z a ", b"7z x ", b"7za ", b"7zz ", b"7zr ", b"bcp ",
+        b"rman ", b"expdp", b"impdp", b"dgmgrl", b"sh -c ", b"git config ", b"npm config ",
+        b"yarn config ", b"aws configure ")))
 
 
 def looks_like_command(line: str) -> bool:
