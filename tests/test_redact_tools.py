@@ -156,3 +156,38 @@ def test_terraform_output_json_sensitive_values(indent: int | None) -> None:
 def test_more_shapes(text: str, kept: str) -> None:
     out, _ = red(text)
     assert S not in out and kept in out, out
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # SQL as databases log it: the password's column in a row, MySQL's own statements
+    (f"INSERT INTO users (email, password, active) VALUES ('bob@example.com', '{S}', 1);",
+     "VALUES ('bob@example.com', '"),
+    (f'insert into "users" ("email", "api_token") values (\'a@b.c\', \'{S}\'), (\'c@d.e\', '
+     f"'{S}x')", 'insert into "users" ("email", "api_token") values'),
+    (f"SET PASSWORD FOR 'app'@'%' = '{S}';", "SET PASSWORD FOR 'app'@'%' = '"),
+    (f"ALTER USER 'app'@'%' IDENTIFIED WITH caching_sha2_password BY '{S}';",
+     "IDENTIFIED WITH caching_sha2_password BY '"),
+    # Redis and HAProxy configuration, and Redis's CONFIG SET
+    (f"requirepass {S}", "requirepass "),
+    (f"masterauth {S}", "masterauth "),
+    (f"127.0.0.1:6379> CONFIG SET requirepass {S}", "CONFIG SET requirepass "),
+    (f"    user admin insecure-password {S}", "user admin insecure-password "),
+    # LDIF: a value in base64 after `::`
+    (f"userPassword:: e1NTSEF9{S}", "userPassword:: "),
+])
+def test_databases_and_servers(text: str, kept: str) -> None:
+    out, counts = red(text)
+    assert S not in out, out
+    assert kept in out, out
+    assert sum(counts.values()) >= 1
+
+
+@pytest.mark.parametrize("text", [
+    "INSERT INTO users (email, active) VALUES ('bob@example.com', 1);",
+    "INSERT INTO events (kind, password_changed) VALUES ('login', true);",
+    "mysql: [Warning] Using a password on the command line interface can be insecure.",
+    "# requirepass foobared",
+    "dn:: Y249YWRtaW4sZGM9ZXhhbXBsZSxkYz1jb20=",
+])
+def test_what_databases_print_without_a_secret_stays(text: str) -> None:
+    assert red(text) == (text, {})

@@ -67,6 +67,8 @@ _RULES_BY_NEEDLE = (
     (b" -----", "kv-table"), (b"Private-Key:", "key-dump"),
     # `terraform output -json`: an output marked sensitive, whatever its name
     (b'"sensitive": true', "sensitive"), (b'"sensitive":true', "sensitive"),
+    # SQL: `INSERT INTO t (email, password) VALUES ('a@b.c', 'x')`, as databases log it
+    (b"INSERT ", "insert"), (b"insert ", "insert"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
 )
@@ -100,7 +102,7 @@ def redact_multiline(buf: bytes, count: Count,
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
-             "sensitive": _sensitive}
+             "sensitive": _sensitive, "insert": _insert}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -398,6 +400,57 @@ def _sensitive(lines: list[bytes], at: list[int], count: Count) -> bool:
                         hit = True
                     break
                 pos = 0
+    return hit
+
+
+_INSERT = re.compile(rb"(?i:insert[ \t]+(?:ignore[ \t]+)?into)[ \t]+[^\s(]{1,256}[ \t]*"
+                     rb"\(([^()\r\n]{1,4096})\)[ \t]*(?i:values)[ \t]*")
+_SQL_VALUE = re.compile(rb"[ \t]*('(?:[^'\r\n]|'')*'|\"(?:[^\"\r\n]|\"\")*\"|[^,()'\"\r\n]*?)"
+                        rb"[ \t]*([,)])")
+
+
+def _insert(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """``INSERT INTO t (email, password) VALUES ('a@b.c', 'x'), (...)``: in each row, the
+    values of the columns whose names look secret (the placeholders of a prepared
+    statement, ``?`` ``$1`` ``%s``, and a number under no password's name stay)."""
+    hit = False
+    for i in dict.fromkeys(at):
+        line = lines[i]
+        m = _INSERT.search(line)
+        if m is None:
+            continue
+        names = [c.strip(b" \t`\"[]").decode("utf-8", "replace") for c in m[1].split(b",")]
+        secret = {k for k, n in enumerate(names) if looks_secret_name(n)}
+        if not secret:
+            continue
+        out = [line[:m.end()]]
+        pos = m.end()
+        while pos < len(line) and line[pos:pos + 1] == b"(":  # a row: `(v, v, ...)`
+            pos += 1
+            out.append(b"(")
+            k = 0
+            while (v := _SQL_VALUE.match(line, pos)) is not None:
+                value = v[1]
+                quoted = value[:1] in (b"'", b'"')
+                plain = value[1:-1] if quoted else value
+                if k in secret and plain and not plain.startswith(b"[REDACTED") and not (
+                        looks_harmless_value(plain.decode("utf-8", "replace"), names[k])):
+                    value = (value[:1] + b"[REDACTED:secret-field]" + value[-1:] if quoted
+                             else b"[REDACTED:secret-field]")
+                    count("secret-field")
+                    hit = True
+                out.append(line[pos:v.start(1)] + value + line[v.end(1):v.end()])
+                pos = v.end()
+                k += 1
+                if v[2] == b")":
+                    break
+            sep = re.match(rb"[ \t]*,[ \t]*", line[pos:])
+            if sep is None:
+                break
+            out.append(sep[0])
+            pos += sep.end()
+        out.append(line[pos:])
+        lines[i] = b"".join(out)
     return hit
 
 

@@ -76,6 +76,8 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # escaped JSON inside a JSON string: `\"password\": \"value\"`
     ("escaped-json", rb"(?<=\\\")(?P<k>" + _KEY + rb")\\\"[ \t]*:[ \t]*(?P<v>\\\"(?:[^\"\\\r\n]"
      rb"|\\[^\"\r\n]){0,4096}\\\"|[^\s,}\\\"]{1,4096})"),
+    # LDIF: `userPassword:: <base64>`
+    ("ldif", rb"(?m:^)(?P<k>" + _KEY + rb")::[ \t]*(?P<v>[A-Za-z0-9+/]{4,8192}={0,2})"),
     # a line that is only `key: value` (YAML, HTTP headers): the value is the rest of the
     # line, spaces included (`KEY=a b` is not a shell or .env assignment of "a b")
     ("line", rb"(?m:^)[ \t]*(?:- )?(?P<k>[\"']?" + _KEY + rb"[\"']?)[ \t]*:[ \t]*"
@@ -90,8 +92,15 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     ("forced-netrc", rb"(?<![A-Za-z0-9_\-])(?P<k>password|passwd)[ \t]+"
      rb"(?P<v>(?!\[REDACTED)[^\s\"']\S{0,1023}|" + _QUOTED + rb")"),
     # SQL: `PASSWORD 'x'`, `IDENTIFIED BY 'x'`, `PASSWORD = 'x'`
-    ("forced-sql", rb"(?<![A-Za-z0-9_\-])(?P<k>(?i:password|identified by))(?:[ \t]*=[ \t]*|[ \t]+)"
+    # (MySQL: `SET PASSWORD FOR 'u'@'h' = 'x'`, `IDENTIFIED WITH plugin BY 'x'`)
+    ("forced-sql", rb"(?<![A-Za-z0-9_\-])(?P<k>(?i:set[ \t]+password[ \t]+for[ \t]+[^\s=]{1,256}"
+     rb"|password|identified(?:[ \t]+with[ \t]+[A-Za-z0-9_]{1,64})?[ \t]+by))"
+     rb"(?:[ \t]*=[ \t]*|[ \t]+)"
      rb"(?P<v>'(?:[^'\r\n]|'')*'|\"[^\"\r\n]*\")"),
+    # a server's configuration word and its password (redis.conf, `CONFIG SET`, HAProxy's
+    # userlist); not the commented example of redis.conf (`# requirepass foobared`)
+    ("forced-config-word", rb"(?<![A-Za-z0-9_\-])(?<!# )(?P<k>(?i:requirepass|masterauth"
+     rb"|insecure-password))[ \t]+(?P<v>(?!\[REDACTED)[^\s\"']{1,1024}|" + _QUOTED + rb")"),
     # .pgpass: `host:port:database:user:password`, the whole line
     ("forced-pgpass", rb"(?m:^)(?P<k>[A-Za-z0-9_.\-*\[\]]{1,253}:(?:\d{1,5}|\*):[^:\s]{1,256}:"
      rb"[^:\s]{1,256}:)(?P<v>\S{1,1024})\r?(?=\n|\Z)"),
@@ -116,7 +125,9 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
 # literals that trigger the shapes above that hold no secret word of their own
 FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by", b"::add-mask::", b"> auth", b'] "auth"',
                                     b"connect ", b"conn ", b"sqlplus ",
-                                    b"convertto-securestring")
+                                    b"convertto-securestring", b"identified with",
+                                    b"set password for ", b"requirepass", b"masterauth",
+                                    b"insecure-password")
 # ...and those that start their line (mode LINE: the line start is a candidate)
 LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
 # ...and the short words as a whole name with blanks before the separator (`pin = 1234`,

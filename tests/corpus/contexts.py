@@ -184,6 +184,11 @@ def _jwk(rng: random.Random, *, pretty: bool) -> tuple[str, tuple[str, ...]]:
     return (json.dumps(key, indent=2) if pretty else json.dumps(key)), (d,)
 
 
+def _ldif(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    encoded = b64(password(rng))
+    return f"dn: uid=bob,dc=example,dc=com\nuserPassword:: {encoded}", (encoded,)
+
+
 def _basic(rng: random.Random) -> tuple[str, tuple[str, ...]]:
     p = password(rng)
     return f"> Authorization: Basic {b64('deploy:' + p)}", (b64("deploy:" + p),)
@@ -224,6 +229,10 @@ STRUCTURAL: dict[str, Structural] = {
                                      '    "type": "string",\n    "value": "{p}"\n  }}\n}}', "!#%"),
     "powershell-securestring": _p('$c = ConvertTo-SecureString "{p}" -AsPlainText -Force'),
     "key-secret-key": _p("secret_key: {p}"),
+    "sql-insert-row": _p("INSERT INTO users (email, password) VALUES ('bob@example.com', '{p}');"),
+    "mysql-set-password": _p("SET PASSWORD FOR 'app'@'%' = '{p}';"),
+    "redis-requirepass": _p("requirepass {p}"),
+    "ldif-base64": _ldif,
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
     "code-eqeq": _p('    if password == "{p}":'),
