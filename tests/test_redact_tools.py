@@ -191,3 +191,24 @@ def test_databases_and_servers(text: str, kept: str) -> None:
 ])
 def test_what_databases_print_without_a_secret_stays(text: str) -> None:
     assert red(text) == (text, {})
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    (f"GET /login?next=%2Fapp%3Fpassword%3D{S} HTTP/1.1", " HTTP/1.1"),
+    (f"redirect_uri=https%3A%2F%2Fa.example%2Fcb%3Faccess_token%3D{S}%26state%3D1",
+     "%26state%3D1"),
+    (f'"url": "https://x.example/cb?next=%2Fa%3Fapi_key%3d{S}"', '"'),
+])
+def test_a_url_encoded_separator(text: str, kept: str) -> None:
+    """A query string inside another one (a redirect, an OAuth callback) writes `=` as
+    `%3D` and `&` as `%26`: the value goes, up to the next encoded field."""
+    out, _ = red(text)
+    assert S not in out and out.endswith(kept), out
+
+
+@pytest.mark.parametrize("text", [
+    "GET /search?q=token%3Dexpired%26page%3D2 HTTP/1.1",
+    "next=%2Fsettings%3Ftab%3Dpassword",
+])
+def test_url_encoded_fields_without_a_secret_stay(text: str) -> None:
+    assert red(text) == (text, {})

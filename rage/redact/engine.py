@@ -26,6 +26,7 @@ from rage.redact.patterns import compile_custom
 from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
+    IDENT,
     KEY,
     LINE,
     SHORT,
@@ -145,6 +146,7 @@ class RedactionEngine(Handlers):
         trig(ci, P.SECRET_WORDS, KEY)
         trig(ci, P.FORM_TRIGGERS, 0)
         trig(cs, P.LINE_TRIGGERS, LINE)
+        trig(ci, P.ENCODED_TRIGGERS, IDENT)
         trig(ci, P.SHORT_SPACED, SHORT)
         if self._pseudonymize:
             self._first_name = len(alts)
