@@ -212,3 +212,18 @@ def test_a_url_encoded_separator(text: str, kept: str) -> None:
 ])
 def test_url_encoded_fields_without_a_secret_stay(text: str) -> None:
     assert red(text) == (text, {})
+
+
+@pytest.mark.parametrize("text", [
+    # source lines a Python traceback shows (found in the stdlib's smtplib, netrc, urllib)
+    "    userid = passwd = acct = ''",
+    "        auth = 'Basic ' + base64.b64encode(raw.encode()).decode('ascii')",
+    '  File "/usr/lib/python3.11/netrc.py", line 80, in _parse\n    login = account = password = \'\'',
+])
+def test_code_in_a_traceback_stays(text: str) -> None:
+    assert red(text) == (text, {})
+
+
+def test_a_value_next_to_code_still_goes() -> None:
+    out, _ = red(f"password = {S}\nDB_PASSWORD={S}==\nauth = 'Basic {S}'")
+    assert S not in out

@@ -18,6 +18,7 @@ from rage.redact.values import (
     LINE_NO,
     NEXT_VALUE,
     a_state_word,
+    chained,
     help_text,
     log_message,
     netrc_context,
@@ -266,6 +267,8 @@ class Handlers:
                     ve = vs + len(value)
         low = value.lower()
         skey = lkey.decode("ascii", "replace")
+        if low.strip() in P.AUTH_SCHEMES or (form == "inline" and chained(buf, vs, ve)):
+            return m.end(kg) if has_key else m.end()  # `auth = 'Basic ' + b64`, `a = b = ''`
         if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or LINE_NO.match(value) or (
             not_a_value(value)
             or (form not in ("cli-arg", "setenv")

@@ -101,6 +101,17 @@ def a_state_word(lkey: bytes, value: bytes) -> bool:
     return lkey in _WEAK_KEYS and len(value) <= 12 and value.isalpha() and value.islower()
 
 
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN_NEXT = re.compile(rb"[ \t]*=(?!=)")
+
+
+def chained(buf: bytes, vs: int, ve: int) -> bool:
+    """``userid = passwd = acct = ''``: the value is the next name of a chained assignment in
+    code (a traceback's source line), not a value."""
+    return _IDENTIFIER.fullmatch(buf, vs, ve) is not None and \
+        _ASSIGN_NEXT.match(buf, ve) is not None
+
+
 def not_a_value(value: bytes) -> bool:
     """A value that names or computes a secret instead of being one: another secret name
     (``key: password``, ``auth: token``), a code expression, a tool's placeholder phrase."""
