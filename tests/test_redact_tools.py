@@ -218,7 +218,8 @@ def test_url_encoded_fields_without_a_secret_stay(text: str) -> None:
     # source lines a Python traceback shows (found in the stdlib's smtplib, netrc, urllib)
     "    userid = passwd = acct = ''",
     "        auth = 'Basic ' + base64.b64encode(raw.encode()).decode('ascii')",
-    '  File "/usr/lib/python3.11/netrc.py", line 80, in _parse\n    login = account = password = \'\'',
+    '  File "/usr/lib/python3.11/netrc.py", line 80, in _parse\n'
+    "    login = account = password = ''",
 ])
 def test_code_in_a_traceback_stays(text: str) -> None:
     assert red(text) == (text, {})
