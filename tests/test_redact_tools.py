@@ -228,3 +228,22 @@ def test_code_in_a_traceback_stays(text: str) -> None:
 def test_a_value_next_to_code_still_goes() -> None:
     out, _ = red(f"password = {S}\nDB_PASSWORD={S}==\nauth = 'Basic {S}'")
     assert S not in out
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_json_escaped_once_or_more_keeps_its_shape(depth: int) -> None:
+    """A log inside a log: JSON in a JSON string, itself in one... The secret goes at every
+    depth, and every level still parses (the escaped quotes around the value stay)."""
+    import json
+
+    doc: object = {"password": S, "user": "bob"}
+    for _ in range(depth):
+        doc = {"msg": json.dumps(doc)}
+    text = json.dumps(doc)
+    out, counts = red(text)
+    assert S not in out and counts == {"secret-field": 1}
+    inner: object = json.loads(out)
+    for _ in range(depth):
+        assert isinstance(inner, dict)
+        inner = json.loads(inner["msg"])
+    assert inner == {"password": "[REDACTED:secret-field]", "user": "bob"}

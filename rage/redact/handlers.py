@@ -41,6 +41,7 @@ _SECRET_KEYS: dict[bytes, bool] = {}  # looks_secret_name of the keys seen: a lo
 
 
 _AUTH_KEYS = frozenset({b"authorization", b"proxy-authorization"})
+_ESCAPED_QUOTE = re.compile(rb'(?:\\\\)*\\"')
 
 
 def _secret_key(key: bytes) -> bool:
@@ -226,8 +227,10 @@ class Handlers:
         lkey = key.lower()
         buf = m.string
         value = buf[vs:ve]
-        if value[:2] == b'\\"' and value[-2:] == b'\\"' and len(value) >= 4:
-            vs, ve = vs + 2, ve - 2  # keep the escaped quotes
+        esc = _ESCAPED_QUOTE.match(value) if value[:1] == b"\\" else None
+        if esc is not None and value.endswith(esc[0]) and len(value) >= 2 * len(esc[0]):
+            q = len(esc[0])  # keep the escaped quotes (`\"`, or `\\\"` escaped twice)
+            vs, ve = vs + q, ve - q
         elif value[:1] in (b'"', b"'") and len(value) >= 2:
             vs, ve = vs + 1, ve - 1  # keep the quotes
         else:

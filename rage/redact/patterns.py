@@ -74,8 +74,9 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # XML: `<password>...</password>`, `<Password type="x">...<`
     ("xml", rb"<(?P<k>" + _KEY + rb")(?:[ \t][^<>\r\n]{0,512})?>(?P<v>[^<\r\n]{1,4096})</"),
     # escaped JSON inside a JSON string: `\"password\": \"value\"`
-    ("escaped-json", rb"(?<=\\\")(?P<k>" + _KEY + rb")\\\"[ \t]*:[ \t]*(?P<v>\\\"(?:[^\"\\\r\n]"
-     rb"|\\[^\"\r\n]){0,4096}\\\"|[^\s,}\\\"]{1,4096})"),
+    # (and JSON escaped twice or more: `\\\"password\\\": \\\"x\\\"`, a log inside a log)
+    ("escaped-json", rb"(?<=\\\")(?P<k>" + _KEY + rb")(?:\\\\)*\\\"[ \t]*:[ \t]*"
+     rb"(?P<v>(?:\\\\)*\\\"(?:[^\"\\\r\n]|\\[^\"\r\n]){0,4096}?(?:\\\\)*\\\"|[^\s,}\\\"]{1,4096})"),
     # LDIF: `userPassword:: <base64>`
     ("ldif", rb"(?m:^)(?P<k>" + _KEY + rb")::[ \t]*(?P<v>[A-Za-z0-9+/]{4,8192}={0,2})"),
     # a line that is only `key: value` (YAML, HTTP headers): the value is the rest of the

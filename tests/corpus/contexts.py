@@ -233,6 +233,8 @@ STRUCTURAL: dict[str, Structural] = {
     "mysql-set-password": _p("SET PASSWORD FOR 'app'@'%' = '{p}';"),
     "redis-requirepass": _p("requirepass {p}"),
     "ldif-base64": _ldif,
+    "json-escaped-twice": _p('{{"msg": "{{\\"cfg\\": \\"{{\\\\\\"password\\\\\\": '
+                             '\\\\\\"{p}\\\\\\"}}\\"}}"}}', "!#%*"),
     "url-encoded-in-a-redirect": _p("GET /login?next=%2Fapp%3Fpassword%3D{p} HTTP/1.1", "!*"),
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
