@@ -247,3 +247,44 @@ def test_json_escaped_once_or_more_keeps_its_shape(depth: int) -> None:
         assert isinstance(inner, dict)
         inner = json.loads(inner["msg"])
     assert inner == {"password": "[REDACTED:secret-field]", "user": "bob"}
+
+
+def test_azure_storage_account_keys_list() -> None:
+    """`az storage account keys list`: each key's `value`, next to its `keyName` (an older
+    key has no marker of its own: 88 characters of base64, like a sha512 digest)."""
+    import json
+
+    keys = [{"creationTime": "2026-01-01T00:00:00Z", "keyName": f"key{i}", "permissions": "FULL",
+             "value": (S * 5)[:86 - i] + "AB"[:i] + "=="} for i in (1, 2)]
+    for text in (json.dumps(keys, indent=2), json.dumps(keys)):
+        out, counts = red(text)
+        assert S not in out and counts == {"secret-field": 2}
+        assert '"keyName": "key1"' in out and '"permissions": "FULL"' in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["gh", "secret", "set", "API_TOKEN", "--body", S],
+    ["gh", "secret", "set", "API_TOKEN", "-b", S, "--repo", "acme/app"],
+    ["gh", "secret", "set", "API_TOKEN", f"--body={S}"],
+])
+def test_gh_secret_set(argv: list[str]) -> None:
+    out = Redactor(pseudonymize=False).argv(argv)
+    assert not any(S in a for a in out) and out[:4] == argv[:4]
+    printed, _ = red("+ " + " ".join(argv) + "\n")  # and printed in a log
+    assert S not in printed
+
+
+def test_gh_variable_set_stays() -> None:
+    argv = ["gh", "variable", "set", "REGION", "--body", "eu-west-1"]
+    assert Redactor(pseudonymize=False).argv(argv) == argv
+
+
+def test_several_sensitive_outputs_on_one_line() -> None:
+    """`terraform output -json | jq -c .`: a replaced value moves what follows it; every
+    sensitive value on the line goes (the second leaked when the first was long)."""
+    import json
+
+    outputs = {f"o{i}": {"sensitive": True, "type": "string", "value": f"{S}{i}" * (4 - i)}
+               for i in range(3)}
+    out, counts = red(json.dumps(outputs))
+    assert S not in out and counts == {"secret-field": 3}

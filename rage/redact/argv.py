@@ -107,10 +107,14 @@ def _program(argv: list[str]) -> int:
     return 0
 
 
+# (program, subcommand, subcommand) -> options whose value is a secret there only
+_SUBCOMMAND_OPTS: dict[tuple[str, ...], frozenset[str]] = {
+    ("gh", "secret", "set"): frozenset({"--body", "-b"}),
+}
 # Oracle's `user/password[@db]`, the first argument that is not an option
 _ORACLE = frozenset({"sqlplus", "rman", "expdp", "impdp", "exp", "imp", "sqlldr", "dgmgrl",
                      "sqlcl"})
-_KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, *_ORACLE - {"exp", "imp"},
+_KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, *_ORACLE - {"exp", "imp"}, "gh",
                     "openssl", "nmcli", "htpasswd",
                     *_SHELLS, "git", "npm", "yarn", "pnpm", "aws"}) - {"heroku", "svn"}
 
@@ -167,6 +171,7 @@ def command_needles() -> tuple[bytes, ...]:
         b"htpasswd", b"openssl", b"nmcli", b"curl ", b"wget ", b"lftp ", b"smbclient",
         b"rpcclient", b"zip -", b"7z a ", b"7z x ", b"7za ", b"7zz ", b"7zr ", b"bcp ",
         b"rman ", b"expdp", b"impdp", b"dgmgrl", b"sh -c ", b"git config ", b"npm config ",
+        b"gh secret ",
         b"yarn config ", b"aws configure ")))
 
 
@@ -222,6 +227,7 @@ class ArgvRedactor:
         opts = _SECRET_OPTS.get(prog, frozenset())
         if prog in _LOGIN_ONLY and "login" not in argv[start:]:
             opts = frozenset()  # `docker run -p 8080:80` publishes a port
+        opts |= _SUBCOMMAND_OPTS.get((prog, *argv[start + 1:start + 3]), frozenset())
         # `-u user:password` is curl's, but many tools copy it (`docker run -u 1000:1000` is
         # a uid:gid: numbers are kept)
         userpass = _USERPASS.get(prog, _GENERIC_USERPASS)
@@ -242,8 +248,8 @@ class ArgvRedactor:
                 continue
             if a.startswith("-") and "=" in a:
                 name, _eq, _value = a.partition("=")
-                if _secret_option(name.removeprefix("-D")):
-                    hide(i, name + "=", name)
+                if _secret_option(name.removeprefix("-D")) or name in opts:
+                    hide(i, name + "=", name if name not in opts else "password")
                 elif prog == "openssl" and name in _OPENSSL_PASS:
                     self._openssl_pass(argv, out, done, i, len(name) + 1)
             elif a in opts and nxt:

@@ -67,6 +67,7 @@ _RULES_BY_NEEDLE = (
     (b" -----", "kv-table"), (b"Private-Key:", "key-dump"),
     # `terraform output -json`: an output marked sensitive, whatever its name
     (b'"sensitive": true', "sensitive"), (b'"sensitive":true', "sensitive"),
+    (b'"keyName"', "sensitive"),
     # SQL: `INSERT INTO t (email, password) VALUES ('a@b.c', 'x')`, as databases log it
     (b"INSERT ", "insert"), (b"insert ", "insert"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
@@ -372,7 +373,10 @@ def _jwk(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_SENSITIVE = re.compile(rb'"sensitive"[ \t]*:[ \t]*true')
+# what marks an object's `"value"` secret: terraform's `"sensitive": true`; the `keyName` of
+# an Azure storage account key (`az storage account keys list`)
+_SENSITIVE = re.compile(rb'"sensitive"[ \t]*:[ \t]*true|"keyName"[ \t]*:[ \t]*"[^"\r\n]{1,64}"')
+_SIBLING = re.compile(rb'"sensitive"|"keyName"')
 _SENSITIVE_VALUE = re.compile(rb'"value"[ \t]*:[ \t]*(?:"((?:[^"\\\r\n]|\\.)*)"'
                               rb'|(-?[0-9][0-9.eE+\-]*))')
 _SENSITIVE_REACH = 24  # lines from `"sensitive": true` to its `"value"` (a long type list)
@@ -381,15 +385,19 @@ _SENSITIVE_REACH = 24  # lines from `"sensitive": true` to its `"value"` (a long
 def _sensitive(lines: list[bytes], at: list[int], count: Count) -> bool:
     """``terraform output -json``: each output is ``{"sensitive": b, "type": t, "value": v}``
     in that order; where ``sensitive`` is true the value that follows (a string or a
-    number) is a secret, whatever the output is called."""
+    number) is a secret, whatever the output is called. Likewise the ``value`` after an
+    Azure storage key's ``keyName``."""
     hit = False
     for i in dict.fromkeys(at):
-        for s in _SENSITIVE.finditer(lines[i]):
-            pos = s.end()
+        start = 0
+        # searched again in the line as it now is: a value replaced before moves what follows
+        while (s := _SENSITIVE.search(lines[i], start)) is not None:
+            pos = start = s.end()
             for j in range(i, min(i + _SENSITIVE_REACH, len(lines))):
                 line = lines[j]
                 m = _SENSITIVE_VALUE.search(line, pos)
-                other = line.find(b'"sensitive"', pos)
+                o = _SIBLING.search(line, pos)
+                other = o.start() if o is not None else -1
                 if other >= 0 and (m is None or other < m.start()):
                     break  # the next output's: this one's value is no scalar
                 if m is not None:
