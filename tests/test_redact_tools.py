@@ -288,3 +288,35 @@ def test_several_sensitive_outputs_on_one_line() -> None:
                for i in range(3)}
     out, counts = red(json.dumps(outputs))
     assert S not in out and counts == {"secret-field": 3}
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # Bundler: BUNDLE_<HOST>=user:password (a gem server's credentials, host in the name)
+    (f"BUNDLE_GEMS__CONTRIBSYS__COM=user:{S}", "BUNDLE_GEMS__CONTRIBSYS__COM=user:"),
+    (f"export BUNDLE_ENTERPRISE__EXAMPLE__COM='ci:{S}'", "BUNDLE_ENTERPRISE__EXAMPLE__COM='ci:"),
+    # dotnet nuget add source ... -p X
+    (f"+ dotnet nuget add source https://x/index.json -n x -u bob -p {S} --store-password-in-"
+     "clear-text", "-u bob -p "),
+    # Composer's auth.json and COMPOSER_AUTH: a host's token under bearer, gitlab-token...
+    (f'{{"bearer": {{"repo.example.com": "{S}"}}}}', '{"bearer": {"repo.example.com": "'),
+    (f'{{\n    "gitlab-token": {{\n        "gitlab.example.com": "{S}"\n    }}\n}}',
+     '"gitlab.example.com": "'),
+])
+def test_package_managers(text: str, kept: str) -> None:
+    out, _ = red(text)
+    assert S not in out and kept in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "BUNDLE_PATH=vendor/bundle", "BUNDLE_WITHOUT=development:test",
+    '{"bearer": {"type": "jwt"}}', '{"require": {"php": "^8.2", "monolog/monolog": "^3.0"}}',
+])
+def test_package_managers_settings_stay(text: str) -> None:
+    assert red(text) == (text, {})
+
+
+def test_a_secret_before_an_equals_sign_is_no_chained_assignment() -> None:
+    """Found by the stream property test: `password=A000000000000000 =` kept its value
+    when a chained assignment's next name (`a = b = ''`) could be any identifier."""
+    out, _ = red(f" password={S} =")
+    assert S not in out

@@ -110,6 +110,8 @@ def _program(argv: list[str]) -> int:
 # (program, subcommand, subcommand) -> options whose value is a secret there only
 _SUBCOMMAND_OPTS: dict[tuple[str, ...], frozenset[str]] = {
     ("gh", "secret", "set"): frozenset({"--body", "-b"}),
+    ("dotnet", "nuget", "add"): frozenset({"-p"}),
+    ("dotnet", "nuget", "update"): frozenset({"-p"}),
 }
 # Oracle's `user/password[@db]`, the first argument that is not an option
 _ORACLE = frozenset({"sqlplus", "rman", "expdp", "impdp", "exp", "imp", "sqlldr", "dgmgrl",

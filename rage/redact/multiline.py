@@ -68,6 +68,8 @@ _RULES_BY_NEEDLE = (
     # `terraform output -json`: an output marked sensitive, whatever its name
     (b'"sensitive": true', "sensitive"), (b'"sensitive":true', "sensitive"),
     (b'"keyName"', "sensitive"),
+    # Composer's auth.json: `"bearer": {"repo.example.com": "token"}` (and gitlab-token...)
+    (b'"bearer"', "host-tokens"), (b'-token"', "host-tokens"), (b'-oauth"', "host-tokens"),
     # SQL: `INSERT INTO t (email, password) VALUES ('a@b.c', 'x')`, as databases log it
     (b"INSERT ", "insert"), (b"insert ", "insert"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
@@ -103,7 +105,7 @@ def redact_multiline(buf: bytes, count: Count,
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
-             "sensitive": _sensitive, "insert": _insert}
+             "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -406,6 +408,52 @@ def _sensitive(lines: list[bytes], at: list[int], count: Count) -> bool:
                         lines[j] = line[:m.start(g)] + b"[REDACTED:secret-field]" + line[m.end(g):]
                         count("secret-field")
                         hit = True
+                    break
+                pos = 0
+    return hit
+
+
+_HOST_OBJECT = re.compile(rb'"([A-Za-z0-9_.\-]{1,64})"[ \t]*:[ \t]*\{')
+_HOST_MEMBER = re.compile(rb'"[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})+(?::\d{1,5})?"'
+                          rb'[ \t]*:[ \t]*"((?:[^"\\\r\n]|\\.){1,4096})"')
+_HOST_REACH = 64  # lines of one such object, at most
+
+
+def _host_tokens(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """Composer's ``auth.json`` (and ``COMPOSER_AUTH``): under a secret-named key
+    (``bearer``, ``gitlab-token``, ``github-oauth``), an object of host names, each with its
+    token: ``"repo.example.com": "token"``. Up to the object's ``}``; an object nested in it
+    (``http-basic``'s ``{"username", "password"}``) is the key/value rules' own."""
+    hit = False
+    for i in dict.fromkeys(at):
+        start = 0
+        while (o := _HOST_OBJECT.search(lines[i], start)) is not None:
+            start = o.end()
+            if not looks_secret_name(o[1].decode("ascii")):
+                continue
+            pos = o.end()
+            for j in range(i, min(i + _HOST_REACH, len(lines))):
+                line = lines[j]
+                close = line.find(b"}", pos)
+                nested = line.find(b"{", pos)
+                end = len(line) if close < 0 else close
+                if 0 <= nested < end:
+                    break  # `{"host": {...}}`: not a token per host
+                out, n = [], 0
+                for m in _HOST_MEMBER.finditer(line, pos, end):
+                    value = m[1]
+                    if value.startswith(b"[REDACTED") or looks_harmless_value(
+                            value.decode("utf-8", "replace")):
+                        continue
+                    out.append((m.start(1), m.end(1)))
+                for a, b in reversed(out):
+                    line = line[:a] + b"[REDACTED:secret-field]" + line[b:]
+                    count("secret-field")
+                    n += 1
+                if n:
+                    lines[j] = line
+                    hit = True
+                if close >= 0:
                     break
                 pos = 0
     return hit

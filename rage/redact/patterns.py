@@ -124,6 +124,10 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # matched (before "inline" it cost 3% of a log full of secret words)
     ("url-encoded", _LB + rb"(?P<k>" + _KEY + rb")%3[Dd](?P<v>(?!\[REDACTED)"
      rb"(?:[^\s&\"'<>%]|%(?!26|3[Dd])[0-9A-Fa-f]{2}){1,4096})"),
+    # Bundler: `BUNDLE_<HOST>=user:password`, a gem server's credentials (its host, dots as
+    # `__`, in the name): the password
+    ("forced-bundler", rb"(?<![A-Za-z0-9_])(?P<k>(?i:bundle_)[A-Za-z0-9_]{0,128}__"
+     rb"[A-Za-z0-9_]{1,128}=[\"']?[^\s:\"']{1,256}:)(?P<v>(?!\[REDACTED)[^\s\"']{1,1024})"),
     # a bearer token without a header name in front of it
     ("bearer", rb"(?<![A-Za-z0-9_\-])(?i:bearer)[ \t]+(?P<v>(?!\[REDACTED)"
      rb"[A-Za-z0-9._~+/\-]{8,4096}=*)"),
@@ -133,7 +137,7 @@ FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by", b"::add-mask::", b"> auth"
                                     b"connect ", b"conn ", b"sqlplus ",
                                     b"convertto-securestring", b"identified with",
                                     b"set password for ", b"requirepass", b"masterauth",
-                                    b"insecure-password")
+                                    b"insecure-password", b"bundle_")
 # ...and `=` URL-encoded (mode IDENT: the name before it is the start), for the "url-encoded"
 # form: not a key separator of the scans, whose expression for a secret word and its
 # separator it slowed by 4-5% on a log full of those words

@@ -101,7 +101,8 @@ def a_state_word(lkey: bytes, value: bytes) -> bool:
     return lkey in _WEAK_KEYS and len(value) <= 12 and value.isalpha() and value.islower()
 
 
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# a variable's name: lower case, no digits (a secret mostly has digits or capitals)
+_IDENTIFIER = re.compile(rb"[a-z_][a-z_]{0,31}")
 _ASSIGN_NEXT = re.compile(rb"[ \t]*=(?!=)")
 
 

@@ -235,6 +235,9 @@ STRUCTURAL: dict[str, Structural] = {
     "ldif-base64": _ldif,
     "json-escaped-twice": _p('{{"msg": "{{\\"cfg\\": \\"{{\\\\\\"password\\\\\\": '
                              '\\\\\\"{p}\\\\\\"}}\\"}}"}}', "!#%*"),
+    "bundler-host-credentials": _p("BUNDLE_GEMS__CONTRIBSYS__COM=ci:{p}", "!#%*"),
+    "composer-auth-bearer": _p('{{\n    "bearer": {{\n        "repo.example.com": "{p}"\n'
+                               '    }}\n}}'),
     "url-encoded-in-a-redirect": _p("GET /login?next=%2Fapp%3Fpassword%3D{p} HTTP/1.1", "!*"),
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
