@@ -83,12 +83,6 @@ def _default_hostname() -> str | None:
         return None
 
 
-def _evidence(key: str, value: str | int | float) -> bool:
-    """A number, path or placeholder under a secret name is kept (MAX_TOKENS: 4096), but not
-    a number under a password-like name (a PIN)."""
-    return looks_harmless_value(str(value), key)
-
-
 _COMMAND_MAX = 64 * 1024
 _ARGV_KEYS = frozenset({"argv", "cmdline", "command_line", "args"})
 _Bytes = bytes  # the Redactor.bytes method shadows the builtin inside the class
@@ -237,7 +231,8 @@ class Redactor(RedactionEngine):
                     continue
                 if isinstance(k, str) and looks_secret_name(k) and not isinstance(v, dict) \
                         and v is not None and not isinstance(v, bool) and v not in ("", [], ()) \
-                        and not (isinstance(v, str | int | float) and _evidence(k, v)):
+                        and not (isinstance(v, str | int | float)
+                                 and looks_harmless_value(str(v), k)):  # 4096; not a PIN
                     self._count("secret-field")
                     out[nk] = "[REDACTED:secret-field]"
                 else:

@@ -131,10 +131,6 @@ def _oracle_login(arg: str) -> bool:
         and not pw.startswith("[REDACTED"))
 
 
-def _ignore(kind: str) -> None:
-    pass
-
-
 def command_start(line: str) -> int | None:
     """Where ``line`` runs a program these rules know, with at least one argument: at its
     start, after a prompt or trace mark (``$ ``, ``+ ``), a log prefix or ``ps`` columns."""
@@ -155,9 +151,13 @@ def redact_command_line(line: str, count: Callable[[str], None]) -> str | None:
     if start is None:
         return None
     rest = line[start:]  # a script: `a -p X; b -w Y && c` is three commands
-    if ArgvRedactor(str, _ignore).script(rest) == rest:
+    kinds: list[str] = []  # counted only if the line changes (script() re-joins it then)
+    cleaned = ArgvRedactor(str, kinds.append).script(rest)
+    if cleaned == rest:
         return None
-    return line[:start] + ArgvRedactor(str, count).script(rest)
+    for kind in kinds:
+        count(kind)
+    return line[:start] + cleaned
 
 
 def command_needles() -> tuple[bytes, ...]:

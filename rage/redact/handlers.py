@@ -239,7 +239,7 @@ class Handlers:
             ve = max(ve, self._format_end(buf, vs))
         if lkey in (b"cookie", b"set-cookie"):
             kind = "cookie"
-        elif lkey in (b"authorization", b"proxy-authorization") or lkey.startswith(b"x-"):
+        elif lkey in _AUTH_KEYS or lkey.startswith(b"x-"):
             kind = "auth-header"
         else:
             kind = "secret-field"

@@ -439,18 +439,13 @@ def _host_tokens(lines: list[bytes], at: list[int], count: Count) -> bool:
                 end = len(line) if close < 0 else close
                 if 0 <= nested < end:
                     break  # `{"host": {...}}`: not a token per host
-                out, n = [], 0
-                for m in _HOST_MEMBER.finditer(line, pos, end):
-                    value = m[1]
-                    if value.startswith(b"[REDACTED") or looks_harmless_value(
-                            value.decode("utf-8", "replace")):
-                        continue
-                    out.append((m.start(1), m.end(1)))
-                for a, b in reversed(out):
+                spans = [m.span(1) for m in _HOST_MEMBER.finditer(line, pos, end)
+                         if not m[1].startswith(b"[REDACTED")
+                         and not looks_harmless_value(m[1].decode("utf-8", "replace"))]
+                for a, b in reversed(spans):
                     line = line[:a] + b"[REDACTED:secret-field]" + line[b:]
                     count("secret-field")
-                    n += 1
-                if n:
+                if spans:
                     lines[j] = line
                     hit = True
                 if close >= 0:
