@@ -4,7 +4,7 @@ Both must redact every text the same: the native database encodes the key shapes
 pure-Python scan tests in Python, so a shape compiled wrongly, or a Vectorscan bug, shows
 up here as a difference. Texts are spliced from the pieces the shapes are made of (secret
 words in every case, separators, quotes, blanks, `--`, `<`, `setenv`, netrc and SQL words,
-catalogue prefixes, names, URLs), where a difference is most likely.
+password prompts, catalogue prefixes, names, URLs), where a difference is most likely.
 """
 
 from __future__ import annotations
@@ -31,7 +31,11 @@ WORDS = ["token", "TOKEN", "Token", "secret", "password", "passwd", "PASSWORD", 
          "pat", "sig", "pin", "DB_PIN", "x-api-key", "value", "val", "login", "machine",
          "account", "identified by", "IDENTIFIED BY", "setenv", "set -x", "set -gx", "export",
          "/home/alice", "/home/bob", "alice", "alice-laptop", "/Users/carol", "https://",
-         "ftp://", "@", "git@", "user:pw@", "asyncio", "cio"]
+         "ftp://", "@", "git@", "user:pw@", "asyncio", "cio",
+         # a password prompt's words (rage.redact.patterns.PROMPT_KEY)
+         "Password for ", "password for ", "passphrase for key ", "Enter PEM pass phrase",
+         "pass phrase for ", "Password (again)", "passcode of ", "[sudo] ", "Enter ",
+         "'https://bob@host'", "user bob"]
 SEPS = ["=", ":", ": ", " = ", "==", "=>", ".=", "?=", ":=", "+=", ",", ">", "<", "\\", '"',
         "'", " ", "  ", "\t", "--", "-", "_", ".", "[", "]", "(", ")", "{", "}", "\n", '\\"',
         "\\n", "\r\n", "&", ";", "/", "\x1b[32m", "\x1b[0m", "\x1b[K"]

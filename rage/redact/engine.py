@@ -176,7 +176,12 @@ class RedactionEngine(Handlers):
         native = native_scan(_plan(cs), _plan(ci), tuple(searched), formats=_plan(every_fmt),
                              names_cs=tuple(names_cs), names_ci=tuple(names_ci),
                              multiline=MULTILINE_NEEDLES, names_after=names_after,
+                             line_shapes=(P.PROMPT_KEY + rb"[ \t]*:[ \t]+[^\s\"'\[]",),
                              stored=not lits)  # registered literals never reach a disk
+        # the reference scan finds a prompt's line from its literals; the native one from
+        # the whole shape (the literals are in prose too: `password for ` is in 1% of the
+        # lines of issue 10's words-heavy log, each a line tried in vain)
+        trig(ci, P.PROMPT_TRIGGERS, LINE)
         fmt_rest, fmt_groups = group_plan(scan_plan(fmt_cs), GROUP_BYTES)
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)
@@ -271,6 +276,9 @@ class RedactionEngine(Handlers):
         for pat in self._custom:
             out = pat.sub(self._custom_repl, out)
         return out
+
+    def _inside(self, buf: bytes, a: int, b: int) -> bytes:
+        return self._lines(self.build(), buf, a, b)
 
     def _custom_repl(self, m: re.Match[bytes]) -> bytes:
         self._count("custom")

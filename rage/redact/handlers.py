@@ -23,6 +23,7 @@ from rage.redact.values import (
     log_message,
     netrc_context,
     not_a_value,
+    prompt_prose,
     prose,
 )
 from rage.sensitive import looks_harmless_value, looks_secret_name
@@ -88,6 +89,11 @@ class Handlers:
 
     def _count(self, kind: str, n: int = 1) -> None:
         self._counts[kind] = self._counts.get(kind, 0) + n
+
+    def _inside(self, buf: bytes, a: int, b: int) -> bytes:
+        """``buf[a:b]`` redacted on its own by the line rules (the engine's): the names in
+        a prompt a match takes whole."""
+        return buf[a:b]
 
     def _pseudonym(self, name: str) -> str:
         p = self._pseudonyms.get(name)
@@ -280,5 +286,12 @@ class Handlers:
             looks_harmless_value(value.decode("utf-8", "replace"), skey)
         ):
             return m.end(kg) if has_key else m.end()
+        if form == "forced-prompt" and prompt_prose(buf[m.start():m.start(kg)], value):
+            return m.end(kg)
         self._count(kind)
-        return vs, ve, f"[REDACTED:{kind}]".encode()
+        rep = f"[REDACTED:{kind}]".encode()
+        if form == "forced-prompt":  # what the prompt names: `for key '/home/alice/.ssh/k'`
+            head = self._inside(buf, m.start(), vs)
+            if head != buf[m.start():vs]:
+                return m.start(), ve, head + rep
+        return vs, ve, rep

@@ -43,6 +43,7 @@ _HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
 _PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
 _PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
 _OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
+                               b"<auth-user-pass>",
                                b"Bearer", b"bearer", b"eyJ", b"apiVersion:")
 # a JWK's `kty`, and the private members printed before it when keys are sorted (`crv`, `d`,
 # `dp`, `dq`, `e`, `kty`...; `alg`, `k`, `kid`, `kty`): a block ends before its object
@@ -72,6 +73,8 @@ _RULES_BY_NEEDLE = (
     (b'"bearer"', "host-tokens"), (b'-token"', "host-tokens"), (b'-oauth"', "host-tokens"),
     # SQL: `INSERT INTO t (email, password) VALUES ('a@b.c', 'x')`, as databases log it
     (b"INSERT ", "insert"), (b"insert ", "insert"),
+    # OpenVPN's inline credentials (a .ovpn profile): a user name, then its password
+    (b"<auth-user-pass>", "ovpn"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
 )
@@ -105,7 +108,8 @@ def redact_multiline(buf: bytes, count: Count,
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
-             "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens}
+             "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens,
+             "ovpn": _ovpn}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -572,6 +576,26 @@ def _commands(lines: list[bytes], at: list[int], count: Count) -> bool:
         if new is not None:
             lines[i] = new.encode("utf-8", "surrogateescape") + (b"\r" if cr else b"")
             hit = True
+    return hit
+
+
+def _ovpn(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """``<auth-user-pass>``, a user name, its password, ``</auth-user-pass>``: the line
+    after the name (the name stays, as in ``user:password`` elsewhere)."""
+    hit = False
+    for i in at:
+        if lines[i].strip() != b"<auth-user-pass>":
+            continue
+        body = []
+        for j in range(i + 1, min(len(lines), i + 4)):
+            if lines[j].strip() == b"</auth-user-pass>":
+                break
+            if lines[j].strip():
+                body.append(j)
+        for j in body[1:2]:
+            masked = _mask(lines[j], "secret-field", count)
+            hit |= masked is not lines[j]
+            lines[j] = masked
     return hit
 
 

@@ -52,6 +52,7 @@ _KEYED = 7  # a secret word followed by a key shape (KEY_AFTER), its start found
 _LEAD = 8  # a secret word in an identifier after a lead (KEY_BEFORE: `--`, `<`, setenv)
 _MULTI = 9  # a needle of a multi-line rule (rage.redact.multiline): that pass is needed
 _SPACED_KEY = 10  # blanks then a key shape's separator: a secret word's shape, if one is before
+_LINE = 11  # a shape whose line is a start (line_shapes: the prompt of a password)
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
 
 
@@ -228,13 +229,15 @@ class Native:
     the engine says so when no registered literal is in it. ``names_after``: (name, prefix)
     where the prefix's start matches ``prefix + name`` whole (the user's name and their
     home's parent, ``/home/``), so the name needs no start of its own there.
+    ``line_shapes``: expressions of one line each whose line's start is a start (the
+    reference scan finds those lines from literals, in mode LINE).
     """
 
     def __init__(self, cs: Plan, ci: Plan, searched: tuple[bytes, ...] = (), *,
                  formats: Plan = (), names_cs: tuple[bytes, ...] = (),
                  names_ci: tuple[bytes, ...] = (), multiline: tuple[bytes, ...] = (),
                  names_after: tuple[tuple[bytes, bytes], ...] = (),
-                 stored: bool = False) -> None:
+                 line_shapes: tuple[bytes, ...] = (), stored: bool = False) -> None:
         import hyperscan
 
         caseless, som = hyperscan.HS_FLAG_CASELESS, hyperscan.HS_FLAG_SOM_LEFTMOST
@@ -309,6 +312,8 @@ class Native:
             d.add(expr, 0, (_DIRTY, 0, None))
         for t in multiline:
             d.add(escape(t), 0, (_MULTI, 0, None))
+        for expr in line_shapes:  # `(?m:^)` is Hyperscan's `^` in multi-line mode
+            d.add(expr.replace(b"(?m:^)", b"^"), line_mode, (_LINE, 0, None))
         after = dict(names_after)
         for flags, lits in ((0, names_cs), (caseless, names_ci)):
             for t in lits:
@@ -441,6 +446,8 @@ class Native:
                     self._spaced_key_start(region, _blanks_before(region, to, arg), to, starts)
                 elif kind == _LEAD:
                     self._lead_start(region, to, starts)
+                elif kind == _LINE:  # the shape holds no newline: its line ends at ``to``
+                    add(region.rfind(b"\n", 0, to) + 1)
                 elif kind == _FOUND:
                     if found is not None:
                         found.setdefault(arg, []).append(i)

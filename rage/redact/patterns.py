@@ -51,6 +51,22 @@ _BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\${]|" + _PLACEHOLDER + rb"|[${]"
          rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\"'][A-Za-z0-9_.\-]{1,64}[\"'][ \t]*[=:]"
          rb"|[\s,;&]|\Z)){1,4096}")
 _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
+# A password prompt and what was typed after it, echoed (a prompt that does not turn echo off,
+# `read` in a script, a pasted transcript): git's `Password for 'https://u@host': `, sudo's
+# `[sudo] password for u: `, ssh's `Enter passphrase for key '/p': `, psql's `Password for
+# user u: `, curl's `Enter host password for user 'u': `, openssl's `Enter PEM pass phrase: `,
+# Django's `Password (again): `. At a line's start, after at most four words (`Enter host`,
+# `Verifying - Enter PEM`), so a log's prose (`... reset the password for bob: done`) is none
+PROMPT_LEAD = rb"(?m:^)[ \t]*(?:[^\s:=\"']{1,32}[ \t]+){0,4}"
+PROMPT_KEY = (rb"(?i:pass(?:word|phrase|code)(?: (?:for|of)(?: (?:'[^'\r\n]{1,256}'"
+              rb"|\"[^\"\r\n]{1,256}\"|[^\s'\"]{1,256})){1,3}| \(again\))|pass phrase"
+              rb"(?: (?:for|of)(?: (?:'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"]{1,256}))"
+              rb"{1,3})?)")
+# its literals, one of which every prompt holds (the line is then a start, mode LINE)
+PROMPT_TRIGGERS: tuple[bytes, ...] = (
+    *(w + s for w in (b"password", b"passphrase", b"passcode")
+      for s in (b" for ", b" of ", b" (again)")), b"pass phrase")
+
 # a key starts after a non-name byte, or after an escape written out in a dump (`\r\nToken:`);
 # not after `${`, where a name is a shell parameter's (`${TOKEN:?set TOKEN}`)
 _LB = rb"(?:(?<![A-Za-z0-9_.\-\\])(?<!\$\{)|(?<=\\[rnt]))"
@@ -128,6 +144,9 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # `__`, in the name): the password
     ("forced-bundler", rb"(?<![A-Za-z0-9_])(?P<k>(?i:bundle_)[A-Za-z0-9_]{0,128}__"
      rb"[A-Za-z0-9_]{1,128}=[\"']?[^\s:\"']{1,256}:)(?P<v>(?!\[REDACTED)[^\s\"']{1,1024})"),
+    # a password prompt and the answer echoed after it (see PROMPT_KEY)
+    ("forced-prompt", PROMPT_LEAD + rb"(?P<k>" + PROMPT_KEY + rb")[ \t]*:[ \t]+(?P<v>" + _REST
+     + rb")"),
     # a bearer token without a header name in front of it
     ("bearer", rb"(?<![A-Za-z0-9_\-])(?i:bearer)[ \t]+(?P<v>(?!\[REDACTED)"
      rb"[A-Za-z0-9._~+/\-]{8,4096}=*)"),
@@ -154,9 +173,11 @@ URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?\"'<>]{1,1024})
 # Multi-line: a whole private key block, BEGIN to END. Without an END (a truncated log) the
 # header and the lines that look like key material (base64, armor headers) go.
 PRIVATE_KEY_BEGIN = b"-----BEGIN"
+# (and OpenVPN's static key, the `tls-auth`/`tls-crypt` secret of a .ovpn profile)
+_KEY_LABEL = rb"(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V1)-----"
 PRIVATE_KEY = (
-    rb"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    rb"(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    rb"-----BEGIN" + _KEY_LABEL
+    + rb"(?:[\s\S]*?-----END" + _KEY_LABEL +
     rb"|[A-Za-z0-9+/= \t]*(?:(?:\r?\n|\\r?\\n)"
     rb"(?:[A-Za-z0-9+/= \t]*|[A-Za-z][A-Za-z\-]{0,30}: [^\r\n\\]*)(?=\r?\n|\\r?\\n|\Z))*)"
 )

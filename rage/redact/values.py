@@ -120,8 +120,30 @@ def not_a_value(value: bytes) -> bool:
         return True
     if value.startswith(b":"):
         return True  # `auth::tests::rejects_expired_token`: a path, `::` is no separator
+    if _ABOUT.fullmatch(value) is not None:  # `passwd: password updated successfully`
+        value = value.split(None, 1)[0]
     return _WORD.fullmatch(value) is not None and value.lower() == value and looks_secret_name(
         value.decode("ascii"))
+
+
+# a secret's name, then what happened to it, in lower-case words: a tool's message about a
+# value (passwd: `password updated successfully`, `password expiry information changed.`)
+_ABOUT = re.compile(rb"[a-z][a-z_\-]{0,40}(?: [a-z]{2,20}){1,6}\.?")
+
+
+def prompt_prose(lead: bytes, value: bytes) -> bool:
+    """``INFO reset password for bob: done``: a log's words before what looks like a
+    password prompt, and one plain word after it, as in a sentence. Before a prompt come
+    only its own words (``Enter``, ``[sudo]``, ``Verifying - Enter PEM``)."""
+    if all(w.strip(b"[]") in _PROMPT_WORDS for w in lead.lower().split()):
+        return False
+    return value.isalpha() and (value.islower() or value.istitle())
+
+
+_PROMPT_WORDS = frozenset({b"enter", b"re-enter", b"reenter", b"retype", b"repeat", b"confirm",
+                           b"verify", b"verifying", b"-", b"sudo", b"new", b"current", b"old",
+                           b"your", b"the", b"host", b"proxy", b"pem", b"key", b"vault",
+                           b"please", b"unix", b"private", b"ssh", b"gpg", b"bad"})
 
 
 def netrc_context(buf: bytes, s: int, e: int) -> bool:

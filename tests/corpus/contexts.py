@@ -238,6 +238,13 @@ STRUCTURAL: dict[str, Structural] = {
     "bundler-host-credentials": _p("BUNDLE_GEMS__CONTRIBSYS__COM=ci:{p}", "!#%*"),
     "composer-auth-bearer": _p('{{\n    "bearer": {{\n        "repo.example.com": "{p}"\n'
                                '    }}\n}}'),
+    # what a terminal echoed after a prompt that left echo on (`read -p`, a transcript)
+    "prompt-git-echoed": _p("Password for 'https://deploy@git.example.com': {p}"),
+    "prompt-sudo-echoed": _p("[sudo] password for deploy: {p}"),
+    "prompt-ssh-passphrase": _p("Enter passphrase for key '/srv/keys/id_ed25519': {p}"),
+    "prompt-openssl-pem": _p("Enter PEM pass phrase: {p}"),
+    "openvpn-auth-user-pass": _p("client\n<auth-user-pass>\ndeploy\n{p}\n</auth-user-pass>\n"
+                                 "verb 3"),
     "url-encoded-in-a-redirect": _p("GET /login?next=%2Fapp%3Fpassword%3D{p} HTTP/1.1", "!*"),
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
