@@ -146,6 +146,7 @@ class RedactionEngine(Handlers):
         trig(ci, P.SECRET_WORDS, KEY)
         trig(ci, P.FORM_TRIGGERS, 0)
         trig(cs, P.LINE_TRIGGERS, LINE)
+        trig(cs, P.FORM_TRIGGERS_CS, 0)
         trig(ci, P.ENCODED_TRIGGERS, IDENT)
         trig(ci, P.SHORT_SPACED, SHORT)
         if self._pseudonymize:

@@ -69,6 +69,11 @@ def host_names(host: str | None) -> tuple[str, ...]:
     return tuple(sorted((h for h in names if is_name(h)), key=len, reverse=True))
 
 
+# what test harnesses print before a test's name (`--- PASS: TestLogin (0.00s)`, automake's
+# `PASS: auth.test`, `XPASS:`): a result, not a password
+_TEST_STATUS = frozenset({b"PASS", b"XPASS"})
+
+
 class Handlers:
     """Counts, pseudonyms and the handlers that use them."""
 
@@ -214,6 +219,8 @@ class Handlers:
             key = raw_key.strip(b"\"'").lstrip(b"-")
             if not forced and not _secret_key(key):
                 return m.end(kg)
+            if raw_key in _TEST_STATUS and m.string[m.end(kg):vs].strip() == b":":
+                return m.end(kg)  # a test's result: Go's `--- PASS: TestLogin`, automake's
             heads = self._cat_prefix_heads.get(key[:3])
             if heads is not None and key.startswith(heads) and key not in self._cat_prefix_set:
                 # `"token-abcde:...` is a provider token, not a key: its format takes it (if

@@ -42,8 +42,10 @@ _ENTRY = re.compile(rb"([ \t]*)[\"']?[^\s:\"']{1,253}[\"']?[ \t]*:[ \t]*([^\s\r]
 _HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
 _PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
 _PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
+_SASL_PASSWORD_PROMPTS = (b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6")  # `Password:`, `password:`
 _OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
-                               b"<auth-user-pass>",
+                               b"<auth-user-pass>", *_SASL_PASSWORD_PROMPTS,
+                               b'"requirepass"', b'"masterauth"',
                                b"Bearer", b"bearer", b"eyJ", b"apiVersion:")
 # a JWK's `kty`, and the private members printed before it when keys are sorted (`crv`, `d`,
 # `dp`, `dq`, `e`, `kty`...; `alg`, `k`, `kid`, `kty`): a block ends before its object
@@ -75,6 +77,11 @@ _RULES_BY_NEEDLE = (
     (b"INSERT ", "insert"), (b"insert ", "insert"),
     # OpenVPN's inline credentials (a .ovpn profile): a user name, then its password
     (b"<auth-user-pass>", "ovpn"),
+    # SMTP's AUTH LOGIN (smtplib's debug output): after the server's `334 UGFzc3dvcmQ6`
+    # (base64 of `Password:`), the client's next line is the password in base64
+    (_SASL_PASSWORD_PROMPTS[0], "sasl-login"), (_SASL_PASSWORD_PROMPTS[1], "sasl-login"),
+    # redis-cli `CONFIG GET requirepass` (or `*`): the numbered line after the name
+    (b') "requirepass"', "redis-config"), (b') "masterauth"', "redis-config"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
 )
@@ -109,7 +116,7 @@ def redact_multiline(buf: bytes, count: Count,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens,
-             "ovpn": _ovpn}
+             "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -596,6 +603,46 @@ def _ovpn(lines: list[bytes], at: list[int], count: Count) -> bool:
             masked = _mask(lines[j], "secret-field", count)
             hit |= masked is not lines[j]
             lines[j] = masked
+    return hit
+
+
+_SASL_SEND = re.compile(rb"([ \t]*(?:send: b?'|C: |> )?)([A-Za-z0-9+/]{4,8192}={0,2})"
+                        rb"((?:\\r\\n)?'?[ \t]*\r?)")
+_SERVER_LINE = (b"reply:", b"S: ", b"< ")
+
+
+def _sasl_login(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """The client's line after the server asked for the password in base64 (the server's
+    own lines, `reply: ...`, `S: ...`, in between are skipped): its base64 goes."""
+    hit = False
+    for i in at:
+        for j in range(i + 1, min(len(lines), i + 4)):
+            if lines[j].lstrip().startswith(_SERVER_LINE):
+                continue
+            m = _SASL_SEND.fullmatch(lines[j])
+            if m is not None:
+                count("secret-field")
+                lines[j] = m[1] + b"[REDACTED:secret-field]" + m[3]
+                hit = True
+            break
+    return hit
+
+
+_REDIS_NAME = re.compile(rb'[ \t]*\d{1,6}\) "(?:requirepass|masterauth)"\r?')
+_REDIS_VALUE = re.compile(rb'([ \t]*\d{1,6}\) ")((?:[^"\\\r\n]|\\.)+)("\r?)')
+
+
+def _redis_config(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """redis-cli's reply to `CONFIG GET`: `1) "requirepass"` then `2) "X"`."""
+    hit = False
+    for i in at:
+        if i + 1 >= len(lines) or _REDIS_NAME.fullmatch(lines[i]) is None:
+            continue
+        m = _REDIS_VALUE.fullmatch(lines[i + 1])
+        if m is not None and not m[2].startswith(b"[REDACTED"):
+            count("secret-field")
+            lines[i + 1] = m[1] + b"[REDACTED:secret-field]" + m[3]
+            hit = True
     return hit
 
 

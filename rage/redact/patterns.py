@@ -144,6 +144,15 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # `__`, in the name): the password
     ("forced-bundler", rb"(?<![A-Za-z0-9_])(?P<k>(?i:bundle_)[A-Za-z0-9_]{0,128}__"
      rb"[A-Za-z0-9_]{1,128}=[\"']?[^\s:\"']{1,256}:)(?P<v>(?!\[REDACTED)[^\s\"']{1,1024})"),
+    # mail protocols as their clients' debug output shows them (smtplib, poplib, imaplib):
+    # SASL's `AUTH PLAIN <base64 of user and password>` (and XOAUTH2, OAUTHBEARER: a token),
+    # `PASS x` (POP3, FTP) after the client's own mark, IMAP's `TAG LOGIN user "x"`
+    ("forced-sasl", rb"(?P<k>(?<![A-Za-z0-9_])(?i:auth(?:enticate)?)[ \t]+"
+     rb"(?i:plain|xoauth2|oauthbearer)[ \t]+)(?P<v>(?!\[REDACTED)[A-Za-z0-9+/]{8,8192}={0,2})"),
+    ("forced-pass-command", rb"(?P<k>(?:(?<=> )|(?<=\*cmd\* ')|(?<=send: ')|(?<=send: b')"
+     rb"|(?<=C: ))PASS )(?P<v>(?!\[REDACTED)[^\s'\\]{1,1024})"),
+    ("forced-imap-login", rb"(?P<k>> b'[A-Za-z0-9]{1,16} (?i:login) (?:\"(?:[^\"\\\r\n]|\\.)"
+     rb"{1,256}\"|[^\s\"'\\]{1,256}) )(?P<v>\"(?:[^\"\\\r\n]|\\.){1,1024}\"|[^\s\"'\\]{1,1024})"),
     # a password prompt and the answer echoed after it (see PROMPT_KEY)
     ("forced-prompt", PROMPT_LEAD + rb"(?P<k>" + PROMPT_KEY + rb")[ \t]*:[ \t]+(?P<v>" + _REST
      + rb")"),
@@ -156,7 +165,11 @@ FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by", b"::add-mask::", b"> auth"
                                     b"connect ", b"conn ", b"sqlplus ",
                                     b"convertto-securestring", b"identified with",
                                     b"set password for ", b"requirepass", b"masterauth",
-                                    b"insecure-password", b"bundle_")
+                                    b"insecure-password", b"bundle_",
+                                    *(a + m for a in (b"auth ", b"authenticate ")
+                                      for m in (b"plain ", b"xoauth2 ", b"oauthbearer ")))
+# ...and those whose case is the protocol's (a command, a client's debug mark)
+FORM_TRIGGERS_CS: tuple[bytes, ...] = (b"PASS ", b"> b'")
 # ...and `=` URL-encoded (mode IDENT: the name before it is the start), for the "url-encoded"
 # form: not a key separator of the scans, whose expression for a secret word and its
 # separator it slowed by 4-5% on a log full of those words

@@ -194,6 +194,17 @@ def _basic(rng: random.Random) -> tuple[str, tuple[str, ...]]:
     return f"> Authorization: Basic {b64('deploy:' + p)}", (b64("deploy:" + p),)
 
 
+def _smtp_plain(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    encoded = b64("\0deploy\0" + password(rng))
+    return f"send: 'AUTH PLAIN {encoded}\\r\\n'", (encoded,)
+
+
+def _smtp_login(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    encoded = b64(password(rng))
+    return (f"send: 'AUTH LOGIN ZGVwbG95\\r\\n'\nreply: b'334 UGFzc3dvcmQ6\\r\\n'\n"
+            f"reply: retcode (334); Msg: b'UGFzc3dvcmQ6'\nsend: '{encoded}\\r\\n'"), (encoded,)
+
+
 STRUCTURAL: dict[str, Structural] = {
     "xml-element": _p("<connection><user>app</user><password>{p}</password></connection>"),
     "xml-nuget-attr": _p('<add key="ClearTextPassword" value="{p}" />'),
@@ -245,6 +256,12 @@ STRUCTURAL: dict[str, Structural] = {
     "prompt-openssl-pem": _p("Enter PEM pass phrase: {p}"),
     "openvpn-auth-user-pass": _p("client\n<auth-user-pass>\ndeploy\n{p}\n</auth-user-pass>\n"
                                  "verb 3"),
+    # mail protocols as Python's clients print them with debugging on
+    "smtp-auth-plain": _smtp_plain,
+    "smtp-auth-login": _smtp_login,
+    "pop3-pass": _p("*cmd* 'USER deploy'\n*cmd* 'PASS {p}'"),
+    "imap-login": _p("  45:09.05 > b'HDPH1 LOGIN deploy \"{p}\"'"),
+    "redis-config-get": _p('127.0.0.1:6379> CONFIG GET requirepass\n1) "requirepass"\n2) "{p}"'),
     "url-encoded-in-a-redirect": _p("GET /login?next=%2Fapp%3Fpassword%3D{p} HTTP/1.1", "!*"),
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),

@@ -1,0 +1,173 @@
+"""Mail protocols as Python's own clients print them with debugging on, and other protocol
+transcripts: SMTP's `AUTH PLAIN <base64>` and `AUTH LOGIN` (the password's base64 on the
+line after the server's `334 UGFzc3dvcmQ6`), POP3's `PASS x`, IMAP's `TAG LOGIN user "x"`,
+redis-cli's `CONFIG GET requirepass`. Each leaked on the code before: the real clients run
+here against small servers on 127.0.0.1, recorded with `rage run` and reported.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socketserver
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rage.redact import Redactor
+from tests.conftest import run_rage
+
+S = "Zq8s3cretValue77xY"
+
+
+class _Line(socketserver.StreamRequestHandler):
+    def say(self, *lines: str) -> None:
+        for line in lines:
+            self.wfile.write(line.encode() + b"\r\n")
+
+
+class _Smtp(_Line):
+    def handle(self) -> None:
+        self.say("220 localhost ESMTP")
+        while line := self.rfile.readline():
+            cmd = line.decode().strip().upper()
+            if cmd.startswith("EHLO"):
+                self.say("250-localhost", "250 AUTH PLAIN LOGIN")
+            elif cmd.startswith("AUTH LOGIN"):
+                self.say("334 UGFzc3dvcmQ6")
+                self.rfile.readline()
+                self.say("235 ok")
+            elif cmd.startswith("AUTH"):
+                self.say("235 ok")
+            elif cmd.startswith("QUIT"):
+                self.say("221 bye")
+                return
+            else:
+                self.say("250 ok")
+
+
+class _Pop(_Line):
+    def handle(self) -> None:
+        self.say("+OK ready")
+        while line := self.rfile.readline():
+            self.say("+OK")
+            if line.upper().startswith(b"QUIT"):
+                return
+
+
+class _Imap(_Line):
+    def handle(self) -> None:
+        self.say("* OK ready")
+        while line := self.rfile.readline():
+            tag, cmd = line.decode().split(" ", 1)
+            if cmd.upper().startswith("CAPABILITY"):
+                self.say("* CAPABILITY IMAP4rev1 AUTH=PLAIN")
+            self.say(f"{tag} OK done")
+            if cmd.upper().startswith("LOGOUT"):
+                return
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, int]]:
+    running = {}
+    for name, handler in (("smtp", _Smtp), ("pop", _Pop), ("imap", _Imap)):
+        srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+        srv.daemon_threads = True
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        running[name] = srv
+    yield {name: srv.server_address[1] for name, srv in running.items()}
+    for srv in running.values():
+        srv.shutdown()
+        srv.server_close()
+
+
+CLIENTS = {
+    "smtp-plain": "import smtplib; s = smtplib.SMTP('127.0.0.1', {smtp}); s.set_debuglevel(1)\n"
+                  "s.login('deploy', open({pw!r}).read()); s.quit()",
+    "smtp-login": "import smtplib; s = smtplib.SMTP('127.0.0.1', {smtp}); s.set_debuglevel(1)\n"
+                  "s.ehlo(); s.esmtp_features['auth'] = 'LOGIN'\n"
+                  "s.login('deploy', open({pw!r}).read()); s.quit()",
+    "pop3": "import poplib; p = poplib.POP3('127.0.0.1', {pop}); p.set_debuglevel(1)\n"
+            "p.user('deploy'); p.pass_(open({pw!r}).read()); p.quit()",
+    "imap": "import imaplib; m = imaplib.IMAP4('127.0.0.1', {imap}); m.debug = 4\n"
+            "m.login('deploy', open({pw!r}).read()); m.logout()",
+}
+B64 = base64.b64encode(S.encode()).decode()
+PLAIN = base64.b64encode(b"\0deploy\0" + S.encode()).decode()
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_a_mail_clients_debug_output_keeps_no_password(
+        client: str, servers: dict[str, int], tmp_path: Path) -> None:
+    secret = tmp_path / "pw"  # the client reads it, as from its config: not in argv
+    secret.write_text(S)
+    code = CLIENTS[client].format(pw=str(secret), **servers)
+    proc = run_rage("run", "--app", client, "--", sys.executable, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    seen = proc.stdout + proc.stderr
+    assert S in seen or B64 in seen or PLAIN in seen  # the real client printed it
+    out = tmp_path / "b.tar.zst"
+    rep = run_rage("report", "--last", "--app", client, "--yes", "--output", str(out))
+    assert rep.returncode == 0, rep.stderr
+    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+    for form in (S, B64, PLAIN):
+        assert form.encode() not in raw, (client, form)
+    assert b"[REDACTED:secret-field]" in raw
+
+
+def red(text: str) -> tuple[str, dict[str, int]]:
+    r = Redactor(pseudonymize=False)
+    return r.text(text), dict(r.counts)
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    (f"send: 'AUTH PLAIN {PLAIN}\\r\\n'", "send: 'AUTH PLAIN [REDACTED:secret-field]\\r\\n'"),
+    (f"C: AUTHENTICATE PLAIN {PLAIN}", "C: AUTHENTICATE PLAIN [REDACTED:secret-field]"),
+    (f"AUTH XOAUTH2 {PLAIN}", "AUTH XOAUTH2 [REDACTED:secret-field]"),
+    (f"*cmd* 'PASS {S}'", "*cmd* 'PASS [REDACTED:secret-field]'"),
+    (f"> PASS {S}", "> PASS [REDACTED:secret-field]"),
+    (f"  45:09.05 > b'HDPH1 LOGIN deploy \"{S}\"'", "LOGIN deploy \"[REDACTED:secret-field]\"'"),
+    (f"reply: b'334 UGFzc3dvcmQ6\\r\\n'\nsend: '{B64}\\r\\n'",
+     "send: '[REDACTED:secret-field]\\r\\n'"),
+    (f'127.0.0.1:6379> CONFIG GET requirepass\n1) "requirepass"\n2) "{S}"',
+     '1) "requirepass"\n2) "[REDACTED:secret-field]"'),
+    (f'15) "masterauth"\n16) "{S}"\n17) "maxmemory"\n18) "0"',
+     '16) "[REDACTED:secret-field]"\n17) "maxmemory"\n18) "0"'),
+])
+def test_a_protocol_transcripts_secret_goes(text: str, kept: str) -> None:
+    out, counts = red(text)
+    assert S not in out and B64 not in out and PLAIN not in out, out
+    assert kept in out, out
+    assert counts == {"secret-field": 1}
+
+
+@pytest.mark.parametrize("text", [
+    "send: 'AUTH LOGIN ZGVwbG95\\r\\n'",  # the user name's base64
+    "--- PASS: TestLogin (0.00s)",
+    "    --- PASS: TestAuth/valid_token (0.00s)",
+    "PASS: tests/auth.test",
+    "XPASS: tests/flaky.test",
+    " PASS  src/auth.test.js",
+    "> pass show email/work",
+    '1) "maxmemory"\n2) "0"',
+    '1) "requirepass"\n2) ""',
+])
+def test_what_a_protocol_or_a_test_runner_prints_around_them_stays(text: str) -> None:
+    assert red(text) == (text, {})
+
+
+def test_both_scans_agree_on_protocol_lines() -> None:
+    text = "\n".join([f"send: 'AUTH PLAIN {PLAIN}\\r\\n'", f"*cmd* 'PASS {S}'",
+                      f"> b'A1 LOGIN u \"{S}\"'", "--- PASS: TestLogin (0.00s)",
+                      f'1) "requirepass"\n2) "{S}"']) + "\n"
+    code = "import sys; from rage.redact import Redactor; " \
+           "sys.stdout.write(Redactor(pseudonymize=False).text(sys.stdin.read()))"
+    outs = {subprocess.run([sys.executable, "-c", code], input=text, text=True, check=True,
+                           capture_output=True,
+                           env=dict(os.environ, RAGE_NATIVE_SCAN=n)).stdout for n in "10"}
+    assert len(outs) == 1
+    assert S not in outs.pop()
