@@ -10,15 +10,21 @@ from __future__ import annotations
 
 # Words that make a name (environment variable, config key, JSON field, header) secret
 # wherever they occur in it.
+LOCAL_PASSWORD_WORDS = ("passwort", "kennwort", "senha", "contrasena", "wachtwoord", "haslo",
+                        "losenord", "sifre")
 _WORDS = (
     "token", "secret", "password", "passwd", "passphrase", "pwd", "auth", "cookie",
     "credential", "session", "signature", "bearer", "dsn", "salt", "psk",
+    # "password" in the languages whose speakers name their settings so (ASCII spellings:
+    # German, Portuguese, Spanish, Dutch, Polish, Swedish, Turkish; French in _JOINED)
+    *LOCAL_PASSWORD_WORDS,
 )
 # Parts of names whose value is a secret even when it is a short number (a PIN, a password).
-PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp")
+PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp",
+                                   *LOCAL_PASSWORD_WORDS)
 # Compound words, matched with '_' and '-' removed (api_key, API-KEY, apikey...).
 _JOINED = ("apikey", "accesskey", "privatekey", "secretkey", "masterkey", "accountkey",
-           "storepass", "keypass", "requirepass")
+           "storepass", "keypass", "requirepass", "motdepasse")
 # Words that make a name secret only as a whole part of it (DB_PASS, GITHUB_PAT, sig, dbPass,
 # storageAccountKey), since as substrings they are everywhere ("passed", "pattern", "signal").
 _PARTS = frozenset({"key", "pass", "pgpass", "pat", "sig", "pin", "otp", "mfa", "totp"})

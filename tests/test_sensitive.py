@@ -23,6 +23,10 @@ from rage.sensitive import (
     "primaryMasterKey", "serverKey", "clientSecret", "refreshToken", "ClearTextPassword",
     # keys of a lock, not of data; an author's token
     "encryption_key", "signing_key", "hmac_key", "license_key", "access_key", "author_token",
+    # "password" in other languages: German, Portuguese, French, Spanish, Dutch, Polish,
+    # Swedish, Turkish
+    "DB_PASSWORT", "Kennwort", "senha", "mot_de_passe", "MOTDEPASSE", "contrasena",
+    "wachtwoord", "haslo", "losenord", "smtp_sifre",
 ])
 def test_secret_names(name: str) -> None:
     assert looks_secret_name(name)

@@ -28,6 +28,9 @@ SECRET_WORDS: tuple[bytes, ...] = (
     # as plain substrings they are in every path and signal
     b"_pat", b"-pat", b"pat=", b"pat\"", b"sig=", b"sig\"", b"_sig", b"_pin", b"-pin", b"pin_",
     b"pin=",
+    # "password" in other languages (rage.sensitive.LOCAL_PASSWORD_WORDS; `Passwort` and
+    # `mot_de_passe` hold `pass`)
+    b"kennwort", b"senha", b"contrase", b"wachtwoord", b"haslo", b"losenord", b"sifre",
     # ...and as a YAML or quoted key (`pin: 1234`, `'sig': ...`, `"pin":`); not `sig:`,
     # which logs write before a signal (`sig: SIGTERM`)
     b"pat:", b"pin:", b"pin\"", b"pat'", b"pin'", b"sig'",

@@ -278,6 +278,11 @@ STRUCTURAL: dict[str, Structural] = {
     "key-psk": _p('    psk="{p}"'),
     "key-pat": _p("GITLAB_PAT={p}"),
     "key-sig": _p("signature check: sig={p}"),
+    # "password" in other languages, as their speakers name settings
+    "key-german-passwort": _p("DB_PASSWORT={p}"),
+    "key-portuguese-senha": _p("  senha: {p}"),
+    "key-french-mot-de-passe": _p('"mot_de_passe": "{p}"'),
+    "key-dutch-wachtwoord": _p("wachtwoord = {p}"),
     "key-camel-accountkey": _p("AccountKey: {p}"),
     "key-camel-storage": _p('"storageAccountKey": "{p}"'),
     "key-camel-master": _p("primaryMasterKey={p}"),
