@@ -245,7 +245,8 @@ class Handlers:
             q = len(esc[0])  # keep the escaped quotes (`\"`, or `\\\"` escaped twice)
             vs, ve = vs + q, ve - q
         elif value[:1] in (b'"', b"'") and len(value) >= 2:
-            vs, ve = vs + 1, ve - 1  # keep the quotes
+            # keep the quotes (a line cropped before the closing one: the opening one)
+            vs, ve = vs + 1, ve - (value[-1:] == value[:1])
         else:
             # a value that is a known format is taken whole, whatever separator it holds:
             # the `,` of an argon2 hash ends an unquoted value, the rest of the hash with it

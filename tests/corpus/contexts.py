@@ -256,6 +256,9 @@ STRUCTURAL: dict[str, Structural] = {
     "prompt-openssl-pem": _p("Enter PEM pass phrase: {p}"),
     "openvpn-auth-user-pass": _p("client\n<auth-user-pass>\ndeploy\n{p}\n</auth-user-pass>\n"
                                  "verb 3"),
+    # a rich panel (a traceback's locals and source lines) cropped before the closing quote
+    "rich-locals-cropped": _p("│ │  password = '{p}… │ │"),
+    "rich-source-cropped": _p('│   5 │   api_token = "{p} │'),
     # mail protocols as Python's clients print them with debugging on
     "smtp-auth-plain": _smtp_plain,
     "smtp-auth-login": _smtp_login,
