@@ -7,22 +7,16 @@ the value. A real rich traceback, recorded with `rage run` and reported, keeps n
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from rage.redact import Redactor
 from tests.conftest import run_rage
+from tests.redact_helpers import red, reported
 
 S = "Zq8s3cretValue77xY-a-long-password-that-a-panel-crops-Zq8s3cretValue77xY"
 HEAD = S[:30]
-
-
-def red(text: str) -> tuple[str, dict[str, int]]:
-    r = Redactor(pseudonymize=False)
-    return r.text(text), dict(r.counts)
 
 
 @pytest.mark.parametrize(("line", "kept"), [
@@ -74,9 +68,6 @@ def test_a_real_rich_traceback_with_locals(tmp_path: Path) -> None:
     proc = run_rage("run", "--app", "richapp", "--", sys.executable, str(script))
     assert proc.returncode == 1
     assert HEAD in proc.stderr and S not in proc.stderr, proc.stderr  # cropped, as seen
-    out = tmp_path / "b.tar.zst"
-    rep = run_rage("report", "--last", "--app", "richapp", "--yes", "--output", str(out))
-    assert rep.returncode == 0, rep.stderr
-    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+    raw = reported("richapp", tmp_path / "b.tar.zst")
     assert S[:12].encode() not in raw
     assert b"password = '[REDACTED:secret-field]" in raw

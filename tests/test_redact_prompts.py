@@ -13,37 +13,16 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from rage.redact import Redactor
-from tests.conftest import run_rage
+from tests.redact_helpers import both_scans, red, reported
 from tests.test_wrapper_pty import terminal
 
 S = "Zq8s3cretValue77xY"
-
-
-def red(text: str, **names: str) -> tuple[str, dict[str, int]]:
-    r = Redactor(**names) if names else Redactor(pseudonymize=False)  # type: ignore[arg-type]
-    return r.text(text), dict(r.counts)
-
-
-def both_scans(text: str) -> list[str]:
-    """``text`` redacted by the native scan and by the pure-Python one (a new process each:
-    the choice is read when a redactor builds)."""
-    code = "import sys; from rage.redact import Redactor; " \
-           "sys.stdout.write(Redactor(pseudonymize=False).text(sys.stdin.read()))"
-    outs = []
-    for native in ("1", "0"):
-        proc = subprocess.run([sys.executable, "-c", code], input=text, text=True,
-                              capture_output=True, check=True,
-                              env=dict(os.environ, RAGE_NATIVE_SCAN=native))
-        outs.append(proc.stdout)
-    return outs
 
 
 PROMPTS = [
@@ -134,7 +113,6 @@ def test_a_real_echoing_prompt_recorded_on_a_terminal(tmp_path: Path) -> None:
     answer, the user sees it and output.log records it; the bundle does not."""
     script = ("read -r -p \"Password for 'https://alice@example.com': \" pw; "
               "echo \"length ${#pw}\"; exit 3")
-    env_home = os.environ["RAGE_HOME"]
     with terminal("--app", "prompt", "--", "bash", "-c", script) as term:
         term.read_until(b"example.com': ")
         time.sleep(0.1)
@@ -142,10 +120,6 @@ def test_a_real_echoing_prompt_recorded_on_a_terminal(tmp_path: Path) -> None:
         term.read_until(b"length 18")
         assert term.finish() == 3
     assert S.encode() in term.seen  # echoed: what the user saw
-    out = tmp_path / "b.tar.zst"
-    proc = run_rage("report", "--last", "--app", "prompt", "--yes", "--output", str(out),
-                    env=dict(os.environ, RAGE_HOME=env_home))
-    assert proc.returncode == 0, proc.stderr
-    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+    raw = reported("prompt", tmp_path / "b.tar.zst")
     assert S.encode() not in raw
     assert b"Password for 'https://alice@example.com': [REDACTED:secret-field]" in raw

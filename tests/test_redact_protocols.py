@@ -8,9 +8,7 @@ here against small servers on 127.0.0.1, recorded with `rage run` and reported.
 from __future__ import annotations
 
 import base64
-import os
 import socketserver
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -18,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from rage.redact import Redactor
 from tests.conftest import run_rage
+from tests.redact_helpers import both_scans, red, reported
 
 S = "Zq8s3cretValue77xY"
 
@@ -110,18 +108,10 @@ def test_a_mail_clients_debug_output_keeps_no_password(
     assert proc.returncode == 0, proc.stderr
     seen = proc.stdout + proc.stderr
     assert S in seen or B64 in seen or PLAIN in seen  # the real client printed it
-    out = tmp_path / "b.tar.zst"
-    rep = run_rage("report", "--last", "--app", client, "--yes", "--output", str(out))
-    assert rep.returncode == 0, rep.stderr
-    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+    raw = reported(client, tmp_path / "b.tar.zst")
     for form in (S, B64, PLAIN):
         assert form.encode() not in raw, (client, form)
     assert b"[REDACTED:secret-field]" in raw
-
-
-def red(text: str) -> tuple[str, dict[str, int]]:
-    r = Redactor(pseudonymize=False)
-    return r.text(text), dict(r.counts)
 
 
 @pytest.mark.parametrize(("text", "kept"), [
@@ -164,10 +154,6 @@ def test_both_scans_agree_on_protocol_lines() -> None:
     text = "\n".join([f"send: 'AUTH PLAIN {PLAIN}\\r\\n'", f"*cmd* 'PASS {S}'",
                       f"> b'A1 LOGIN u \"{S}\"'", "--- PASS: TestLogin (0.00s)",
                       f'1) "requirepass"\n2) "{S}"']) + "\n"
-    code = "import sys; from rage.redact import Redactor; " \
-           "sys.stdout.write(Redactor(pseudonymize=False).text(sys.stdin.read()))"
-    outs = {subprocess.run([sys.executable, "-c", code], input=text, text=True, check=True,
-                           capture_output=True,
-                           env=dict(os.environ, RAGE_NATIVE_SCAN=n)).stdout for n in "10"}
-    assert len(outs) == 1
-    assert S not in outs.pop()
+    native, pure = both_scans(text)
+    assert native == pure
+    assert S not in native

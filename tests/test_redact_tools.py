@@ -16,16 +16,12 @@ import pytest
 
 from collectors.environment import describe_environment
 from rage.redact import Redactor
+from tests.redact_helpers import red
 
 S = "Zq8s3cretValue77xY"
 HEX = ("    6f:3a:9c:11:de:ad:be:ef:01:23:45:67:89:ab:cd:ef:\n"
        "    10:20:30:40:50:60:70:80:90:a0:b0:c0:d0:e0:f0:11")
 HEX_PIECES = ("de:ad:be:ef", "90:a0:b0:c0")
-
-
-def red(text: str) -> tuple[str, dict[str, int]]:
-    r = Redactor(pseudonymize=False)
-    return r.text(text), dict(r.counts)
 
 
 def goes(text: str, kept: str) -> None:

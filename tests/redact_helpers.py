@@ -1,0 +1,38 @@
+"""Helpers the redaction tests share: the engine on a text, both scans on it, a recorded
+run's bundle."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rage.redact import Redactor
+from tests.conftest import run_rage
+
+_TEXT = ("import sys; from rage.redact import Redactor; "
+         "sys.stdout.write(Redactor(pseudonymize=False).text(sys.stdin.read()))")
+
+
+def red(text: str, **names: str) -> tuple[str, dict[str, int]]:
+    """``text`` redacted (names pseudonymised only when given) and the counts."""
+    r = Redactor(**names) if names else Redactor(pseudonymize=False)  # type: ignore[arg-type]
+    return r.text(text), dict(r.counts)
+
+
+def both_scans(text: str) -> tuple[str, str]:
+    """``text`` redacted by the native scan and by the pure-Python one, each in a new
+    process (which scan is read when a redactor builds)."""
+    native, pure = (subprocess.run([sys.executable, "-c", _TEXT], input=text, text=True,
+                                   capture_output=True, check=True,
+                                   env=dict(os.environ, RAGE_NATIVE_SCAN=flag)).stdout
+                    for flag in ("1", "0"))
+    return native, pure
+
+
+def reported(app: str, out: Path) -> bytes:
+    """`rage report` of ``app``'s last run into ``out``: the bundle, decompressed."""
+    rep = run_rage("report", "--last", "--app", app, "--yes", "--output", str(out))
+    assert rep.returncode == 0, rep.stderr
+    return subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
