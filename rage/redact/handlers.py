@@ -72,6 +72,13 @@ def host_names(host: str | None) -> tuple[str, ...]:
 # what test harnesses print before a test's name (`--- PASS: TestLogin (0.00s)`, automake's
 # `PASS: auth.test`, `XPASS:`): a result, not a password
 _TEST_STATUS = frozenset({b"PASS", b"XPASS"})
+_PY_PREFIX = re.compile(rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?=[\"'])")
+
+
+def _literal_prefix(value: bytes) -> int:
+    """The length of a Python literal's prefix before its quote (`b'x'`: 1), else 0."""
+    m = _PY_PREFIX.match(value)
+    return m.end() if m is not None else 0
 
 
 class Handlers:
@@ -244,9 +251,10 @@ class Handlers:
         if esc is not None and value.endswith(esc[0]) and len(value) >= 2 * len(esc[0]):
             q = len(esc[0])  # keep the escaped quotes (`\"`, or `\\\"` escaped twice)
             vs, ve = vs + q, ve - q
-        elif value[:1] in (b'"', b"'") and len(value) >= 2:
-            # keep the quotes (a line cropped before the closing one: the opening one)
-            vs, ve = vs + 1, ve - (value[-1:] == value[:1])
+        elif (q := _literal_prefix(value)) < len(value) - 1 and value[q:q + 1] in (b'"', b"'"):
+            # keep the quotes, and a Python literal's prefix (`b'x'`); a line cropped before
+            # the closing quote keeps the opening one
+            vs, ve = vs + q + 1, ve - (value[-1:] == value[q:q + 1])
         else:
             # a value that is a known format is taken whole, whatever separator it holds:
             # the `,` of an argon2 hash ends an unquoted value, the rest of the hash with it

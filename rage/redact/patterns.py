@@ -39,6 +39,9 @@ SECRET_WORDS: tuple[bytes, ...] = (
 _KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(
     w.strip(b"=\"_-") for w in SECRET_WORDS) + rb")[A-Za-z0-9_.\-]{0,64}")
 _QUOTED = rb"\"(?:[^\"\\\r\n]|\\.){0,4096}\"|'[^'\r\n]{0,4096}'"
+# a Python literal with its prefix, as a dict's repr prints it: `'password': b'x'` (botocore's
+# debug log prints every header so, `'X-Amz-Security-Token': b'...'`), `r'x'`, `rb"x"`
+_PY_QUOTED = rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?:" + _QUOTED + rb")"
 # a quoted value whose line was cropped before its closing quote: a rich panel (a traceback's
 # source lines and locals, typer's default) fills the line up to its border, or ends the value
 # with an ellipsis (`password = 'Zq8s3c… │`); any other cut (`cut -c`) leaves a long run of
@@ -110,13 +113,13 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # a line that is only `key: value` (YAML, HTTP headers): the value is the rest of the
     # line, spaces included (`KEY=a b` is not a shell or .env assignment of "a b")
     ("line", rb"(?m:^)[ \t]*(?:- )?(?P<k>[\"']?" + _KEY + rb"[\"']?)[ \t]*:[ \t]*"
-     rb"(?P<v>" + _QUOTED + rb"|" + _CROPPED + rb"|" + _REST + rb")"),
+     rb"(?P<v>" + _QUOTED + rb"|" + _PY_QUOTED + rb"|" + _CROPPED + rb"|" + _REST + rb")"),
     # csh `setenv NAME value`, `set -x NAME value` (fish)
     ("setenv", rb"(?:(?<=setenv )|(?<=setenv\t)|(?<=set -x )|(?<=set -gx ))(?P<k>" + _KEY
      + rb")[ \t]+(?P<v>" + _QUOTED + rb"|" + _BARE + rb")"),
     # `key=value`, `"key": "value"`, `$key .= 'v'` anywhere in a line
     ("inline", _LB + rb"(?P<k>[\"']?" + _KEY + rb"[\"']?)\]?" + _SEP
-     + rb"(?P<v>" + _QUOTED + rb"|" + _CROPPED + rb"|" + _BARE + rb")"),
+     + rb"(?P<v>" + _QUOTED + rb"|" + _PY_QUOTED + rb"|" + _CROPPED + rb"|" + _BARE + rb")"),
     # .netrc: `machine h login u password p` (one line or one keyword per line)
     ("forced-netrc", rb"(?<![A-Za-z0-9_\-])(?P<k>password|passwd)[ \t]+"
      rb"(?P<v>(?!\[REDACTED)[^\s\"']\S{0,1023}|" + _QUOTED + rb")"),

@@ -256,6 +256,10 @@ STRUCTURAL: dict[str, Structural] = {
     "prompt-openssl-pem": _p("Enter PEM pass phrase: {p}"),
     "openvpn-auth-user-pass": _p("client\n<auth-user-pass>\ndeploy\n{p}\n</auth-user-pass>\n"
                                  "verb 3"),
+    # a dict's repr with bytes values (botocore's debug log of every request's headers)
+    "python-bytes-repr": _p("{{'password': b'{p}', 'user': b'app'}}"),
+    "botocore-debug-headers": _p("headers={{'X-Amz-Date': b'20261202T100000Z', "
+                                 "'X-Amz-Security-Token': b'{p}', 'Content-Length': '43'}}"),
     # a rich panel (a traceback's locals and source lines) cropped before the closing quote
     "rich-locals-cropped": _p("│ │  password = '{p}… │ │"),
     "rich-source-cropped": _p('│   5 │   api_token = "{p} │'),
