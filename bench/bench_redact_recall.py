@@ -105,19 +105,24 @@ def in_process(per_kind: dict[str, list[int]]) -> None:
         argv = build(secret)
         clean = as_list(argv) if as_list else red.data({"argv": argv})["argv"]
         outs = (json.dumps(clean), shlex.join(clean))
+        listed = (f"subprocess.CalledProcessError: Command '{argv!r}' returned non-zero exit "
+                  f"status 1.\nargs: {json.dumps(argv)}\n")
         rows.append(
             (
                 name,
                 int(all(leaks(secret, o) is None for o in outs)),
                 int(leaks(secret, red.text("+ " + shlex.join(argv))) is None),
+                int(leaks(secret, red.text(listed)) is None),
             )
         )
     _table(
-        "argv forms (in process): as the stored argv list / as command-line text",
-        [(n, a, 1) for n, a, _ in rows]
+        "argv forms (in process): as the stored argv list / as command-line text / printed as "
+        "a list (a CalledProcessError)",
+        [(n, a, 1) for n, a, _, _ in rows]
         + [
             ("ALL (argv list)", sum(r[1] for r in rows), len(rows)),
             ("ALL (command-line text)", sum(r[2] for r in rows), len(rows)),
+            ("ALL (printed list)", sum(r[3] for r in rows), len(rows)),
         ],
     )
 

@@ -245,7 +245,7 @@ def _argv_secret(name: str) -> str:
 
 def _argv_cases() -> Iterator[Any]:
     for name in ARGV:
-        for via in ("argv", "command-text", "output"):
+        for via in ("argv", "command-text", "output", "list"):
             case = f"argv:{name}@{via}"
             yield pytest.param(
                 name, via, id=f"{name}@{via}", marks=known(case, f"argv form {name}")
@@ -256,7 +256,8 @@ def _argv_cases() -> Iterator[Any]:
 def test_argv_form(redactor: Redactor, name: str, via: str) -> None:
     """``argv``: the list the report stores (meta.json, manifest, the Command: line);
     ``command-text``: the same command line as one string (the summary's `Command:`);
-    ``output``: printed in a log among other lines (a shell's xtrace, a CI log)."""
+    ``output``: printed in a log among other lines (a shell's xtrace, a CI log);
+    ``list``: printed as a list, as a CalledProcessError's traceback ends."""
     secret = _argv_secret(name)
     argv = ARGV[name](secret)
     outs: tuple[str, ...]
@@ -265,8 +266,12 @@ def test_argv_form(redactor: Redactor, name: str, via: str) -> None:
         outs = (json.dumps(clean), shlex.join(clean))
     elif via == "command-text":
         outs = (redactor.text("+ " + shlex.join(argv)),)
-    else:
+    elif via == "output":
         log = f"Step 3/9 : deploy\n+ {shlex.join(argv)}\n2026-12-02 done\n"
+        outs = (redactor.bytes(log.encode()).decode("utf-8", "replace"),)
+    else:
+        log = (f"subprocess.CalledProcessError: Command '{argv!r}' returned non-zero exit "
+               f"status 1.\nargs: {json.dumps(argv)}\n")
         outs = (redactor.bytes(log.encode()).decode("utf-8", "replace"),)
     for out in outs:
         if (piece := leaks(secret, out)) is not None:

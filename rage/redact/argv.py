@@ -24,6 +24,7 @@ Rules, from how the tools document their options:
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 
@@ -134,8 +135,6 @@ def _oracle_login(arg: str) -> bool:
 def command_start(line: str) -> int | None:
     """Where ``line`` runs a program these rules know, with at least one argument: at its
     start, after a prompt or trace mark (``$ ``, ``+ ``), a log prefix or ``ps`` columns."""
-    import re
-
     words = list(re.finditer(r"\S+", line))
     for w in words[:-1]:
         if w[0].rsplit("/", 1)[-1] in _KNOWN:
@@ -158,6 +157,53 @@ def redact_command_line(line: str, count: Callable[[str], None]) -> str | None:
     for kind in kinds:
         count(kind)
     return line[:start] + cleaned
+
+
+_STR = r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\""
+_WORD = re.compile(_STR)
+_LIST = re.compile(rf"\[[ \t]*(?:{_STR})(?:[ \t]*,[ \t]*(?:{_STR}))+[ \t]*,?[ \t]*\]")  # 2+
+
+
+def redact_argv_lists(line: str, count: Callable[[str], None]) -> str | None:
+    """``line`` with each argv it prints as a list (Python's repr, JSON) redacted by these
+    rules: ``Command '['mysql', '-pX', 'db']' returned non-zero exit status 1`` of a
+    ``CalledProcessError``, a logged ``sys.argv``. Only the elements that change are
+    rewritten, in their quotes; None when nothing does."""
+    import ast
+
+    out: list[str] = []
+    last = 0
+    for m in _LIST.finditer(line):
+        tokens = list(_WORD.finditer(line, m.start(), m.end()))
+        try:
+            argv = [ast.literal_eval(t[0]) for t in tokens]
+        except (ValueError, SyntaxError):
+            continue
+        if not all(isinstance(a, str) for a in argv):
+            continue
+        kinds: list[str] = []
+        cleaned = ArgvRedactor(str, kinds.append).redact(argv)
+        for t, before, after in zip(tokens, argv, cleaned, strict=True):
+            if after != before:
+                q = t[0][0]
+                out.append(line[last:t.start()])
+                out.append(q + after + q)
+                last = t.end()
+        for kind in kinds:
+            count(kind)
+    if not out:
+        return None
+    return "".join(out) + line[last:]
+
+
+def argv_list_needles() -> tuple[bytes, ...]:
+    """Literals one of which a list :func:`redact_argv_lists` changes holds, with
+    :func:`command_needles` (whose lines the list rule also sees): an option among its
+    string elements, or a program the command needles name only with what follows it
+    (`curl `, `rman `), as an element of its own."""
+    words = sorted({n.split()[0] for n in command_needles() if b" " in n})
+    return (b"', '-", b'", "-', b"['-", b'["-', b"','-", b'","-',
+            *(q + w + q for w in words for q in (b"'", b'"')))
 
 
 def command_needles() -> tuple[bytes, ...]:

@@ -22,7 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rage.redact.argv import command_needles, redact_command_line
+from rage.redact.argv import (
+    argv_list_needles,
+    command_needles,
+    redact_argv_lists,
+    redact_command_line,
+)
 from rage.redact.scan import finds
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
@@ -84,6 +89,8 @@ _RULES_BY_NEEDLE = (
     (b') "requirepass"', "redis-config"), (b') "masterauth"', "redis-config"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
+    # an argv printed as a list: a CalledProcessError's `Command '['mysql', '-pX']'`
+    *((n, "argv-list") for n in argv_list_needles()),
 )
 
 
@@ -116,7 +123,8 @@ def redact_multiline(buf: bytes, count: Count,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens,
-             "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config}
+             "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
+             "argv-list": _argv_lists}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -573,15 +581,31 @@ def _key_dump(lines: list[bytes], at: list[int], count: Count) -> bool:
 
 def _commands(lines: list[bytes], at: list[int], count: Count) -> bool:
     """Each line that prints a command of a program with rules of its own (an xtrace, a
-    CI log, ``ps``), redacted by those rules (:func:`rage.redact.argv.redact_command_line`)."""
+    CI log, ``ps``), redacted by those rules (:func:`rage.redact.argv.redact_command_line`),
+    and the argv it prints as a list (:func:`rage.redact.argv.redact_argv_lists`)."""
     hit = False
     for i in dict.fromkeys(at):
         line = lines[i]
         cr = line.endswith(b"\r")
         text = (line[:-1] if cr else line).decode("utf-8", "surrogateescape")
         new = redact_command_line(text, count)
+        listed = redact_argv_lists(text if new is None else new, count)  # `['nmcli', ...]`
+        new = listed if listed is not None else new
         if new is not None:
             lines[i] = new.encode("utf-8", "surrogateescape") + (b"\r" if cr else b"")
+            hit = True
+    return hit
+
+
+def _argv_lists(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """Each argv a line prints as a list, redacted by the argv rules
+    (:func:`rage.redact.argv.redact_argv_lists`)."""
+    hit = False
+    for i in dict.fromkeys(at):
+        text = lines[i].decode("utf-8", "surrogateescape")
+        new = redact_argv_lists(text, count)
+        if new is not None:
+            lines[i] = new.encode("utf-8", "surrogateescape")
             hit = True
     return hit
 
