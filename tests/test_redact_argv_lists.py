@@ -1,13 +1,15 @@
 """An argv printed as a list: a ``CalledProcessError``'s ``Command '['mysql', '-pX', 'db']'
-returned non-zero exit status 1``, a logged ``sys.argv``, a JSON array. The argv rules ran
-on argv and on command lines, not on lists in output, so every one of these leaked. Now
-each list of strings holding an option goes through the same rules, and only the elements
-that change are rewritten, in their quotes.
+returned non-zero exit status 1``, a logged ``sys.argv``, a JSON array, node's inspect of
+``spawnargs``; and a command line printed as a quoted value (node's ``cmd: 'mysql -pX db'``).
+The argv rules ran on argv and on command lines at a line's start, so every one of these
+leaked. Now each list of strings holding an option goes through the same rules, and only
+the elements that change are rewritten, in their quotes.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -32,6 +34,10 @@ S = "Zq8s3cretValue77xY"
     (f'{{"argv": ["app", "--password", "{S}", "--verbose"]}}',
      '["app", "--password", "[REDACTED:secret-field]", "--verbose"]'),
     (f"cmd=['redis-cli','-a','{S}','ping']", "['redis-cli','-a','[REDACTED:secret-field]','ping']"),
+    (f"[ 'mysql', '-uroot', '-p{S}', 'appdb' ]", "'-p[REDACTED:secret-field]', 'appdb' ]"),
+    (f"  cmd: 'mysql -uroot -p{S} appdb',",
+     "  cmd: 'mysql -uroot -p[REDACTED:secret-field] appdb',"),
+    (f'  "command": "sshpass -p {S} ssh host"', '"sshpass -p [REDACTED:secret-field] ssh host"'),
 ])
 def test_an_argv_printed_as_a_list_is_redacted_by_the_argv_rules(text: str, kept: str) -> None:
     out, counts = red(text)
@@ -49,6 +55,7 @@ def test_an_argv_printed_as_a_list_is_redacted_by_the_argv_rules(text: str, kept
     "argv: ['docker', 'run', '-p', '8080:80', 'nginx']",
     "['a', '-b', 'c']",
     "parts = ['--', '-x']",
+    "running 'git push origin main'",
 ])
 def test_lists_without_a_secret_stay(text: str) -> None:
     assert red(text) == (text, {})
@@ -74,3 +81,35 @@ def test_a_real_called_process_error_traceback(tmp_path: Path) -> None:
     raw = reported("dbtool", tmp_path / "b.tar.zst")
     assert S.encode() not in raw
     assert b"'-uroot', '-p[REDACTED:secret-field]', 'appdb']' returned non-zero" in raw
+
+
+NODE = """
+const cp = require('child_process');
+const pw = require('fs').readFileSync(process.argv[1], 'utf8');
+cp.exec(`mysql -uroot -p${pw} appdb`, (e) => {
+  console.error(e);
+  const p = cp.spawn('mysql', ['-uroot', '-p' + pw, 'appdb']);
+  p.on('exit', () => console.error(p.spawnargs));
+});
+"""
+
+
+def test_a_real_node_child_process_error(tmp_path: Path) -> None:
+    """node prints a failed child's error with `cmd: '...'` and its spawnargs as a list."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (.ci/run installs it)")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    mysql = bin_dir / "mysql"
+    mysql.write_text("#!/bin/sh\necho 'ERROR 1045 (28000): Access denied' >&2\nexit 1\n")
+    mysql.chmod(mysql.stat().st_mode | stat.S_IXUSR)
+    pw = tmp_path / "pw"
+    pw.write_text(S)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    proc = run_rage("run", "--app", "nodetool", "--", "node", "-e", NODE, str(pw), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"cmd: 'mysql -uroot -p{S} appdb'" in proc.stderr, proc.stderr
+    assert f"'-p{S}'" in proc.stderr
+    raw = reported("nodetool", tmp_path / "b.tar.zst")
+    assert S.encode() not in raw
+    assert b"cmd: 'mysql -uroot -p[REDACTED:secret-field] appdb'" in raw

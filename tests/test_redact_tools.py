@@ -50,6 +50,12 @@ def stays(text: str) -> None:
     (f'1733130000.123456 [0 127.0.0.1:53312] "auth" "app" "{S}"', '"auth" "app" "'),
     (f"SQL> CONNECT app/{S}@orcl", "CONNECT app/"),
     (f"$ sqlplus app/{S}@//db.example.com:1521/orcl @run.sql", "@//db.example.com:1521/orcl"),
+    # PHP's var_dump: the value on the line after the name (an object's private member too)
+    (f'array(2) {{\n  ["user"]=>\n  string(3) "app"\n  ["password"]=>\n  string(18) "{S}"\n}}',
+     '["user"]=>\n  string(3) "app"\n  ["password"]=>\n  string(18) "[REDACTED:secret-field]"'),
+    (f'object(Config)#1 (1) {{\n  ["apiKey":"Config":private]=>\n  string(18) "{S}"\n}}',
+     '["apiKey":"Config":private]=>\n  string(18) "[REDACTED:secret-field]"'),
+    ('array(1) {\n  ["pin"]=>\n  int(4711)\n}', '["pin"]=>\n  int([REDACTED:secret-field])'),
 ])
 def test_a_tools_secret_goes_and_its_context_stays(text: str, kept: str) -> None:
     goes(text, kept)
@@ -103,6 +109,8 @@ def test_a_real_openssl_dump_goes_through_rage_redact() -> None:
     "PWD=/home/alice/proj", "OLDPWD=/tmp", "cd $PWD", "PWD=/Users/alice/My Projects/app",
     "Key         Value", "AUTH_METHOD=oidc", "authentication succeeded for app",
     "SQL> SELECT owner/2 FROM t;", "Private-Key: (256 bit)",
+    'array(2) {\n  ["user"]=>\n  string(3) "app"\n  ["token_type"]=>\n  string(6) "Bearer"\n}',
+    'object(Config)#1 (1) {\n  ["password"]=>\n  NULL\n}',
 ])
 def test_what_those_tools_print_around_them_stays(text: str) -> None:
     stays(text)

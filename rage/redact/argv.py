@@ -137,8 +137,9 @@ def command_start(line: str) -> int | None:
     start, after a prompt or trace mark (``$ ``, ``+ ``), a log prefix or ``ps`` columns."""
     words = list(re.finditer(r"\S+", line))
     for w in words[:-1]:
-        if w[0].rsplit("/", 1)[-1] in _KNOWN:
-            return w.start()
+        word = w[0].lstrip("'\"")  # a command quoted as a value: node's `cmd: 'mysql -pX db'`
+        if word.rsplit("/", 1)[-1] in _KNOWN:
+            return w.start() + len(w[0]) - len(word)
     return None
 
 
@@ -149,14 +150,17 @@ def redact_command_line(line: str, count: Callable[[str], None]) -> str | None:
     start = command_start(line)
     if start is None:
         return None
-    rest = line[start:]  # a script: `a -p X; b -w Y && c` is three commands
+    rest, after = line[start:], ""  # a script: `a -p X; b -w Y && c` is three commands
+    quote = line[start - 1:start]
+    if quote in ("'", '"') and (end := line.find(quote, start)) > 0:
+        rest, after = line[start:end], line[end:]  # up to the quote that closes it
     kinds: list[str] = []  # counted only if the line changes (script() re-joins it then)
     cleaned = ArgvRedactor(str, kinds.append).script(rest)
     if cleaned == rest:
         return None
     for kind in kinds:
         count(kind)
-    return line[:start] + cleaned
+    return line[:start] + cleaned + after
 
 
 _STR = r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\""

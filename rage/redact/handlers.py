@@ -72,6 +72,7 @@ def host_names(host: str | None) -> tuple[str, ...]:
 # what test harnesses print before a test's name (`--- PASS: TestLogin (0.00s)`, automake's
 # `PASS: auth.test`, `XPASS:`): a result, not a password
 _TEST_STATUS = frozenset({b"PASS", b"XPASS"})
+_VAR_DUMP_CLASS = (b":private]=>", b":protected]=>", b"]=>")  # after `["key":"Class"`
 _PY_PREFIX = re.compile(rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?=[\"'])")
 
 
@@ -251,6 +252,8 @@ class Handlers:
         if esc is not None and value.endswith(esc[0]) and len(value) >= 2 * len(esc[0]):
             q = len(esc[0])  # keep the escaped quotes (`\"`, or `\\\"` escaped twice)
             vs, ve = vs + q, ve - q
+        elif buf.startswith(_VAR_DUMP_CLASS, ve):
+            return m.end(kg)  # var_dump's `["apiKey":"Config":private]=>`: a class's name
         elif (q := _literal_prefix(value)) < len(value) - 1 and value[q:q + 1] in (b'"', b"'"):
             # keep the quotes, and a Python literal's prefix (`b'x'`); a line cropped before
             # the closing quote keeps the opening one

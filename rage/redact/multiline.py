@@ -48,9 +48,10 @@ _HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
 _PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
 _PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
 _SASL_PASSWORD_PROMPTS = (b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6")  # `Password:`, `password:`
+_VAR_DUMP_KEY = b'"]=>'
 _OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
                                b"<auth-user-pass>", *_SASL_PASSWORD_PROMPTS,
-                               b'"requirepass"', b'"masterauth"',
+                               b'"requirepass"', b'"masterauth"', _VAR_DUMP_KEY,
                                b"Bearer", b"bearer", b"eyJ", b"apiVersion:")
 # a JWK's `kty`, and the private members printed before it when keys are sorted (`crv`, `d`,
 # `dp`, `dq`, `e`, `kty`...; `alg`, `k`, `kid`, `kty`): a block ends before its object
@@ -89,6 +90,8 @@ _RULES_BY_NEEDLE = (
     (b') "requirepass"', "redis-config"), (b') "masterauth"', "redis-config"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
+    # PHP's var_dump: `["password"]=>` then `string(8) "x"` on the next line
+    (b'"]=>', "var-dump"), (b':private]=>', "var-dump"), (b':protected]=>', "var-dump"),
     # an argv printed as a list: a CalledProcessError's `Command '['mysql', '-pX']'`
     *((n, "argv-list") for n in argv_list_needles()),
 )
@@ -124,7 +127,7 @@ def redact_multiline(buf: bytes, count: Count,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
-             "argv-list": _argv_lists}
+             "argv-list": _argv_lists, "var-dump": _var_dump}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -594,6 +597,37 @@ def _commands(lines: list[bytes], at: list[int], count: Count) -> bool:
         if new is not None:
             lines[i] = new.encode("utf-8", "surrogateescape") + (b"\r" if cr else b"")
             hit = True
+    return hit
+
+
+_VAR_DUMP_NAME = re.compile(rb'[ \t]*\["([^"\r\n]{1,128})"(?::"[^"\r\n]{0,128}")?'
+                            rb'(?::(?:private|protected))?\]=>[ \t]*\r?')
+_VAR_DUMP_VALUE = re.compile(rb'([ \t]*string\(\d{1,9}\) ")(.*)("[ \t]*\r?)|([ \t]*int\()(\d{1,19})'
+                             rb'(\)[ \t]*\r?)')
+
+
+def _var_dump(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """PHP's var_dump of an array or object: a secret name's line (`["password"]=>`,
+    `["apiKey":"Config":private]=>`), then its value on the next (`string(8) "x"`,
+    `int(1234)`)."""
+    hit = False
+    for i in dict.fromkeys(at):
+        m = _VAR_DUMP_NAME.fullmatch(lines[i])
+        if m is None or i + 1 >= len(lines):
+            continue
+        key = m[1].decode("utf-8", "replace")
+        if not looks_secret_name(key):
+            continue
+        v = _VAR_DUMP_VALUE.fullmatch(lines[i + 1])
+        if v is None:
+            continue
+        head, value, tail = (v[1], v[2], v[3]) if v[1] is not None else (v[4], v[5], v[6])
+        if not value or value.startswith(b"[REDACTED") or looks_harmless_value(
+                value.decode("utf-8", "replace"), key):
+            continue
+        count("secret-field")
+        lines[i + 1] = head + b"[REDACTED:secret-field]" + tail
+        hit = True
     return hit
 
 

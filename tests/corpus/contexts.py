@@ -256,6 +256,13 @@ STRUCTURAL: dict[str, Structural] = {
     "prompt-openssl-pem": _p("Enter PEM pass phrase: {p}"),
     "openvpn-auth-user-pass": _p("client\n<auth-user-pass>\ndeploy\n{p}\n</auth-user-pass>\n"
                                  "verb 3"),
+    # PHP's var_dump: the value on the line after its name
+    "php-var-dump": _p('array(2) {{\n  ["user"]=>\n  string(3) "app"\n  ["password"]=>\n'
+                       '  string(20) "{p}"\n}}'),
+    "php-var-dump-private": _p('object(Config)#1 (1) {{\n  ["apiKey":"Config":private]=>\n'
+                               '  string(20) "{p}"\n}}'),
+    # node's error of a failed child: its command line as a quoted value
+    "node-exec-cmd": _p("  cmd: 'mysql -uroot -p{p} appdb',"),
     # a dict's repr with bytes values (botocore's debug log of every request's headers)
     "python-bytes-repr": _p("{{'password': b'{p}', 'user': b'app'}}"),
     "botocore-debug-headers": _p("headers={{'X-Amz-Date': b'20261202T100000Z', "
