@@ -15,19 +15,22 @@ LOCAL_PASSWORD_WORDS = ("passwort", "kennwort", "senha", "contrasena", "wachtwoo
 _WORDS = (
     "token", "secret", "password", "passwd", "passphrase", "pwd", "auth", "cookie",
     "credential", "session", "signature", "bearer", "dsn", "salt", "psk",
+    # abbreviations (gitleaks' `creds`), a Vault unseal key, MFA recovery and backup codes
+    "creds", "pswd", "pword", "unseal", "recoverycode", "backupcode",
     # "password" in the languages whose speakers name their settings so (ASCII spellings:
     # German, Portuguese, Spanish, Dutch, Polish, Swedish, Turkish; French in _JOINED)
     *LOCAL_PASSWORD_WORDS,
 )
 # Parts of names whose value is a secret even when it is a short number (a PIN, a password).
-PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp",
-                                   *LOCAL_PASSWORD_WORDS)
+PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp", "pswd",
+                                   "pword", "recovery_code", "backup_code", "recoverycode",
+                                   "backupcode", *LOCAL_PASSWORD_WORDS)
 # Compound words, matched with '_' and '-' removed (api_key, API-KEY, apikey...).
 _JOINED = ("apikey", "accesskey", "privatekey", "secretkey", "masterkey", "accountkey",
            "storepass", "keypass", "requirepass", "motdepasse")
 # Words that make a name secret only as a whole part of it (DB_PASS, GITHUB_PAT, sig, dbPass,
 # storageAccountKey), since as substrings they are everywhere ("passed", "pattern", "signal").
-_PARTS = frozenset({"key", "pass", "pgpass", "pat", "sig", "pin", "otp", "mfa", "totp"})
+_PARTS = frozenset({"key", "pass", "pgpass", "pat", "sig", "pin", "otp", "mfa", "totp", "pw"})
 # A last part that makes the name describe a secret instead of holding one: KEY_VAULT_NAME,
 # PUBLIC_KEY_PATH, --token-file, AUTH_METHOD, SESSION_TIMEOUT, password_min_length, token_type.
 _META_LAST = frozenset({
@@ -160,9 +163,9 @@ def _plain_parameter(inner: str) -> bool:
 
 def password_name(key: str) -> bool:
     """A name whose value is a secret even when it is a short number: a PIN, a numeric
-    password (``SIM_PIN``, ``--password``, ``db.pass``)."""
+    password (``SIM_PIN``, ``--password``, ``db.pass``, ``DB_PW``: ``pw`` as a part)."""
     k = key.lower()
-    return any(w in k for w in PASSWORD_WORDS)
+    return any(w in k for w in PASSWORD_WORDS) or "pw" in name_parts(key)
 
 
 def working_dir(name: str, value: str) -> bool:

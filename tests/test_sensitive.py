@@ -27,6 +27,9 @@ from rage.sensitive import (
     # Swedish, Turkish
     "DB_PASSWORT", "Kennwort", "senha", "mot_de_passe", "MOTDEPASSE", "contrasena",
     "wachtwoord", "haslo", "losenord", "smtp_sifre",
+    # abbreviations (gitleaks' `creds`), `pw` as a part, unseal keys, MFA backup codes
+    "DB_CREDS", "client_creds", "DB_PW", "pw", "MYSQL_ROOT_PW", "smtp_pswd", "admin_pword",
+    "VAULT_UNSEAL", "unseal_key", "recovery_codes", "BACKUP_CODE",
 ])
 def test_secret_names(name: str) -> None:
     assert looks_secret_name(name)
@@ -39,7 +42,7 @@ def test_secret_names(name: str) -> None:
     "MAX_TOKENS", "password_min_length", "token-file", "id_key_file", "AUTH_METHOD",
     "SESSION_TIMEOUT", "KEY_VAULT_NAME", "PUBLIC_KEY_PATH", "token_type", "WWW-Authenticate",
     "ExpiredSignatureError", "auth.c", "test_auth.py", "PASSED", "bypass", "pattern", "signal",
-    "compass", "passport_number_format",
+    "compass", "passport_number_format", "PW_FILE", "npw", "kpw", "pwm_fan", "upward",
     # keys of data (databases, caches, S3), the id of a key, tokenizers, authors, domains
     "primary_key", "sort_key", "foreign_key", "partition_key", "cache_key", "idempotency_key",
     "object_key", "kms_key_id", "signing_key_id", "tokenizer", "book_author",

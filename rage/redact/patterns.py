@@ -28,6 +28,9 @@ SECRET_WORDS: tuple[bytes, ...] = (
     # as plain substrings they are in every path and signal
     b"_pat", b"-pat", b"pat=", b"pat\"", b"sig=", b"sig\"", b"_sig", b"_pin", b"-pin", b"pin_",
     b"pin=",
+    # abbreviations and codes (rage.sensitive._WORDS); `pw` only as a whole part, as `pin`
+    b"creds", b"pswd", b"pword", b"unseal", b"recovery_code", b"backup_code", b"recoverycode",
+    b"backupcode", b"_pw", b"-pw", b"pw_", b"pw=", b"pw:", b"pw\"", b"pw'",
     # "password" in other languages (rage.sensitive.LOCAL_PASSWORD_WORDS; `Passwort` and
     # `mot_de_passe` hold `pass`)
     b"kennwort", b"senha", b"contrase", b"wachtwoord", b"haslo", b"losenord", b"sifre",

@@ -292,6 +292,11 @@ STRUCTURAL: dict[str, Structural] = {
     "key-psk": _p('    psk="{p}"'),
     "key-pat": _p("GITLAB_PAT={p}"),
     "key-sig": _p("signature check: sig={p}"),
+    # abbreviations, MFA backup codes (numbers under their name are the secret)
+    "key-creds": _p("DB_CREDS={p}"),
+    "key-pw-part": _p("MYSQL_ROOT_PW={p}"),
+    "mfa-recovery-codes": _p("recovery_codes: {p}"),
+    "numeric-backup-code": _p("backup_code={p}", numeric=True),
     # "password" in other languages, as their speakers name settings
     "key-german-passwort": _p("DB_PASSWORT={p}"),
     "key-portuguese-senha": _p("  senha: {p}"),
