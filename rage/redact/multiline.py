@@ -48,7 +48,7 @@ _HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
 _PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
 _PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
 _SASL_PASSWORD_PROMPTS = (b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6")  # `Password:`, `password:`
-_VAR_DUMP_KEY = b'"]=>'
+_VAR_DUMP_KEY = b"]=>"
 _OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
                                b"<auth-user-pass>", *_SASL_PASSWORD_PROMPTS,
                                b'"requirepass"', b'"masterauth"', _VAR_DUMP_KEY,
@@ -91,7 +91,7 @@ _RULES_BY_NEEDLE = (
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
     # PHP's var_dump: `["password"]=>` then `string(8) "x"` on the next line
-    (b'"]=>', "var-dump"), (b':private]=>', "var-dump"), (b':protected]=>', "var-dump"),
+    (b"]=>", "var-dump"),
     # an argv printed as a list: a CalledProcessError's `Command '['mysql', '-pX']'`
     *((n, "argv-list") for n in argv_list_needles()),
 )
