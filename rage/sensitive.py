@@ -27,7 +27,9 @@ PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp",
                                    "backupcode", *LOCAL_PASSWORD_WORDS)
 # Compound words, matched with '_' and '-' removed (api_key, API-KEY, apikey...).
 _JOINED = ("apikey", "accesskey", "privatekey", "secretkey", "masterkey", "accountkey",
-           "storepass", "keypass", "requirepass", "motdepasse")
+           "storepass", "keypass", "requirepass", "motdepasse",
+           # what sshpass -e and smbclient read from the environment
+           "sshpass", "smbpass")
 # Words that make a name secret only as a whole part of it (DB_PASS, GITHUB_PAT, sig, dbPass,
 # storageAccountKey), since as substrings they are everywhere ("passed", "pattern", "signal").
 _PARTS = frozenset({"key", "pass", "pgpass", "pat", "sig", "pin", "otp", "mfa", "totp", "pw"})

@@ -56,6 +56,10 @@ def stays(text: str) -> None:
     (f'object(Config)#1 (1) {{\n  ["apiKey":"Config":private]=>\n  string(18) "{S}"\n}}',
      '["apiKey":"Config":private]=>\n  string(18) "[REDACTED:secret-field]"'),
     ('array(1) {\n  ["pin"]=>\n  int(4711)\n}', '["pin"]=>\n  int([REDACTED:secret-field])'),
+    # Redis ACL, rabbitmqctl's second operand, every operand of `openssl passwd`
+    (f"127.0.0.1:6379> ACL SETUSER alice on >{S} ~* +@all", "ACL SETUSER alice on >"),
+    (f"+ rabbitmqctl add_user alice {S}", "+ rabbitmqctl add_user alice "),
+    (f"+ openssl passwd -6 {S}", "+ openssl passwd -6 "),
 ])
 def test_a_tools_secret_goes_and_its_context_stays(text: str, kept: str) -> None:
     goes(text, kept)
@@ -111,6 +115,8 @@ def test_a_real_openssl_dump_goes_through_rage_redact() -> None:
     "SQL> SELECT owner/2 FROM t;", "Private-Key: (256 bit)",
     'array(2) {\n  ["user"]=>\n  string(3) "app"\n  ["token_type"]=>\n  string(6) "Bearer"\n}',
     'object(Config)#1 (1) {\n  ["password"]=>\n  NULL\n}',
+    "127.0.0.1:6379> ACL SETUSER bob on nopass ~* +@all", "+ rabbitmqctl list_users",
+    "+ rabbitmqctl add_vhost prod",
 ])
 def test_what_those_tools_print_around_them_stays(text: str) -> None:
     stays(text)

@@ -30,6 +30,8 @@ from rage.sensitive import (
     # abbreviations (gitleaks' `creds`), `pw` as a part, unseal keys, MFA backup codes
     "DB_CREDS", "client_creds", "DB_PW", "pw", "MYSQL_ROOT_PW", "smtp_pswd", "admin_pword",
     "VAULT_UNSEAL", "unseal_key", "recovery_codes", "BACKUP_CODE",
+    # what sshpass -e and smbclient read from the environment
+    "SSHPASS", "SMBPASS",
 ])
 def test_secret_names(name: str) -> None:
     assert looks_secret_name(name)

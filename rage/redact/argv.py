@@ -83,6 +83,13 @@ _POSITIONAL: dict[str, frozenset[str]] = {
     "nuget": frozenset({"setapikey"}),
     "heroku": frozenset(),
 }
+# ...and the second one: `rabbitmqctl add_user NAME PASSWORD`
+_SECOND_POSITIONAL: dict[str, frozenset[str]] = {
+    "rabbitmqctl": frozenset({"add_user", "change_password", "authenticate_user"}),
+}
+# `openssl passwd [-6] [-salt S] PASSWORD...`: every operand is a password to hash; these
+# options take a value
+_OPENSSL_PASSWD_ARG_OPTS = frozenset({"-salt", "-in"})
 # their `-p` is a password only in `login` (`docker run -p` is a port)
 _LOGIN_ONLY = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                          "az"})
@@ -117,7 +124,8 @@ _SUBCOMMAND_OPTS: dict[tuple[str, ...], frozenset[str]] = {
 # Oracle's `user/password[@db]`, the first argument that is not an option
 _ORACLE = frozenset({"sqlplus", "rman", "expdp", "impdp", "exp", "imp", "sqlldr", "dgmgrl",
                      "sqlcl"})
-_KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, *_ORACLE - {"exp", "imp"}, "gh",
+_KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, *_SECOND_POSITIONAL,
+                    *_ORACLE - {"exp", "imp"}, "gh",
                     "openssl", "nmcli", "htpasswd",
                     *_SHELLS, "git", "npm", "yarn", "pnpm", "aws"}) - {"heroku", "svn"}
 
@@ -223,7 +231,7 @@ def command_needles() -> tuple[bytes, ...]:
         b"htpasswd", b"openssl", b"nmcli", b"curl ", b"wget ", b"lftp ", b"smbclient",
         b"rpcclient", b"zip -", b"7z a ", b"7z x ", b"7za ", b"7zz ", b"7zr ", b"bcp ",
         b"rman ", b"expdp", b"impdp", b"dgmgrl", b"sh -c ", b"git config ", b"npm config ",
-        b"gh secret ",
+        b"gh secret ", b"rabbitmqctl",
         b"yarn config ", b"aws configure ")))
 
 
@@ -284,7 +292,9 @@ class ArgvRedactor:
         # a uid:gid: numbers are kept)
         userpass = _USERPASS.get(prog, _GENERIC_USERPASS)
         positional = _POSITIONAL.get(prog, frozenset())
+        second = _SECOND_POSITIONAL.get(prog, frozenset())
         subcommand: str | None = None
+        operands = 0  # after the subcommand
         i = start + 1
         while i < len(argv):
             a = argv[i]
@@ -341,12 +351,21 @@ class ArgvRedactor:
                 self._count("secret-field")
                 out[i] = f"{self._text(user)}/{REDACTED}{at}{self._text(db)}"
                 done[i] = True
+            elif prog == "openssl" and subcommand == "passwd" and a in _OPENSSL_PASSWD_ARG_OPTS:
+                i += 2  # -salt S: not a password
+                continue
             elif not a.startswith("-"):
                 if subcommand is None:
                     subcommand = a
                 elif subcommand in positional and "=" not in a:
                     hide(i)
                     subcommand = ""  # only the first positional
+                elif prog == "openssl" and subcommand == "passwd":
+                    hide(i)
+                elif subcommand in second:
+                    operands += 1
+                    if operands == 2:
+                        hide(i)
             i += 1
         for k, a in enumerate(out):
             if not done[k]:

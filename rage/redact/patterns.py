@@ -171,6 +171,9 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
      rb"|(?<=C: ))PASS )(?P<v>(?!\[REDACTED)[^\s'\\]{1,1024})"),
     ("forced-imap-login", rb"(?P<k>> b'[A-Za-z0-9]{1,16} (?i:login) (?:\"(?:[^\"\\\r\n]|\\.)"
      rb"{1,256}\"|[^\s\"'\\]{1,256}) )(?P<v>\"(?:[^\"\\\r\n]|\\.){1,1024}\"|[^\s\"'\\]{1,1024})"),
+    # Redis ACL: `ACL SETUSER alice on >password ~* +@all`, the password after `>`
+    ("forced-redis-acl", rb"(?P<k>(?i:acl)[ \t]+(?i:setuser)[ \t]+\S{1,128}"
+     rb"(?:[ \t]+[^\s>]\S{0,256}){0,16}[ \t]+>)(?P<v>(?!\[REDACTED)[^\s\"']{1,1024})"),
     # a password prompt and the answer echoed after it (see PROMPT_KEY)
     ("forced-prompt", PROMPT_LEAD + rb"(?P<k>" + PROMPT_KEY + rb")[ \t]*:[ \t]+(?P<v>" + _REST
      + rb")"),
@@ -183,7 +186,7 @@ FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by", b"::add-mask::", b"> auth"
                                     b"connect ", b"conn ", b"sqlplus ",
                                     b"convertto-securestring", b"identified with",
                                     b"set password for ", b"requirepass", b"masterauth",
-                                    b"insecure-password", b"bundle_",
+                                    b"insecure-password", b"bundle_", b"acl setuser",
                                     *(a + m for a in (b"auth ", b"authenticate ")
                                       for m in (b"plain ", b"xoauth2 ", b"oauthbearer ")))
 # ...and those whose case is the protocol's (a command, a client's debug mark)

@@ -270,6 +270,8 @@ STRUCTURAL: dict[str, Structural] = {
     # a rich panel (a traceback's locals and source lines) cropped before the closing quote
     "rich-locals-cropped": _p("│ │  password = '{p}… │ │"),
     "rich-source-cropped": _p('│   5 │   api_token = "{p} │'),
+    # Redis ACL: the password after `>`
+    "redis-acl-setuser": _p("127.0.0.1:6379> ACL SETUSER deploy on >{p} ~* +@all"),
     # mail protocols as Python's clients print them with debugging on
     "smtp-auth-plain": _smtp_plain,
     "smtp-auth-login": _smtp_login,
@@ -378,6 +380,8 @@ ARGV: dict[str, Callable[[str], list[str]]] = {
     "htpasswd-b": lambda p: ["htpasswd", "-b", "/etc/nginx/.htpasswd", "deploy", p],
     "git-clone-url": lambda p: ["git", "clone", f"https://deploy:{p}@git.example.com/acme/app.git"],
     "sqlplus-login": lambda p: ["sqlplus", "-S", f"app/{p}@//db.example.com:1521/orcl", "@x.sql"],
+    "rabbitmqctl-add-user": lambda p: ["rabbitmqctl", "add_user", "deploy", p],
+    "openssl-passwd": lambda p: ["openssl", "passwd", "-6", p],
     "rman-target": lambda p: ["rman", "target", f"sys/{p}@prod", "nocatalog"],
     # digits only (NUMERIC_ARGV): the secret is a PIN or a numeric password
     "numeric-pin-flag": lambda p: ["acme", "unlock", "--pin", p],
