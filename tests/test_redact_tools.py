@@ -60,6 +60,10 @@ def stays(text: str) -> None:
     (f"127.0.0.1:6379> ACL SETUSER alice on >{S} ~* +@all", "ACL SETUSER alice on >"),
     (f"+ rabbitmqctl add_user alice {S}", "+ rabbitmqctl add_user alice "),
     (f"+ openssl passwd -6 {S}", "+ openssl passwd -6 "),
+    # expect(1): the answer sent to a password prompt, on the next line or the same
+    (f'spawn ssh deploy@host\nexpect "Password:"\nsend "{S}\\r"\nexpect "$ "',
+     'expect "Password:"\nsend "[REDACTED:secret-field]\\r"\nexpect "$ "'),
+    (f'expect -re "(P|p)assword: " {{ send "{S}\\r" }}', '{ send "[REDACTED:secret-field]\\r" }'),
 ])
 def test_a_tools_secret_goes_and_its_context_stays(text: str, kept: str) -> None:
     goes(text, kept)
@@ -117,6 +121,8 @@ def test_a_real_openssl_dump_goes_through_rage_redact() -> None:
     'object(Config)#1 (1) {\n  ["password"]=>\n  NULL\n}',
     "127.0.0.1:6379> ACL SETUSER bob on nopass ~* +@all", "+ rabbitmqctl list_users",
     "+ rabbitmqctl add_vhost prod",
+    'expect "$ "\nsend "uptime\\r"', 'expect "password:"\nsend "$env(PW)\\r"',
+    "We expect the password to rotate.",
 ])
 def test_what_those_tools_print_around_them_stays(text: str) -> None:
     stays(text)

@@ -90,6 +90,8 @@ _RULES_BY_NEEDLE = (
     (b') "requirepass"', "redis-config"), (b') "masterauth"', "redis-config"),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
+    # expect(1) scripts: `expect "Password:"`, then `send "x\r"` (same line or the next)
+    (b"expect ", "expect"),
     # PHP's var_dump: `["password"]=>` then `string(8) "x"` on the next line
     (b"]=>", "var-dump"),
     # an argv printed as a list: a CalledProcessError's `Command '['mysql', '-pX']'`
@@ -127,7 +129,7 @@ def redact_multiline(buf: bytes, count: Count,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
-             "argv-list": _argv_lists, "var-dump": _var_dump}
+             "argv-list": _argv_lists, "var-dump": _var_dump, "expect": _expect}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -628,6 +630,32 @@ def _var_dump(lines: list[bytes], at: list[int], count: Count) -> bool:
         count("secret-field")
         lines[i + 1] = head + b"[REDACTED:secret-field]" + tail
         hit = True
+    return hit
+
+
+_EXPECT = re.compile(rb"[ \t]*(?:-re[ \t]+)?expect\b[^\r\n]*(?i:assword|assphrase|pass phrase|"
+                     rb"\bpin\b|passcode)")
+_SEND = re.compile(rb"(?<![A-Za-z0-9_])send[ \t]+(?:--[ \t]+)?\"((?:[^\"\\\r\n]|\\.)+?)"
+                   rb"(?:\\r|\\n)*\"")
+
+
+def _expect(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """An expect(1) script's answer to a password prompt: the `send "x\\r"` after an
+    `expect` of one, on its line or the next two."""
+    hit = False
+    for i in dict.fromkeys(at):
+        m = _EXPECT.match(lines[i])
+        if m is None:
+            continue
+        for j in range(i, min(len(lines), i + 3)):
+            s = _SEND.search(lines[j], m.end() if j == i else 0)
+            if s is None:
+                continue
+            if not s[1].startswith(b"[REDACTED") and not s[1].startswith(b"$"):
+                count("secret-field")
+                lines[j] = lines[j][:s.start(1)] + b"[REDACTED:secret-field]" + lines[j][s.end(1):]
+                hit = True
+            break
     return hit
 
 
