@@ -64,6 +64,9 @@ def stays(text: str) -> None:
     (f'spawn ssh deploy@host\nexpect "Password:"\nsend "{S}\\r"\nexpect "$ "',
      'expect "Password:"\nsend "[REDACTED:secret-field]\\r"\nexpect "$ "'),
     (f'expect -re "(P|p)assword: " {{ send "{S}\\r" }}', '{ send "[REDACTED:secret-field]\\r" }'),
+    # Apache HttpClient's wire log: the header's written-out line end stays
+    (f'DEBUG wire:73 - http-outgoing-0 >> "Authorization: Bearer {S}[\\r][\\n]"',
+     '>> "Authorization: Bearer [REDACTED:auth-header][\\r][\\n]"'),
 ])
 def test_a_tools_secret_goes_and_its_context_stays(text: str, kept: str) -> None:
     goes(text, kept)

@@ -12,7 +12,7 @@ import re
 from rage.sensitive import looks_secret_name
 
 LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
-ESCAPED_EOL = re.compile(rb"\\r\\n|\\n")
+ESCAPED_EOL = re.compile(rb"\[\\r\]\[\\n\]|\\r\\n|\\n")  # `[\r][\n]`: Apache HttpClient's wire log
 NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
 _NETRC_PREV = re.compile(rb"(?:^|\s)(?:login|machine|account)\s")
 _NETRC = re.compile(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
