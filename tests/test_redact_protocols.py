@@ -8,6 +8,10 @@ here against small servers on 127.0.0.1, recorded with `rage run` and reported.
 from __future__ import annotations
 
 import base64
+import functools
+import http.server
+import os
+import shutil
 import socketserver
 import sys
 import threading
@@ -157,3 +161,32 @@ def test_both_scans_agree_on_protocol_lines() -> None:
     native, pure = both_scans(text)
     assert native == pure
     assert S not in native
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_real_wget_debug_log(tmp_path: Path) -> None:
+    """`wget -d` prints every option it was given (`Setting --password (password) to X`)
+    and the request's `Authorization: Basic` header."""
+    if shutil.which("wget") is None:
+        pytest.skip("wget is not installed (.ci/run installs it)")
+    (tmp_path / "www").mkdir()
+    srv = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path / "www")))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/"
+        proc = run_rage("run", "--app", "wget", "--", "wget", "-d", "--user=deploy",
+                        f"--password={S}", "-O", os.devnull, url)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert proc.returncode == 0, proc.stderr
+    assert f"Setting --password (password) to {S}" in proc.stderr  # what the user saw
+    raw = reported("wget", tmp_path / "b.tar.zst")
+    basic = base64.b64encode(f"deploy:{S}".encode())
+    assert S.encode() not in raw and basic not in raw
+    assert b"Setting --password (password) to [REDACTED:secret-field]" in raw

@@ -95,6 +95,9 @@ _SEP = rb"[ \t]*(?:==|=>|[.?:+]=|[:=])[ \t]*"
 # alternative. Order matters: at one position the first alternative that matches wins.
 # Alternatives named "forced-*" redact their value whatever the key (the shape says secret).
 KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
+    # wget -d: `Setting --password (password) to VALUE`, each option it was given
+    ("wget-setting", rb"(?<=Setting )--(?P<k>" + _KEY + rb") \([A-Za-z0-9_]{1,64}\) to "
+     rb"(?P<v>" + _REST + rb"|(?=\r?(?:\n|\Z)))"),  # an empty one: nothing to take
     # `--token VALUE`, `--password=VALUE` on command lines
     ("cli-arg", rb"(?<![A-Za-z0-9_\-])--(?P<k>" + _KEY + rb")(?:=|[ \t]+)(?P<v>(?!-)(?:"
      + _QUOTED + rb"|" + _BARE + rb"))"),

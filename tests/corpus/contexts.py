@@ -270,6 +270,8 @@ STRUCTURAL: dict[str, Structural] = {
     # a rich panel (a traceback's locals and source lines) cropped before the closing quote
     "rich-locals-cropped": _p("│ │  password = '{p}… │ │"),
     "rich-source-cropped": _p('│   5 │   api_token = "{p} │'),
+    # wget -d: every option it was given
+    "wget-debug-setting": _p("Setting --password (password) to {p}"),
     # expect(1): what a script sends after a password prompt
     "expect-send": _p('spawn ssh deploy@host\nexpect "Password:"\nsend "{p}\\r"\nexpect "$ "'),
     # Redis ACL: the password after `>`
