@@ -64,6 +64,9 @@ def stays(text: str) -> None:
     (f'spawn ssh deploy@host\nexpect "Password:"\nsend "{S}\\r"\nexpect "$ "',
      'expect "Password:"\nsend "[REDACTED:secret-field]\\r"\nexpect "$ "'),
     (f'expect -re "(P|p)assword: " {{ send "{S}\\r" }}', '{ send "[REDACTED:secret-field]\\r" }'),
+    # pulumi stack output --show-secrets: an indented OUTPUT / VALUE table
+    (f"Current stack outputs (2):\n    OUTPUT      VALUE\n    dbPassword  {S}\n"
+     "    url         https://app.example.com", "    url         https://app.example.com"),
     # Apache HttpClient's wire log: the header's written-out line end stays
     (f'DEBUG wire:73 - http-outgoing-0 >> "Authorization: Bearer {S}[\\r][\\n]"',
      '>> "Authorization: Bearer [REDACTED:auth-header][\\r][\\n]"'),
@@ -126,6 +129,7 @@ def test_a_real_openssl_dump_goes_through_rage_redact() -> None:
     "+ rabbitmqctl add_vhost prod",
     'expect "$ "\nsend "uptime\\r"', 'expect "password:"\nsend "$env(PW)\\r"',
     "We expect the password to rotate.",
+    "Key                  Value\n---                  -----\ntoken_accessor       abcdEFGH1234",
 ])
 def test_what_those_tools_print_around_them_stays(text: str) -> None:
     stays(text)

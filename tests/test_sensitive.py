@@ -45,6 +45,7 @@ def test_secret_names(name: str) -> None:
     "SESSION_TIMEOUT", "KEY_VAULT_NAME", "PUBLIC_KEY_PATH", "token_type", "WWW-Authenticate",
     "ExpiredSignatureError", "auth.c", "test_auth.py", "PASSED", "bypass", "pattern", "signal",
     "compass", "passport_number_format", "PW_FILE", "npw", "kpw", "pwm_fan", "upward",
+    "token_accessor",
     # keys of data (databases, caches, S3), the id of a key, tokenizers, authors, domains
     "primary_key", "sort_key", "foreign_key", "partition_key", "cache_key", "idempotency_key",
     "object_key", "kms_key_id", "signing_key_id", "tokenizer", "book_author",

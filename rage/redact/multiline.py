@@ -73,7 +73,7 @@ _RULES_BY_NEEDLE = (
     # a JSON Web Key, quoted as JSON, as escaped JSON or as a Python repr
     (b'kty"', "jwk"), (b"kty'", "jwk"), (b'kty\\"', "jwk"),
     # `vault kv get`'s table (`Key  Value` / `---  -----`); `openssl pkey -text`'s dump
-    (b" -----", "kv-table"), (b"Private-Key:", "key-dump"),
+    (b" -----", "kv-table"), (b"Private-Key:", "key-dump"), (b"OUTPUT ", "kv-table"),
     # `terraform output -json`: an output marked sensitive, whatever its name
     (b'"sensitive": true', "sensitive"), (b'"sensitive":true', "sensitive"),
     (b'"keyName"', "sensitive"),
@@ -531,15 +531,19 @@ def _insert(lines: list[bytes], at: list[int], count: Count) -> bool:
 
 _KV_HEADER = re.compile(rb"Key[ \t]{2,}Value[ \t]*\r?")
 _KV_RULE = re.compile(rb"---[ \t]{2,}-----[ \t]*\r?")
-_KV_ROW = re.compile(rb"(\S{1,128})[ \t]{2,}(\S[^\r\n]*?)[ \t]*\r?")
+_KV_ROW = re.compile(rb"[ \t]*(\S{1,128})[ \t]{2,}(\S[^\r\n]*?)[ \t]*\r?")
+# `pulumi stack output --show-secrets`: `OUTPUT  VALUE`, indented, no rule under it
+_OUTPUTS_HEADER = re.compile(rb"[ \t]+OUTPUT[ \t]{2,}VALUE[ \t]*\r?")
 
 
 def _kv_table(lines: list[bytes], at: list[int], count: Count) -> bool:
     """``vault kv get``/``vault read``: under a ``Key  Value`` header and its ``---  -----``
-    rule, each row whose key looks secret (``api_token   x``)."""
+    rule, each row whose key looks secret (``api_token   x``); pulumi's outputs under an
+    ``OUTPUT  VALUE`` header."""
     hit = False
     for i in at:
-        if not (i and _KV_RULE.fullmatch(lines[i]) and _KV_HEADER.fullmatch(lines[i - 1])):
+        if not ((i and _KV_RULE.fullmatch(lines[i]) and _KV_HEADER.fullmatch(lines[i - 1]))
+                or _OUTPUTS_HEADER.fullmatch(lines[i])):
             continue
         j = i + 1
         while j < len(lines) and (m := _KV_ROW.fullmatch(lines[j])) is not None:

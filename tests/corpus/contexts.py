@@ -270,6 +270,9 @@ STRUCTURAL: dict[str, Structural] = {
     # a rich panel (a traceback's locals and source lines) cropped before the closing quote
     "rich-locals-cropped": _p("│ │  password = '{p}… │ │"),
     "rich-source-cropped": _p('│   5 │   api_token = "{p} │'),
+    # pulumi stack output --show-secrets
+    "pulumi-outputs": _p("Current stack outputs (2):\n    OUTPUT      VALUE\n    dbPassword  {p}\n"
+                         "    url         https://app.example.com"),
     # wget -d: every option it was given
     "wget-debug-setting": _p("Setting --password (password) to {p}"),
     # expect(1): what a script sends after a password prompt
