@@ -186,6 +186,20 @@ PIECES = st.sampled_from([
 DENSE = "--/kwsaJ_A" * 2000
 
 
+@pytest.mark.parametrize("text", ["alice-laptopwhttps://", "alice-mapping://x",
+                                  "alice-spinner: x"])
+def test_a_name_where_a_shape_was_no_secret_is_still_a_name(text: str) -> None:
+    """Hypothesis found it: a scheme's start (`alice-laptopwhttps://`) where a key shape
+    matched and was no secret hid the user's name from the reference scan, which tried no
+    name there; the native scan, whose start there is a name's only, replaced it."""
+    fast = Redactor(**NAMES)  # type: ignore[arg-type]
+    slow = Redactor(**NAMES)  # type: ignore[arg-type]
+    slow.reference_scan = True
+    out = slow.text(text)
+    assert out == fast.text(text)
+    assert "alice" not in out and out.startswith("user-")
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(PIECES, min_size=1, max_size=40), st.integers(0, 5))
 def test_anchored_scan_equals_plain_triggers(parts: list[str], dense: int) -> None:

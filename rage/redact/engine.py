@@ -342,6 +342,7 @@ class RedactionEngine(Handlers):
         no_formats: tuple[_Format, ...] = ()
         names_match = self._names.match if self._names is not None else None
         names_alt = self._names_alt if self._names is not None else []
+        first_name = self._first_name if self._names is not None else 0
         stop = a + len(region)
         for s in starts:
             if s < pos or s < 0:
@@ -378,6 +379,15 @@ class RedactionEngine(Handlers):
                             continue
                         alt = group_alt[m.lastindex or 1]
                         res = handlers[alt](m, alt)
+                        if isinstance(res, int) and names_match is not None and \
+                                alt < first_name and (nm := names_match(buf, p, stop)):
+                            # a shape that was no secret here (`alice-mapping://`: a key
+                            # that is none, a scheme without credentials): a name that
+                            # starts here is still one, as where only a name starts
+                            named = handlers[names_alt[nm.lastindex or 1]](
+                                nm, names_alt[nm.lastindex or 1])
+                            if not isinstance(named, int):
+                                m, res = nm, named
             if isinstance(res, int):
                 pos = max(res - a, s + 1)
                 continue
