@@ -341,6 +341,9 @@ FORMATS: tuple[SecretFormat, ...] = (
     _F("notion-token", r"(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})", ("ntn_",
        "secret_"),
        "https://developers.notion.com/docs/authorization", "Notion"),
+    _F("posthog-personal-api-key", r"phx_[A-Za-z0-9_]{43,47}", ("phx_",),
+       "https://posthog.com/docs/api#private-endpoint-authentication (personal API keys, phx_; "
+       "the project key, phc_, is public)", "PostHog"),
     _F("linear-api-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40,64}", ("lin_api_", "lin_oauth_"),
        "https://linear.app/developers/graphql#personal-api-keys", "Linear"),
     _F("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", ("pat",),

@@ -428,6 +428,9 @@ SAMPLES: dict[str, tuple[str, Make]] = {
     # SaaS
     "notion-token": ("notion-token", tok(lambda g: "ntn_" + r(g, DIGITS, 11) + r(g, ALNUM, 35))),
     "linear-api-key": ("linear-api-key", tok(lambda g: "lin_api_" + r(g, ALNUM, 40))),
+    # PostHog's personal API key (its project key, phc_, is public)
+    "posthog-personal-api-key": ("posthog-personal-api-key",
+                                 tok(lambda g: "phx_" + r(g, ALNUM + "_", 47))),
     "airtable-token": (
         "airtable-token",
         tok(lambda g: "pat" + r(g, ALNUM, 14) + "." + r(g, HEX, 64)),
