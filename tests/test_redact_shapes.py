@@ -52,6 +52,18 @@ def test_secret_removed(text: str) -> None:
     assert "[REDACTED:" in out
 
 
+@pytest.mark.parametrize(("text", "token"), [
+    ("2026-12-02T10:15:32Z working...\rsm_pat_zg914eKaIiVaEZr2", "sm_pat_zg914eKaIiVaEZr2"),
+    (f"2026-12-02T10:15:32Z still working, please wait a moment...\r{GH}", GH),
+])
+def test_a_token_a_shorter_redraw_left_glued_to_the_old_line_goes(text: str, token: str) -> None:
+    """The terminal shows the token glued to the old line's end (`...Zr2rking...`): a
+    format that must not touch a word character never matched it (Hypothesis found it)."""
+    out = red(text)
+    assert token not in out and token[:12] not in out, out
+    assert out.startswith("[REDACTED:"), out
+
+
 BENIGN = [
     "tests/test_auth.py::test_token_refresh PASSED",
     "auth.c:41:24: error: 'token' undeclared (first use in this function)",
