@@ -343,6 +343,10 @@ class RedactionEngine(Handlers):
         names_match = self._names.match if self._names is not None else None
         names_alt = self._names_alt if self._names is not None else []
         first_name = self._first_name if self._names is not None else 0
+        # every name alternative starts with one of the names' literals: a cheap test first
+        heads_cs = self._scan.names_cs
+        heads_ci = tuple(t.lower() for t in self._scan.names_ci)
+        ci_len = max(map(len, heads_ci), default=0)
         stop = a + len(region)
         for s in starts:
             if s < pos or s < 0:
@@ -380,7 +384,10 @@ class RedactionEngine(Handlers):
                         alt = group_alt[m.lastindex or 1]
                         res = handlers[alt](m, alt)
                         if isinstance(res, int) and names_match is not None and \
-                                alt < first_name and (nm := names_match(buf, p, stop)):
+                                alt < first_name and (
+                                    buf.startswith(heads_cs, p) or (heads_ci and buf[
+                                        p:p + ci_len].lower().startswith(heads_ci))) and (
+                                    nm := names_match(buf, p, stop)):
                             # a shape that was no secret here (`alice-mapping://`: a key
                             # that is none, a scheme without credentials): a name that
                             # starts here is still one, as where only a name starts

@@ -12,8 +12,9 @@ put a secret back together.
 Per line: escape sequences (CSI, OSC, charset and keypad selections) are removed; then, if
 the line holds a ``\\r`` that does not end it or a backspace, it is replayed as a terminal
 would draw it (``\\r`` back to column 0, backspace one column left, later characters overwrite
-earlier ones) and the final picture is kept, with a blank where word characters of two
-redraws meet (a shorter redraw that left the old line's end on screen glues the two). A
+earlier ones) and the final picture is kept, with a blank where the last redraw's text meets
+word characters of the line before it (a shorter redraw leaves the old line's end glued to
+the new text on screen). A
 ``\\r`` just before the ``\\n`` (CRLF, a pty's line ends) is kept as it is.
 """
 
@@ -64,28 +65,27 @@ def _replay(m: re.Match[bytes]) -> bytes:
         line = line[:-1]
     text = line.decode("utf-8", "surrogateescape")
     cells: list[str] = []
-    drawn: list[int] = []  # which redraw (count of `\r` before it) wrote each cell last
-    col = redraw = 0
+    col = reach = 0  # reach: how far the last redraw (after the last `\r`) wrote
+    redrawn = False
     for ch in text:
         if ch == "\r":
-            col = 0
-            redraw += 1
+            col = reach = 0
+            redrawn = True
         elif ch == "\b":
             col = max(0, col - 1)
-        elif col < len(cells):
-            cells[col] = ch
-            drawn[col] = redraw
-            col += 1
         else:
-            cells.append(ch)
-            drawn.append(redraw)
+            if col < len(cells):
+                cells[col] = ch
+            else:
+                cells.append(ch)
             col += 1
-    # a shorter redraw leaves the old line's end on screen, glued to the new text
+            reach = max(reach, col)
+    # a shorter last redraw leaves the old line's end on screen, glued to the new text
     # (`working...\r` then a 23-character token shows `sm_pat_...Zr2rking...`): a blank
-    # where word characters of two redraws meet, so the newer is matched as written
-    for i in range(len(cells) - 1, 0, -1):
-        if drawn[i] != drawn[i - 1] and _word_char(cells[i]) and _word_char(cells[i - 1]):
-            cells.insert(i, " ")
+    # where they meet, if both sides are word characters, so the newer is matched as written
+    if redrawn and 0 < reach < len(cells) and _word_char(cells[reach - 1]) and _word_char(
+            cells[reach]):
+        cells.insert(reach, " ")
     out = "".join(cells).encode("utf-8", "surrogateescape")
     return out + b"\r" if crlf else out
 
