@@ -9,7 +9,14 @@
   JSON ``"name": "X_TOKEN",`` / ``"value": "..."``;
 - Kubernetes Secret ``data:`` / ``stringData:`` (base64 of secrets under any key name), in a
   YAML document that says ``kind: Secret``;
-- PuTTY ``.ppk`` files: the ``Private-Lines: N`` lines and ``Private-MAC``.
+- PuTTY ``.ppk`` files: the ``Private-Lines: N`` lines and ``Private-MAC``;
+- tools' own multi-line forms: CSV/TSV secret columns, JSON Web Keys, ``vault`` and
+  ``pulumi`` tables, ``openssl -text`` key dumps, terraform's sensitive outputs, Composer's
+  host tokens, SQL ``INSERT`` rows, OpenVPN's ``<auth-user-pass>``, SMTP's ``AUTH LOGIN``
+  password line, redis-cli's ``CONFIG GET`` reply, an expect(1) script's ``send`` after a
+  password prompt, PHP's ``var_dump``;
+- command lines printed in output (an xtrace's ``+ sshpass -p X``), and an argv printed as
+  a list (a ``CalledProcessError``'s ``Command '['mysql', '-pX']'``).
 
 Each rule starts from a literal found with ``bytes.find`` (``: |``, ``[REDACTED:``,
 ``value``, ``kind: Secret``, ``Private-Lines:``), so text without one costs a few finds. A
