@@ -199,6 +199,10 @@ class RedactionEngine(Handlers):
         if self._pseudonymize:
             self._names = re.compile(b"|".join(alts[self._first_name:]))
             self._names_alt = _alternatives(self._names)
+            # every name alternative starts with one of the names' literals: the cheap test
+            # before a shape that was no secret lets a name match where it started
+            lower = tuple(t.lower() for t in names_ci)
+            self._name_heads = (tuple(names_cs), lower, max(map(len, lower), default=0))
         self._master = master
         self._built_for = lits
         return master
@@ -342,11 +346,8 @@ class RedactionEngine(Handlers):
         no_formats: tuple[_Format, ...] = ()
         names_match = self._names.match if self._names is not None else None
         names_alt = self._names_alt if self._names is not None else []
-        first_name = self._first_name if self._names is not None else 0
-        # every name alternative starts with one of the names' literals: a cheap test first
-        heads_cs = self._scan.names_cs
-        heads_ci = tuple(t.lower() for t in self._scan.names_ci)
-        ci_len = max(map(len, heads_ci), default=0)
+        first_name, (heads_cs, heads_ci, ci_len) = (
+            (self._first_name, self._name_heads) if self._names is not None else (0, ((), (), 0)))
         stop = a + len(region)
         for s in starts:
             if s < pos or s < 0:
@@ -391,8 +392,8 @@ class RedactionEngine(Handlers):
                             # a shape that was no secret here (`alice-mapping://`: a key
                             # that is none, a scheme without credentials): a name that
                             # starts here is still one, as where only a name starts
-                            named = handlers[names_alt[nm.lastindex or 1]](
-                                nm, names_alt[nm.lastindex or 1])
+                            name_alt = names_alt[nm.lastindex or 1]
+                            named = handlers[name_alt](nm, name_alt)
                             if not isinstance(named, int):
                                 m, res = nm, named
             if isinstance(res, int):
