@@ -172,7 +172,7 @@ def redact_command_line(line: str, count: Callable[[str], None]) -> str | None:
 
 
 _STR = r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\""
-_WORD = re.compile(_STR)
+_LITERAL = re.compile(_STR)
 _LIST = re.compile(rf"\[[ \t]*(?:{_STR})(?:[ \t]*,[ \t]*(?:{_STR}))+[ \t]*,?[ \t]*\]")  # 2+
 
 
@@ -186,7 +186,7 @@ def redact_argv_lists(line: str, count: Callable[[str], None]) -> str | None:
     out: list[str] = []
     last = 0
     for m in _LIST.finditer(line):
-        tokens = list(_WORD.finditer(line, m.start(), m.end()))
+        tokens = list(_LITERAL.finditer(line, m.start(), m.end()))
         try:
             argv = [ast.literal_eval(t[0]) for t in tokens]
         except (ValueError, SyntaxError):

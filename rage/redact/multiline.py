@@ -101,8 +101,9 @@ _RULES_BY_NEEDLE = (
     (b"expect ", "expect"),
     # PHP's var_dump: `["password"]=>` then `string(8) "x"` on the next line
     (b"]=>", "var-dump"),
-    # an argv printed as a list: a CalledProcessError's `Command '['mysql', '-pX']'`
-    *((n, "argv-list") for n in argv_list_needles()),
+    # an argv printed as a list: a CalledProcessError's `Command '['mysql', '-pX']'` (the
+    # command rule also redacts the lists on its lines)
+    *((n, "command") for n in argv_list_needles()),
 )
 
 
@@ -136,7 +137,7 @@ def redact_multiline(buf: bytes, count: Count,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
-             "argv-list": _argv_lists, "var-dump": _var_dump, "expect": _expect}
+             "var-dump": _var_dump, "expect": _expect}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -667,19 +668,6 @@ def _expect(lines: list[bytes], at: list[int], count: Count) -> bool:
                 lines[j] = lines[j][:s.start(1)] + b"[REDACTED:secret-field]" + lines[j][s.end(1):]
                 hit = True
             break
-    return hit
-
-
-def _argv_lists(lines: list[bytes], at: list[int], count: Count) -> bool:
-    """Each argv a line prints as a list, redacted by the argv rules
-    (:func:`rage.redact.argv.redact_argv_lists`)."""
-    hit = False
-    for i in dict.fromkeys(at):
-        text = lines[i].decode("utf-8", "surrogateescape")
-        new = redact_argv_lists(text, count)
-        if new is not None:
-            lines[i] = new.encode("utf-8", "surrogateescape")
-            hit = True
     return hit
 
 
