@@ -43,8 +43,7 @@ _META_LAST = frozenset({
     "provider", "scope", "scopes", "policy", "version", "kind", "prefix", "env",
     "var", "field", "label", "limit", "interval", "retries", "store", "backend", "helper",
     "command", "cmd", "region", "location", "accessor", "user", "username", "login", "email",
-    "sock",
-    "socket", "style", "level", "strategy", "flow", "realm", "audience", "issuer", "hint",
+    "sock", "socket", "style", "level", "strategy", "flow", "realm", "audience", "issuer", "hint",
     # what went wrong with one (ExpiredSignatureError, token_invalid)
     "error", "errors", "exception", "warning", "failed", "failure", "invalid", "missing",
     "expired", "mismatch", "refresh",

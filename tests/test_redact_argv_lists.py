@@ -61,20 +61,26 @@ def test_lists_without_a_secret_stay(text: str) -> None:
     assert red(text) == (text, {})
 
 
-def test_a_real_called_process_error_traceback(tmp_path: Path) -> None:
-    """A Python tool runs `mysql -p<password>` (a stand-in that fails, first on PATH) with
-    check=True: the real interpreter prints the traceback with the argv list."""
+def failing_mysql(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose PATH finds first a `mysql` that fails as a refused login does,
+    and a file holding the password (a tool reads it, as from its config: not in argv)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     mysql = bin_dir / "mysql"
     mysql.write_text("#!/bin/sh\necho 'ERROR 1045 (28000): Access denied' >&2\nexit 1\n")
     mysql.chmod(mysql.stat().st_mode | stat.S_IXUSR)
-    pw = tmp_path / "pw"  # read by the tool, as from its config: not in its own argv
+    pw = tmp_path / "pw"
     pw.write_text(S)
+    return dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}"), pw
+
+
+def test_a_real_called_process_error_traceback(tmp_path: Path) -> None:
+    """A Python tool runs `mysql -p<password>` (a stand-in that fails, first on PATH) with
+    check=True: the real interpreter prints the traceback with the argv list."""
+    env, pw = failing_mysql(tmp_path)
     code = ("import subprocess, sys\n"
             "pw = open(sys.argv[1]).read()\n"
             "subprocess.run(['mysql', '-uroot', '-p' + pw, 'appdb'], check=True)\n")
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = run_rage("run", "--app", "dbtool", "--", sys.executable, "-c", code, str(pw), env=env)
     assert proc.returncode == 1
     assert f"'-p{S}'" in proc.stderr  # the traceback as the user saw it
@@ -98,14 +104,7 @@ def test_a_real_node_child_process_error(tmp_path: Path) -> None:
     """node prints a failed child's error with `cmd: '...'` and its spawnargs as a list."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed (.ci/run installs it)")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    mysql = bin_dir / "mysql"
-    mysql.write_text("#!/bin/sh\necho 'ERROR 1045 (28000): Access denied' >&2\nexit 1\n")
-    mysql.chmod(mysql.stat().st_mode | stat.S_IXUSR)
-    pw = tmp_path / "pw"
-    pw.write_text(S)
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    env, pw = failing_mysql(tmp_path)
     proc = run_rage("run", "--app", "nodetool", "--", "node", "-e", NODE, str(pw), env=env)
     assert proc.returncode == 0, proc.stderr
     assert f"cmd: 'mysql -uroot -p{S} appdb'" in proc.stderr, proc.stderr

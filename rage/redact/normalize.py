@@ -14,8 +14,8 @@ the line holds a ``\\r`` that does not end it or a backspace, it is replayed as 
 would draw it (``\\r`` back to column 0, backspace one column left, later characters overwrite
 earlier ones) and the final picture is kept, with a blank where the last redraw's text meets
 word characters of the line before it (a shorter redraw leaves the old line's end glued to
-the new text on screen). A
-``\\r`` just before the ``\\n`` (CRLF, a pty's line ends) is kept as it is.
+the new text on screen). A ``\\r`` just before the ``\\n`` (CRLF, a pty's line ends) is kept
+as it is.
 """
 
 from __future__ import annotations
