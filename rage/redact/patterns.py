@@ -76,10 +76,11 @@ _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
 # Django's `Password (again): `. At a line's start, after at most four words (`Enter host`,
 # `Verifying - Enter PEM`), so a log's prose (`... reset the password for bob: done`) is none
 PROMPT_LEAD = rb"(?m:^)[ \t]*(?:[^\s:=\"']{1,32}[ \t]+){0,4}"
-PROMPT_KEY = (rb"(?i:pass(?:word|phrase|code)(?: (?:for|of)(?: (?:'[^'\r\n]{1,256}'"
-              rb"|\"[^\"\r\n]{1,256}\"|[^\s'\"]{1,256})){1,3}| \(again\))|pass phrase"
-              rb"(?: (?:for|of)(?: (?:'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"]{1,256}))"
-              rb"{1,3})?)")
+# what it is for: one to three words, quoted or not (`for key '/p'`, `for user u`)
+_PROMPT_FOR = (rb"(?: (?:for|of)(?: (?:'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"]{1,256}))"
+               rb"{1,3})")
+PROMPT_KEY = (rb"(?i:pass(?:word|phrase|code)(?:" + _PROMPT_FOR + rb"| \(again\))|pass phrase"
+              + _PROMPT_FOR + rb"?)")
 # its literals, one of which every prompt holds (the line is then a start, mode LINE)
 PROMPT_TRIGGERS: tuple[bytes, ...] = (
     *(w + s for w in (b"password", b"passphrase", b"passcode")
