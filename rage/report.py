@@ -13,6 +13,7 @@ exactly what would be sent. :func:`write` then streams the members into a
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -169,6 +170,10 @@ def prepare(request: ReportRequest) -> Prepared:
 
     run, settings = request.run, request.settings
     redactor = Redactor(literals=(), patterns=settings.redact, pseudonymize=True)
+    argv = run.meta.get("argv")
+    # what is secret in the run's context is secret wherever the output repeats it; the
+    # recorder masked the secret values it kept, so the reporting process's own are used
+    redactor.learn([dict(os.environ)], argv if isinstance(argv, list) else [])
     workdir = Path(tempfile.mkdtemp(prefix="rage-report-"))  # 0700 by construction
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rage-collect") as pool:

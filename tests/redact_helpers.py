@@ -31,8 +31,10 @@ def both_scans(text: str) -> tuple[str, str]:
     return native, pure
 
 
-def reported(app: str, out: Path) -> bytes:
-    """`rage report` of ``app``'s last run into ``out``: the bundle, decompressed."""
-    rep = run_rage("report", "--last", "--app", app, "--yes", "--output", str(out))
+def reported(app: str, out: Path, env: dict[str, str] | None = None) -> bytes:
+    """`rage report` of ``app``'s last run into ``out`` (in ``env``, if given): the bundle,
+    decompressed."""
+    rep = run_rage("report", "--last", "--app", app, "--yes", "--output", str(out),
+                   **({} if env is None else {"env": env}))
     assert rep.returncode == 0, rep.stderr
     return subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout

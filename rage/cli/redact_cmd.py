@@ -96,7 +96,8 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
            as_json: bool, quiet: bool) -> None:
     """Redact FILE (or standard input) to standard output, as a bundle would be redacted.
 
-    Secrets become [REDACTED:<kind>]; the counts per kind go to standard error. Terminal
+    Secrets become [REDACTED:<kind>]; the counts per kind go to standard error. The
+    secret values of this process's environment are redacted wherever they appear. Terminal
     escapes and redraws are resolved first, so the output is plain text. Exits 3 if FILE
     does not exist, 6 if it cannot be read.
     """
@@ -107,6 +108,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
     settings = load_settings(None)
     redactor = Redactor(patterns=(*settings.redact, *patterns),
                         pseudonymize=not no_pseudonyms)
+    redactor.learn([dict(os.environ)], [])  # a secret of this environment, wherever it is
     src, size = _open_input(source)
     try:
         if output is not None:

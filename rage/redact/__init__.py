@@ -41,7 +41,7 @@ from its first block.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,23 @@ class Redactor(RedactionEngine):
     def counts(self) -> dict[str, int]:
         """Replacements so far, by kind (a copy)."""
         return dict(self._counts)
+
+    def learn(self, environments: Iterable[Mapping[str, str]], argv: Sequence[str]) -> int:
+        """Redact, from now on, wherever they appear, the secret-shaped values that this
+        Redactor removes from ``environments`` and ``argv`` (:mod:`rage.redact.known`).
+        Counts and pseudonyms stay as they were: the context is redacted again where it
+        is written. Returns how many values were learned."""
+        from rage.redact.known import known_secrets
+
+        saved = (dict(self._counts), dict(self._pseudonyms), self._next_user,
+                 dict(self._homes))
+        try:
+            found = known_secrets(self, environments, argv)
+        finally:
+            self._counts, self._pseudonyms, self._next_user, self._homes = saved
+        new = tuple(s for s in found if s not in self._own_literals)
+        self._own_literals += new  # the next use rebuilds with them
+        return len(new)
 
     def pseudonym_map(self) -> dict[str, str]:
         """Original -> pseudonym. For the local preview only: NEVER write it into a bundle."""

@@ -1,0 +1,107 @@
+"""A secret of the run's context, found again anywhere: what redaction removes from the
+environment and from argv is removed from the output too, whatever surrounds it.
+
+On the code before, a bash script with ``set -x`` printed ``+ echo <the password>`` from
+``"$DB_PASSWORD"`` and the bundle kept it: no rule can know that a bare word is a password.
+A tool printing a value it took from ``--password`` kept it the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rage.redact import Redactor
+from rage.redact.known import learnable, removed
+from tests.conftest import rage_cmd, run_rage
+from tests.redact_helpers import reported
+
+S = "Zq8s3cretValue77xY"
+T = "k9Xv2LmQ4rTzPq"
+AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.parametrize(("original", "redacted", "parts"), [
+    (S, "[REDACTED:secret-field]", [S]),
+    (f"postgres://app:{S}@db/app", "postgres://app:[REDACTED:url-credentials]@db/app", [S]),
+    (f"-Dpassword={S} -Xmx2g", "-Dpassword=[REDACTED:secret-field] -Xmx2g", [S]),
+    (f"a={S} b={T}", "a=[REDACTED:x] b=[REDACTED:y]", [S, T]),
+    ("plain", "plain", []),
+    ("alice:x", "user1:[REDACTED:x]", []),  # a pseudonym does not align: nothing learned
+])
+def test_removed_finds_what_the_markers_replaced(original: str, redacted: str,
+                                                  parts: list[str]) -> None:
+    assert removed(original, redacted) == parts
+
+
+@pytest.mark.parametrize(("value", "learned"), [
+    (S, True), (T, True), (AWS, True), ("hunter2xy", True), ("Passw0rd", True),
+    ("correct horse battery staple", True),  # long enough to be learned as it is
+    ("postgres", False), ("changeme", False), ("Postgres", False), ("secret", False),
+    ("12345678", False), ("true", False), ("/run/secrets/db", False), ("${DB_PASSWORD}", False),
+    ("short1!", False),
+])
+def test_only_values_shaped_like_secrets_are_learned(value: str, learned: bool) -> None:
+    assert learnable(value) is learned
+
+
+def test_learning_leaves_counts_and_pseudonyms_as_they_were() -> None:
+    r = Redactor(user="alice", home="/home/alice", hostname="build7")
+    env = {"DB_PASSWORD": S, "API_TOKEN": T, "HOME": "/home/alice", "USER": "alice",
+           "PGPASSWORD": "postgres"}
+    assert r.learn([env], ["deploy", "--password", "Yy7Hq2wLzQQ"]) == 3
+    assert r.counts == {}
+    assert r.pseudonym_map() == {}
+    out = r.text(f"echo {S} | login\nusing {T} and Yy7Hq2wLzQQ; db postgres as alice\n")
+    assert S not in out and T not in out and "Yy7Hq2wLzQQ" not in out, out
+    assert "db postgres as user-1" in out, out
+    assert r.counts == {"literal": 3, "user": 1}
+
+
+def test_rage_redact_knows_its_environment() -> None:
+    text = f"+ echo {S}\n+ ./upload {AWS} s3://bucket\nok postgres\n"
+    for scan in ("1", "0"):
+        env = dict(os.environ, DB_PASSWORD=S, AWS_SECRET_ACCESS_KEY=AWS, PGPASSWORD="postgres",
+                   RAGE_NATIVE_SCAN=scan)
+        out = subprocess.run(rage_cmd("redact", "--no-pseudonyms"), input=text,
+                             capture_output=True, text=True, env=env, check=True).stdout
+        assert out == ("+ echo [REDACTED:literal]\n"
+                       "+ ./upload [REDACTED:literal] s3://bucket\n"
+                       "ok postgres\n"), (scan, out)
+
+
+XTRACE = """set -x
+echo "$DB_PASSWORD" | cat >/dev/null
+echo "connecting with $API_TOKEN"
+printf '%s\\n' "db $PGPASSWORD"
+"""
+
+
+def test_a_real_xtrace_of_secrets_from_the_environment(tmp_path: Path) -> None:
+    """bash prints each command with its expansions: the secrets' values, bare."""
+    env = dict(os.environ, DB_PASSWORD=S, API_TOKEN=T, PGPASSWORD="postgres")
+    script = tmp_path / "deploy.sh"
+    script.write_text(XTRACE)
+    proc = run_rage("run", "--app", "deploy", "--", "bash", str(script), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"+ echo {S}" in proc.stderr and f"connecting with {T}" in proc.stdout
+    raw = reported("deploy", tmp_path / "b.tar.zst", env=env)
+    assert S.encode() not in raw and T.encode() not in raw
+    assert b"+ echo [REDACTED:literal]" in raw
+    assert b"connecting with [REDACTED:literal]" in raw
+    assert b"db postgres" in raw  # a word-shaped value is redacted only where it is named
+
+
+def test_a_real_tool_printing_a_value_it_took_from_argv(tmp_path: Path) -> None:
+    code = "import sys; print('signing in with', sys.argv[2], 'as', sys.argv[4])"
+    proc = run_rage("run", "--app", "signin", "--", sys.executable, "-c", code,
+                    "--password", S, "--user", "deploy")
+    assert proc.returncode == 0, proc.stderr
+    assert f"signing in with {S} as deploy" in proc.stdout
+    raw = reported("signin", tmp_path / "b.tar.zst")
+    assert S.encode() not in raw
+    assert b"signing in with [REDACTED:literal] as deploy" in raw
