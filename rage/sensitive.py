@@ -175,6 +175,14 @@ def working_dir(name: str, value: str) -> bool:
     return name.upper() in _WORKING_DIRS and value.startswith(("/", "~"))
 
 
+def _pyformat(v: str) -> bool:
+    """A statement's placeholder: ``%(pw)s``, or ``%(pw`` where a value stopped at the
+    parenthesis."""
+    name = v[2:].partition(")")[0]
+    return v.startswith("%(") and name.isidentifier() and v[2 + len(name):] in (
+        "", ")", ")s", ")d", ")r")
+
+
 def looks_harmless_value(value: str, key: str = "") -> bool:
     """Values that are evidence, not secrets, even under a secret-looking name: numbers,
     booleans, paths and placeholders (``${X}``, ``$X``, ``%X%``, ``<X>``, ``***``), and what
@@ -188,6 +196,8 @@ def looks_harmless_value(value: str, key: str = "") -> bool:
         return not password_name(key)
     if working_dir(key, v):
         return True
+    if _pyformat(v):
+        return True  # a statement's placeholder: `password = %(pw)s`
     if v.startswith("${") and not v.startswith("${{"):
         return v.endswith("}") and _plain_parameter(v[2:-1])
     if v.startswith(("${{", "$(", "{{", "%", "<", "[REDACTED", "[FILTERED", "[MASKED", "[HIDDEN",

@@ -36,6 +36,14 @@ from rage.redact.argv import (
     redact_command_line,
 )
 from rage.redact.scan import finds
+from rage.redact.sql import (
+    INSERT_NEEDLES,
+    KEY_NEEDLE,
+    PARAMETER_NEEDLES,
+    bound_parameters,
+    insert_rows,
+    key_detail,
+)
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 SPAN = 64 * 1024  # how far a multi-line value may reach past its opener in a stream
@@ -86,8 +94,10 @@ _RULES_BY_NEEDLE = (
     (b'"keyName"', "sensitive"),
     # Composer's auth.json: `"bearer": {"repo.example.com": "token"}` (and gitlab-token...)
     (b'"bearer"', "host-tokens"), (b'-token"', "host-tokens"), (b'-oauth"', "host-tokens"),
-    # SQL: `INSERT INTO t (email, password) VALUES ('a@b.c', 'x')`, as databases log it
-    (b"INSERT ", "insert"), (b"insert ", "insert"),
+    # SQL: `INSERT INTO t (email, password) VALUES ('a@b.c', 'x')`, as databases log it, and
+    # a statement's parameters printed after it (SQLAlchemy, PostgreSQL, Django)
+    *((n, "insert") for n in INSERT_NEEDLES), *((n, "sql-params") for n in PARAMETER_NEEDLES),
+    (KEY_NEEDLE, "sql-key"),
     # OpenVPN's inline credentials (a .ovpn profile): a user name, then its password
     (b"<auth-user-pass>", "ovpn"),
     # SMTP's AUTH LOGIN (smtplib's debug output): after the server's `334 UGFzc3dvcmQ6`
@@ -135,7 +145,8 @@ def redact_multiline(buf: bytes, count: Count,
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
-             "sensitive": _sensitive, "insert": _insert, "host-tokens": _host_tokens,
+             "sensitive": _sensitive, "insert": insert_rows,
+             "sql-params": bound_parameters, "sql-key": key_detail, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
              "var-dump": _var_dump, "expect": _expect}
     hit = False
@@ -483,57 +494,6 @@ def _host_tokens(lines: list[bytes], at: list[int], count: Count) -> bool:
                 if close >= 0:
                     break
                 pos = 0
-    return hit
-
-
-_INSERT = re.compile(rb"(?i:insert[ \t]+(?:ignore[ \t]+)?into)[ \t]+[^\s(]{1,256}[ \t]*"
-                     rb"\(([^()\r\n]{1,4096})\)[ \t]*(?i:values)[ \t]*")
-_SQL_VALUE = re.compile(rb"[ \t]*('(?:[^'\r\n]|'')*'|\"(?:[^\"\r\n]|\"\")*\"|[^,()'\"\r\n]*?)"
-                        rb"[ \t]*([,)])")
-
-
-def _insert(lines: list[bytes], at: list[int], count: Count) -> bool:
-    """``INSERT INTO t (email, password) VALUES ('a@b.c', 'x'), (...)``: in each row, the
-    values of the columns whose names look secret (the placeholders of a prepared
-    statement, ``?`` ``$1`` ``%s``, and a number under no password's name stay)."""
-    hit = False
-    for i in dict.fromkeys(at):
-        line = lines[i]
-        m = _INSERT.search(line)
-        if m is None:
-            continue
-        names = [c.strip(b" \t`\"[]").decode("utf-8", "replace") for c in m[1].split(b",")]
-        secret = {k for k, n in enumerate(names) if looks_secret_name(n)}
-        if not secret:
-            continue
-        out = [line[:m.end()]]
-        pos = m.end()
-        while pos < len(line) and line[pos:pos + 1] == b"(":  # a row: `(v, v, ...)`
-            pos += 1
-            out.append(b"(")
-            k = 0
-            while (v := _SQL_VALUE.match(line, pos)) is not None:
-                value = v[1]
-                quoted = value[:1] in (b"'", b'"')
-                plain = value[1:-1] if quoted else value
-                if k in secret and plain and not plain.startswith(b"[REDACTED") and not (
-                        looks_harmless_value(plain.decode("utf-8", "replace"), names[k])):
-                    value = (value[:1] + b"[REDACTED:secret-field]" + value[-1:] if quoted
-                             else b"[REDACTED:secret-field]")
-                    count("secret-field")
-                    hit = True
-                out.append(line[pos:v.start(1)] + value + line[v.end(1):v.end()])
-                pos = v.end()
-                k += 1
-                if v[2] == b")":
-                    break
-            sep = re.match(rb"[ \t]*,[ \t]*", line[pos:])
-            if sep is None:
-                break
-            out.append(sep[0])
-            pos += sep.end()
-        out.append(line[pos:])
-        lines[i] = b"".join(out)
     return hit
 
 
