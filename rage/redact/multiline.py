@@ -44,6 +44,12 @@ from rage.redact.sql import (
     insert_rows,
     key_detail,
 )
+from rage.redact.validation import (
+    INPUT_VALUE_NEEDLE,
+    LOC_NEEDLES,
+    error_inputs,
+    input_values,
+)
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 SPAN = 64 * 1024  # how far a multi-line value may reach past its opener in a stream
@@ -98,6 +104,9 @@ _RULES_BY_NEEDLE = (
     # a statement's parameters printed after it (SQLAlchemy, PostgreSQL, Django)
     *((n, "insert") for n in INSERT_NEEDLES), *((n, "sql-params") for n in PARAMETER_NEEDLES),
     (KEY_NEEDLE, "sql-key"),
+    # validation errors: pydantic's `input_value='x'` under a secret field's location line,
+    # and errors as data (`"loc": ["body", "password"], ..., "input": "x"`)
+    (INPUT_VALUE_NEEDLE, "input-value"), *((n, "error-input") for n in LOC_NEEDLES),
     # OpenVPN's inline credentials (a .ovpn profile): a user name, then its password
     (b"<auth-user-pass>", "ovpn"),
     # SMTP's AUTH LOGIN (smtplib's debug output): after the server's `334 UGFzc3dvcmQ6`
@@ -146,7 +155,8 @@ def redact_multiline(buf: bytes, count: Count,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": insert_rows,
-             "sql-params": bound_parameters, "sql-key": key_detail, "host-tokens": _host_tokens,
+             "sql-params": bound_parameters, "sql-key": key_detail,
+             "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
              "var-dump": _var_dump, "expect": _expect}
     hit = False

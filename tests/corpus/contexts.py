@@ -285,6 +285,34 @@ STRUCTURAL: dict[str, Structural] = {
     "pop3-pass": _p("*cmd* 'USER deploy'\n*cmd* 'PASS {p}'"),
     "imap-login": _p("  45:09.05 > b'HDPH1 LOGIN deploy \"{p}\"'"),
     "redis-config-get": _p('127.0.0.1:6379> CONFIG GET requirepass\n1) "requirepass"\n2) "{p}"'),
+    # a prepared statement's parameters, printed apart from it (SQLAlchemy's echo and its
+    # errors, PostgreSQL's log_statement, Django's debug log), and PostgreSQL's key DETAIL
+    "sqlalchemy-echo-parameters": _p(
+        "INFO sqlalchemy.engine.Engine INSERT INTO users (name, password) VALUES (?, ?)\n"
+        "INFO sqlalchemy.engine.Engine [generated in 0.00023s] ('deploy', '{p}')"),
+    "sqlalchemy-named-parameters": _p(
+        "INFO sqlalchemy.engine.Engine SELECT users.id \nFROM users \n"
+        "WHERE users.api_token = %(tok)s\n"
+        "INFO sqlalchemy.engine.Engine [cached since 3.2s ago] {{'tok': '{p}'}}"),
+    "sqlalchemy-error-parameters": _p(
+        "sqlalchemy.exc.IntegrityError: (sqlite3.IntegrityError) UNIQUE constraint failed: "
+        "users.name\n[SQL: INSERT INTO users (name, password_hash) VALUES (?, ?)]\n"
+        "[parameters: ('deploy', '{p}')]"),
+    "postgres-log-parameters": _p(
+        "LOG:  execute <unnamed>: UPDATE users SET password = $1 WHERE name = $2\n"
+        "DETAIL:  parameters: $1 = '{p}', $2 = 'deploy'"),
+    "django-sql-args": _p(
+        "(0.002) UPDATE \"auth_user\" SET \"password\" = '{p}' WHERE \"auth_user\".\"id\" = 7;"
+        " args=('{p}', 7); alias=default"),
+    "postgres-key-detail": _p("DETAIL:  Key (api_token)=({p}) already exists.", "!#%*"),
+    # validation errors quoting the rejected input (pydantic, FastAPI's 422 body)
+    "pydantic-input-value": _p(
+        "1 validation error for Settings\ndb_password\n  Input should be a valid integer, "
+        "unable to parse string as an integer [type=int_parsing, input_value='{p}', "
+        "input_type=str]"),
+    "fastapi-422-input": _p(
+        '{{"detail":[{{"type":"string_too_short","loc":["body","password"],'
+        '"msg":"String should have at least 64 characters","input":"{p}"}}]}}', "!#%*"),
     "url-encoded-in-a-redirect": _p("GET /login?next=%2Fapp%3Fpassword%3D{p} HTTP/1.1", "!*"),
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
