@@ -12,7 +12,8 @@
 - PuTTY ``.ppk`` files: the ``Private-Lines: N`` lines and ``Private-MAC``;
 - tools' own multi-line forms: CSV/TSV secret columns, JSON Web Keys, ``vault`` and
   ``pulumi`` tables, ``openssl -text`` key dumps, terraform's sensitive outputs, Composer's
-  host tokens, SQL ``INSERT`` rows, OpenVPN's ``<auth-user-pass>``, SMTP's ``AUTH LOGIN``
+  host tokens, SQL as logged (:mod:`rage.redact.sql`), validation errors' inputs
+  (:mod:`rage.redact.validation`), OpenVPN's ``<auth-user-pass>``, SMTP's ``AUTH LOGIN``
   password line, redis-cli's ``CONFIG GET`` reply, an expect(1) script's ``send`` after a
   password prompt, PHP's ``var_dump``;
 - command lines printed in output (an xtrace's ``+ sshpass -p X``), and an argv printed as
