@@ -35,9 +35,11 @@ E = "INFO sqlalchemy.engine.Engine "
     (f"{E}SELECT users.id, users.name \nFROM users \nWHERE users.api_token = ?\n"
      f"{E}[generated in 0.0001s] ('{S}',)", f"('{R}',)"),
     (f"{E}SELECT * FROM users WHERE api_token = %(tok)s AND name = %(name)s\n"
-     f"{E}[generated in 0.0001s] {{'tok': '{S}', 'name': 'bob'}}", f"{{'tok': '{R}', 'name': 'bob'}}"),
+     f"{E}[generated in 0.0001s] {{'tok': '{S}', 'name': 'bob'}}",
+     f"{{'tok': '{R}', 'name': 'bob'}}"),
     (f"{E}INSERT INTO users (name, password_hash) VALUES (?, ?) RETURNING id\n"
-     f"{E}[insertmanyvalues 2/2 (ordered; batch not supported)] ('cy', '{S}')", f"('cy', '{R}')"),
+     f"{E}[insertmanyvalues 2/2 (ordered; batch not supported)] ('cy', '{S}')",
+     f"('cy', '{R}')"),
     (f"{E}UPDATE users SET password = crypt(:pw, gen_salt('bf')) WHERE id = :id\n"
      f"{E}[generated in 0.0001s] {{'pw': '{S}', 'id': 7}}", f"{{'pw': '{R}', 'id': 7}}"),
     ("sqlalchemy.exc.IntegrityError: (sqlite3.IntegrityError) UNIQUE constraint failed: "

@@ -98,6 +98,6 @@ def test_a_real_pydantic_settings_error(tmp_path: Path) -> None:
     raw = reported("settings", tmp_path / "b.tar.zst", env=dict(os.environ))
     assert S.encode() not in raw
     assert f"input_value='{R}', input_type=str]".encode() in raw
-    assert f'"loc": ["password"], "msg": "Input should be a valid integer, unable to parse '
-    f'string as an integer", "input": "{R}"'.encode() in raw
+    assert (f'"loc": ["password"], "msg": "Input should be a valid integer, unable to parse '
+            f'string as an integer", "input": "{R}"').encode() in raw
     assert b"input_value='verbose'" in raw  # log_level's input is evidence
