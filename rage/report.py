@@ -27,7 +27,7 @@ from rage import summary as _summary
 from rage._version import __version__
 from rage.bundle.frames import MEMORY_MAX, FrameCompressor, Framed, FrameWriter
 from rage.config import Settings
-from rage.fsutil import private_dir
+from rage.fsutil import open_private, private_dir
 from rage.paths import home_root
 from rage.record.history import Run, now_iso
 from rage.redact.capped import redact_capped
@@ -179,8 +179,12 @@ def prepare(request: ReportRequest) -> Prepared:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rage-collect") as pool:
             future = pool.submit(_collect, request, run.meta) if request.collect else None
             file_warnings: list[str] = []
+            redactor.start_learning()
             run_members, notes = _redact_run_files(run, settings, redactor, workdir,
                                                    file_warnings)
+            # a secret the output names once (`PASS=X`) is secret where it repeats (`+ echo
+            # X`), before or after: the run's files again, and everything after them
+            run_members = _scrub_learned(run_members, redactor.learned(), redactor)
             sections, warnings = future.result() if future else ([], [])
         warnings = file_warnings + warnings
         meta = _redact_meta(redactor, escape_undecodable(dict(run.meta)))
@@ -278,6 +282,27 @@ def _bytes_member(name: str, data: bytes) -> Member:
 def _file_member(name: str, path: Path) -> Member:
     size, digest = _bundle.sha256_of(path)
     return Member(name, path, size, digest)
+
+
+def _scrub_learned(members: list[Member], learned: Sequence[str], redactor: Any
+                   ) -> list[Member]:
+    """``members`` with every other occurrence of the ``learned`` values redacted. Only
+    members held as plain files: those redacted in this process (a large one, redacted and
+    compressed by the workers, taught nothing here)."""
+    if not learned:
+        return members
+    out = []
+    for m in members:
+        if isinstance(m.data, Path):
+            data = m.data.read_bytes()
+            new = redactor.replace_learned(data, learned)
+            if new != data:
+                with open_private(m.data, "wb") as f:
+                    f.write(new)
+                out.append(_file_member(m.name, m.data))
+                continue
+        out.append(m)
+    return out
 
 
 def _redact_run_files(

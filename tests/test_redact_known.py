@@ -105,3 +105,42 @@ def test_a_real_tool_printing_a_value_it_took_from_argv(tmp_path: Path) -> None:
     raw = reported("signin", tmp_path / "b.tar.zst")
     assert S.encode() not in raw
     assert b"signing in with [REDACTED:literal] as deploy" in raw
+
+
+def test_values_redacted_under_a_name_are_learned_then_found_anywhere() -> None:
+    r = Redactor(pseudonymize=False)
+    r.start_learning()
+    first = r.text(f"PASS={S}\ntoken: ghp_{'a' * 36}\npassword=postgres\nAPI_KEY='{T}'\n")
+    assert S not in first and T not in first
+    # a provider's format is found anywhere already; a word-shaped value is not learned
+    assert r.learned() == (S, T)
+    assert r.learned() == ()  # learning stopped
+    assert r.text(f"+ mysql_login {S} -h db; echo {T}\n") == (
+        "+ mysql_login [REDACTED:literal] -h db; echo [REDACTED:literal]\n")
+    assert r.replace_learned(f"early {S}, {T}".encode(), (S, T)) == (
+        b"early [REDACTED:literal], [REDACTED:literal]")
+    assert r.counts == {"secret-field": 4, "literal": 4}
+
+
+LEARNED = f"""echo "connecting with {S} first"
+set -x
+PASS={S}
+ping_db "$PASS" 2>/dev/null || true
+echo 'token: {T}'
+echo "later {T}"
+"""
+
+
+def test_a_real_script_repeating_a_secret_it_named_once(tmp_path: Path) -> None:
+    """A shell variable that is no environment variable: the output names it once
+    (`+ PASS=X`), and repeats it bare before and after; the report finds every copy."""
+    script = tmp_path / "deploy.sh"
+    script.write_text(LEARNED)
+    proc = run_rage("run", "--app", "deploy2", "--", "bash", str(script))
+    assert proc.returncode == 0, proc.stderr
+    assert f"+ ping_db {S}" in proc.stderr and f"later {T}" in proc.stdout
+    raw = reported("deploy2", tmp_path / "b.tar.zst")
+    assert S.encode() not in raw and T.encode() not in raw
+    for line in (b"connecting with [REDACTED:literal] first", b"+ PASS=[REDACTED:secret-field]",
+                 b"+ ping_db [REDACTED:literal]", b"later [REDACTED:literal]"):
+        assert line in raw, line

@@ -127,7 +127,41 @@ class Redactor(RedactionEngine):
             found = known_secrets(self, environments, argv)
         finally:
             self._counts, self._pseudonyms, self._next_user, self._homes = saved
-        new = tuple(s for s in found if s not in self._own_literals)
+        return self._add_literals(found)
+
+    def start_learning(self) -> None:
+        """Remember, from now on, the values redacted under a secret name (in this process:
+        not in the workers of a large stream) for :meth:`learned`."""
+        self._learned = {}
+
+    def learned(self) -> tuple[str, ...]:
+        """The secret-shaped values redacted under a name since :meth:`start_learning`,
+        that are not literals yet; they become literals of this Redactor (redacted
+        wherever they appear from now on). Learning stops."""
+        from rage.redact.known import learnable
+
+        found, self._learned = self._learned or {}, None
+        values = []
+        for v in found:
+            try:
+                values.append(v.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue  # not text a literal can match
+        new = tuple(v for v in values if learnable(v) and v not in self._own_literals)
+        self._add_literals(new)
+        return new
+
+    def replace_learned(self, data: bytes, learned: Sequence[str]) -> bytes:
+        """``data`` (already redacted) with every occurrence of the ``learned`` values
+        replaced and counted as ``[REDACTED:literal]``, longest first."""
+        for v in sorted((s.encode() for s in learned), key=len, reverse=True):
+            if v in data:
+                self._count("literal", data.count(v))
+                data = data.replace(v, b"[REDACTED:literal]")
+        return data
+
+    def _add_literals(self, values: Iterable[str]) -> int:
+        new = tuple(s for s in dict.fromkeys(values) if s not in self._own_literals)
         self._own_literals += new  # the next use rebuilds with them
         return len(new)
 

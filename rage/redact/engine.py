@@ -70,6 +70,8 @@ class RedactionEngine(Handlers):
         self.reference_scan = False  # tests: search every plain trigger (see rage.redact.scan)
         self._pem = re.compile(P.PRIVATE_KEY)
         self._lits: re.Pattern[bytes] | None = None
+        self._lit_bytes: tuple[bytes, ...] = ()
+        self._lit_find: Callable[[bytes], dict[int, list[int]]] | None = None
         self._literal = self._whole("literal")
         self._heads: dict[bytes, tuple[_Format, ...]] = {}
         self._catalogue = _catalogue()
@@ -85,12 +87,17 @@ class RedactionEngine(Handlers):
         # marker + name + NUL, for the parent to number in order of first appearance
         self._defer: bytes | None = None
         self._deferred = 0
+        # values redacted under a secret name, while learning (see Redactor.learned)
+        self._learned: dict[bytes, None] | None = None
 
     def build(self) -> re.Pattern[bytes]:
-        """(Re)compile the combined regex; literals registered later trigger a rebuild."""
+        """Compile the combined regex once; literals registered or learned later are found
+        apart from it (:meth:`_use_literals`), so they cost no recompiling."""
         lits = tuple(sorted({*registered_literals(), *self._own_literals}, key=len,
                             reverse=True))
-        if self._master is not None and self._built_for == lits:
+        if self._master is not None:
+            if self._built_for != lits:
+                self._use_literals(lits)
             return self._master
         alts: list[bytes] = []
         handlers: list[_Handler] = []
@@ -107,12 +114,6 @@ class RedactionEngine(Handlers):
             alts.append(b"(?P<a%d>%s)" % (i, regex))
             handlers.append(handler)
 
-        self._lits = None
-        if lits:
-            enc = [s.encode("utf-8", "surrogatepass") for s in lits]
-            # tried first at every start: what the user registered wins over any format
-            self._lits = re.compile(b"|".join(re.escape(e) for e in enc))
-            trig(cs, enc, 0)
         fmt_cs: dict[bytes, set[int]] = {}  # catalogue prefixes not walked from an anchor
         names_cs: list[bytes] = []  # found apart: a start only they give tries only them
         names_after: tuple[tuple[bytes, bytes], ...] = ()
@@ -178,7 +179,7 @@ class RedactionEngine(Handlers):
                              names_cs=tuple(names_cs), names_ci=tuple(names_ci),
                              multiline=MULTILINE_NEEDLES, names_after=names_after,
                              line_shapes=(P.PROMPT_KEY + rb"[ \t]*:[ \t]+[^\s\"'\[]",),
-                             stored=not lits)  # registered literals never reach a disk
+                             stored=True)  # it holds no literal (never on a disk)
         # the reference scan finds a prompt's line from its literals; the native one from
         # the whole shape (the literals are in prose too: `password for ` is in 1% of the
         # lines of issue 10's words-heavy log, each a line tried in vain)
@@ -204,8 +205,33 @@ class RedactionEngine(Handlers):
             lower = tuple(t.lower() for t in names_ci)
             self._name_heads = (tuple(names_cs), lower, max(map(len, lower), default=0))
         self._master = master
-        self._built_for = lits
+        self._use_literals(lits)
         return master
+
+    def _use_literals(self, lits: tuple[str, ...]) -> None:
+        """Find ``lits`` (longest first) from now on: each start of one is tried first, so
+        what the user registered wins over any format. Their own small Hyperscan database
+        (compiled in about a millisecond, never stored) or a ``find`` each, not triggers of
+        the main database, which would have to be compiled again (100-150 ms)."""
+        from rage.redact.native import find_all
+
+        enc = tuple(s.encode("utf-8", "surrogatepass") for s in lits)
+        self._lits = re.compile(b"|".join(re.escape(e) for e in enc)) if enc else None
+        self._lit_bytes = enc
+        self._lit_find = find_all(list(enc)) if enc else None
+        self._built_for = lits
+
+    def _literal_starts(self, region: bytes) -> set[int]:
+        """Where a literal starts in ``region``."""
+        if self._lit_find is not None and not self.reference_scan:
+            return {p for v in self._lit_find(region).values() for p in v}
+        out: set[int] = set()
+        for lit in self._lit_bytes:
+            i = region.find(lit)
+            while i >= 0:
+                out.add(i)
+                i = region.find(lit, i + 1)
+        return out
 
     # -- cutting and applying -------------------------------------------------------------
 
@@ -325,6 +351,10 @@ class RedactionEngine(Handlers):
             if hits:
                 starts = sorted(hits.keys() | set(starts))
                 names_only -= hits.keys()
+        if self._lit_bytes and (at := self._literal_starts(region)):
+            starts = sorted(at.union(starts))
+            names_only -= at
+            formats_only -= at
         if not starts:
             return redact_multiline(region, self._count) if multi else region
         # no needle in the input (the native scan says so): the only ones in the output are

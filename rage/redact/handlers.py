@@ -31,6 +31,8 @@ from rage.sensitive import looks_harmless_value, looks_secret_name
 Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 _PSEUDONYM = re.compile(r"user-\d+")
 _HOMES_MAX = 4096  # names of other homes whose replacement is remembered
+LEARN_MIN = 8  # shorter values are not learned (rage.redact.known.MIN_LEN)
+LEARN_MAX = 1024  # values learned at most (a report's outputs rarely name more secrets)
 # word characters for whole-word name matching; bytes >= 0x80 are parts of UTF-8 letters
 _W = rb"A-Za-z0-9_\x80-\xff"
 # what may not stand before a home directory, and after it (its match would be a longer name)
@@ -95,6 +97,7 @@ class Handlers:
     # marker + name + NUL, for the parent to number in order of first appearance
     _defer: bytes | None
     _deferred: int
+    _learned: dict[bytes, None] | None  # values redacted under a name, while learning
     _homes: dict[bytes, bytes]  # other homes' names: their pseudonym, or b"" if kept
     _home: str | None
     _user: str | None
@@ -308,6 +311,9 @@ class Handlers:
         if form == "forced-prompt" and prompt_prose(buf[m.start():m.start(kg)], value):
             return m.end(kg)
         self._count(kind)
+        if self._learned is not None and kind != "cookie" and len(value) >= LEARN_MIN and (
+                len(self._learned) < LEARN_MAX) and not self._format_end(buf, vs):
+            self._learned[value] = None  # (a provider's format is found anywhere anyway)
         rep = f"[REDACTED:{kind}]".encode()
         if form == "forced-prompt":  # what the prompt names: `for key '/home/alice/.ssh/k'`
             head = self._inside(buf, m.start(), vs)
