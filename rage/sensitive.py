@@ -54,7 +54,11 @@ _META_LAST = frozenset({
 # ...and these, found in logs of web apps, APIs and ORMs (cookie_domain, api_key_header,
 # oauth_callback)
 _META_LAST |= {"domain", "domains", "header", "headers", "callback", "callbacks", "samesite",
-               "secure", "httponly"}
+               "secure", "httponly", "engine", "serializer", "alias", "validators",
+               "validator", "comment", "mechanism", "partitioned", "source",
+               # where a secret is read from, not the secret (`--password-stdin`,
+               # `--passphrase-fd 0`), and what is done with one (`password_encryption`)
+               "stdin", "fd", "encryption", "mgmt", "database"}
 # A key of data, not of a lock, when its name says which (primary_key, sort_key, cache_key,
 # idempotency_key, S3's object_key): the last part is `key` and the one before is one of these.
 _DATA_KEYS = frozenset({
@@ -68,6 +72,10 @@ _BENIGN_PARTS = frozenset({
     "tokenizer", "tokenizers", "tokenize", "tokenized", "tokenization", "author", "authors",
     "authored", "authoring", "authority", "authorities", "authoritative", "cookiecutter",
     "secretary", "secretaries",
+    # MongoDB's connection options: the database and mechanism that authenticate
+    "authsource", "authmechanism", "authmechanismproperties", "authenticationdatabase",
+    # OpenSSH's debug output: its monitor's service request (`mm_answer_authserv:`)
+    "authserv",
 })
 # First parts with the same effect: MAX_TOKENS, NUM_KEYS, min_password_length.
 _META_FIRST = frozenset({"max", "min", "num", "n", "no", "use", "enable", "disable", "is",
@@ -175,6 +183,25 @@ def working_dir(name: str, value: str) -> bool:
     return name.upper() in _WORKING_DIRS and value.startswith(("/", "~"))
 
 
+# SASL's and the mail protocols' authentication mechanisms, and IMAP's states (imaplib's
+# command table: `'AUTHENTICATE': ('NONAUTH',)`): names, not credentials
+_AUTH_WORDS = frozenset({
+    "PLAIN", "LOGIN", "CRAM-MD5", "DIGEST-MD5", "XOAUTH2", "OAUTHBEARER", "GSSAPI", "NTLM",
+    "EXTERNAL", "ANONYMOUS", "SCRAM-SHA-1", "SCRAM-SHA-256", "TLS", "SSL", "NONAUTH", "AUTH",
+    "SELECTED", "LOGOUT"})
+_FILE_EXTENSIONS = frozenset({
+    "pem", "key", "crt", "cer", "der", "csr", "p12", "pfx", "jks", "keystore", "gpg", "asc",
+    "kdbx", "txt", "ini", "conf", "cfg", "json", "yaml", "yml", "toml", "env", "properties",
+    "xml", "pub", "ppk", "ovpn"})
+
+
+def _file_name(v: str) -> bool:
+    """A file's name with an extension that keys, certificates and settings are kept in."""
+    stem, dot, ext = v.rpartition(".")
+    return bool(dot and stem) and ext.lower() in _FILE_EXTENSIONS and len(v) <= 128 and all(
+        c.isalnum() or c in "._-" for c in stem)
+
+
 def _pyformat(v: str) -> bool:
     """A statement's placeholder: ``%(pw)s``, or ``%(pw`` where a value stopped at the
     parenthesis."""
@@ -198,6 +225,12 @@ def looks_harmless_value(value: str, key: str = "") -> bool:
         return True
     if _pyformat(v):
         return True  # a statement's placeholder: `password = %(pw)s`
+    if v.upper() in _AUTH_WORDS and "auth" in key.lower() and not password_name(key):
+        return True  # `preferred_auths = ['CRAM-MD5', 'PLAIN']`, `auth: ["LOGIN"]`
+    if _file_name(v):
+        return True  # `-key k.pem`, `--auth-user-pass creds.txt`: where a secret is kept
+    if v.startswith(("...", "\u2026")) or not v.strip("=-_~#"):
+        return True  # an elision (`{'Authorization': ...}`), a ruler (`session] =====`)
     if v.startswith("${") and not v.startswith("${{"):
         return v.endswith("}") and _plain_parameter(v[2:-1])
     if v.startswith(("${{", "$(", "{{", "%", "<", "[REDACTED", "[FILTERED", "[MASKED", "[HIDDEN",

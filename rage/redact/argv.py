@@ -57,11 +57,17 @@ _SECRET_OPTS: dict[str, frozenset[str]] = {
     "mongodump": frozenset({"-p"}), "mongorestore": frozenset({"-p"}), "az": frozenset({"-p"}),
     "sqlcmd": frozenset({"-P"}), "bcp": frozenset({"-P"}), "osql": frozenset({"-P"}),
     "ssh-keygen": frozenset({"-N", "-P"}), "mosquitto_pub": frozenset({"-P"}),
-    "mosquitto_sub": frozenset({"-P"}), "openssl": frozenset({"-k", "-K"}),
+    "mosquitto_sub": frozenset({"-P"}), "openssl": frozenset({"-k", "-K", "-hmac"}),
     "zip": frozenset({"-P"}), "7z": frozenset(), "unzip": frozenset({"-P"}),
     "dotnet": frozenset({"-k"}), "nuget": frozenset({"-k"}), "twine": frozenset({"-p"}),
     "keytool": frozenset(), "psql": frozenset(), "gpg": frozenset(),
+    "ipmitool": frozenset({"-P"}), "rdesktop": frozenset({"-p"}), "racadm": frozenset({"-p"}),
+    "rabbitmqadmin": frozenset({"-p"}), "cqlsh": frozenset({"-p"}),
 }
+# SNMP's community string (v1, v2c) and v3's authentication and privacy passphrases
+for _p in ("snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snmpgetnext",
+           "snmptrap", "snmpinform", "snmptable", "snmpdelta", "snmpstatus"):
+    _SECRET_OPTS[_p] = frozenset({"-c", "-A", "-X"})
 for _p in ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd",
            "ldapcompare", "ldapmodrdn", "ldapexop"):
     _SECRET_OPTS[_p] = frozenset({"-w"})
@@ -75,6 +81,9 @@ _USERPASS: dict[str, tuple[frozenset[str], str]] = {
     "rpcclient": (frozenset({"-U", "--user"}), "%"),
     "lftp": (frozenset({"-u", "--user"}), ","),
     "svn": (frozenset(), ":"),
+    "http": (frozenset({"-a", "--auth"}), ":"), "https": (frozenset({"-a", "--auth"}), ":"),
+    "xh": (frozenset({"-a", "--auth"}), ":"), "xhs": (frozenset({"-a", "--auth"}), ":"),
+    "etcdctl": (frozenset({"--user"}), ":"),
 }
 _GENERIC_USERPASS = (frozenset({"-u", "--user", "--proxy-user"}), ":")
 # `program SUBCOMMAND X`: the first positional after the subcommand is a secret
@@ -82,6 +91,12 @@ _POSITIONAL: dict[str, frozenset[str]] = {
     "vault": frozenset({"login"}),
     "nuget": frozenset({"setapikey"}),
     "heroku": frozenset(),
+}
+# `program ... WORD [user] SECRET`: after WORD, the last of at most N operands is a secret,
+# wherever WORD stands (`redis-cli -h h AUTH [user] X`, `mysqladmin -h h password NEW`)
+_AFTER_WORD: dict[str, dict[str, int]] = {
+    "redis-cli": {"AUTH": 2, "auth": 2},
+    "mysqladmin": {"password": 1}, "mariadb-admin": {"password": 1},
 }
 # ...and the second one: `rabbitmqctl add_user NAME PASSWORD`
 _SECOND_POSITIONAL: dict[str, frozenset[str]] = {
@@ -94,6 +109,15 @@ _OPENSSL_PASSWD_ARG_OPTS = frozenset({"-salt", "-in"})
 _LOGIN_ONLY = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                          "az"})
 _OPENSSL_PASS = frozenset({"-pass", "-passin", "-passout", "-password", "-passphrase"})
+# openssl's options are words: `-key k.pem` is not `-k` with `ey` glued to it
+_NO_GLUED = frozenset({"openssl"})
+# programs that run another command: their options end at it (`sshpass -p X ssh -p 2222 h`:
+# the second `-p` is ssh's port), with the options of theirs that take a value
+_RUNS_A_COMMAND: dict[str, frozenset[str]] = {"sshpass": frozenset({"-p", "-f", "-d", "-P"})}
+# what reads a password from standard input: what a pipeline feeds it is the password
+# (`echo X | docker login -u u --password-stdin`)
+STDIN_SECRET = ("--password-stdin", "--passphrase-fd", "--password-from-stdin",
+                "--pass-stdin", "chpasswd")
 _NMCLI_KEYS = frozenset({"password", "psk", "wep-key0", "wep-key1", "wep-key2", "wep-key3",
                          "leap-password", "private-key-password", "pin", "secrets"})
 
@@ -144,9 +168,10 @@ def command_start(line: str) -> int | None:
     """Where ``line`` runs a program these rules know, with at least one argument: at its
     start, after a prompt or trace mark (``$ ``, ``+ ``), a log prefix or ``ps`` columns."""
     words = list(re.finditer(r"\S+", line))
+    fed = any(s in line for s in STDIN_SECRET)  # `echo X | docker login --password-stdin`
     for w in words[:-1]:
         word = w[0].lstrip("'\"")  # a command quoted as a value: node's `cmd: 'mysql -pX db'`
-        if word.rsplit("/", 1)[-1] in _KNOWN:
+        if word.rsplit("/", 1)[-1] in _KNOWN or (fed and word in ("echo", "printf")):
             return w.start() + len(w[0]) - len(word)
     return None
 
@@ -162,13 +187,80 @@ def redact_command_line(line: str, count: Callable[[str], None]) -> str | None:
     quote = line[start - 1:start]
     if quote in ("'", '"') and (end := line.find(quote, start)) > 0:
         rest, after = line[start:end], line[end:]  # up to the quote that closes it
-    kinds: list[str] = []  # counted only if the line changes (script() re-joins it then)
-    cleaned = ArgvRedactor(str, kinds.append).script(rest)
-    if cleaned == rest:
+    kinds: list[str] = []  # counted only if the line changes
+    redactor = ArgvRedactor(str, kinds.append)
+    changes = redactor.changes(rest)
+    if not changes:
         return None
+    cleaned = _in_place(rest, changes)
+    if cleaned is None:  # a word quoted so that its secret is not in the line as it is
+        kinds.clear()
+        cleaned = redactor.script(rest)
     for kind in kinds:
         count(kind)
     return line[:start] + cleaned + after
+
+
+_XTRACE = re.compile(r"(\++) ")
+
+
+def redact_fed_lines(lines: list[str], i: int, count: Callable[[str], None]) -> list[int]:
+    """An xtrace prints each command of a pipeline on a line of its own: when ``lines[i]``
+    is one that reads a password from standard input (``+ docker login --password-stdin``),
+    the ``+ echo X`` or ``+ printf`` beside it (same depth) feeds it, and its operands go.
+    Returns the indices of the lines changed."""
+    mark = _XTRACE.match(lines[i])
+    if mark is None:
+        return []
+    try:
+        if not reads_a_secret(shlex.split(lines[i][mark.end():])):
+            return []
+    except ValueError:
+        return []
+    changed = []
+    for j in (i - 1, i + 1):
+        if not 0 <= j < len(lines) or not lines[j].startswith(mark[0]) or (
+                lines[j][len(mark[0]):len(mark[0]) + 1] == "+"):
+            continue
+        text = lines[j][mark.end():]
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            continue
+        cleaned = list(words)
+        kinds: list[str] = []
+        if not ArgvRedactor(str, kinds.append).feed(words, cleaned) or not kinds:
+            continue
+        new = _in_place(text, [(w, c) for w, c in zip(words, cleaned, strict=True) if w != c])
+        if new is not None:
+            for kind in kinds:
+                count(kind)
+            lines[j] = lines[j][:mark.end()] + new
+            changed.append(j)
+    return changed
+
+
+def _in_place(text: str, changes: list[tuple[str, str]]) -> str | None:
+    """``text`` with each changed word's secret replaced where it stands, every other byte
+    as it was (``ps`` output's ``sleep(30)``, an xtrace's ``'\\''`` quoting); None if a
+    secret is not in ``text`` as it is."""
+    out: list[str] = []
+    pos = 0
+    for before, after in changes:
+        p = 0
+        while p < min(len(before), len(after)) and before[p] == after[p]:
+            p += 1
+        s = 0
+        while s < min(len(before), len(after)) - p and before[-1 - s] == after[-1 - s]:
+            s += 1
+        secret, rep = before[p:len(before) - s], after[p:len(after) - s]
+        word = text.find(before, pos)  # the word where it stands, then its secret inside it
+        at = word + p if word >= 0 else text.find(secret, pos) if secret else -1
+        if at < 0 or not secret:
+            return None
+        out += [text[pos:at], rep]
+        pos = at + len(secret)
+    return "".join(out) + text[pos:]
 
 
 _STR = r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\""
@@ -231,7 +323,7 @@ def command_needles() -> tuple[bytes, ...]:
         b"htpasswd", b"openssl", b"nmcli", b"curl ", b"wget ", b"lftp ", b"smbclient",
         b"rpcclient", b"zip -", b"7z a ", b"7z x ", b"7za ", b"7zz ", b"7zr ", b"bcp ",
         b"rman ", b"expdp", b"impdp", b"dgmgrl", b"sh -c ", b"git config ", b"npm config ",
-        b"gh secret ", b"rabbitmqctl",
+        b"gh secret ", b"rabbitmqctl", *(s.encode() for s in STDIN_SECRET),
         b"yarn config ", b"aws configure ")))
 
 
@@ -252,6 +344,16 @@ def join_words(original: list[str], cleaned: list[str]) -> str:
     alone does not make a word need them)."""
     return " ".join(shlex.quote(c) if shlex.quote(o) != o else c
                     for o, c in zip(original, cleaned, strict=True))
+
+
+def reads_a_secret(words: list[str]) -> bool:
+    """Does this command read a password from its standard input?"""
+    start = _program(words)
+    prog = words[start].rsplit("/", 1)[-1] if words else ""
+    rest = words[start + 1:]
+    return prog in ("chpasswd", "chgpasswd") or (prog == "passwd" and "--stdin" in rest) or any(
+        w in STDIN_SECRET or w.startswith(("--password-stdin", "--passphrase-fd"))
+        for w in rest)
 
 
 def _secret_option(opt: str) -> bool:
@@ -328,7 +430,8 @@ class ArgvRedactor:
                                numbers=prog in _USERPASS)
             elif prog in _GLUED_P and a.startswith("-p") and len(a) > 2:
                 hide(i, "-p")
-            elif len(a) > 2 and a[:2] in opts and not a.startswith("--"):
+            elif len(a) > 2 and a[:2] in opts and not a.startswith("--") and (
+                    prog not in _NO_GLUED):
                 hide(i, a[:2])  # -wSECRET, -pSECRET
             elif prog == "openssl" and a in _OPENSSL_PASS and nxt:
                 self._openssl_pass(argv, out, done, i + 1, 0)
@@ -354,6 +457,21 @@ class ArgvRedactor:
             elif prog == "openssl" and subcommand == "passwd" and a in _OPENSSL_PASSWD_ARG_OPTS:
                 i += 2  # -salt S: not a password
                 continue
+            elif (n := _AFTER_WORD.get(prog, {}).get(a)) is not None:
+                j = i + 1
+                while j < len(argv) and j - i <= n and not argv[j].startswith("-"):
+                    j += 1
+                if j > i + 1:
+                    hide(j - 1)
+                i = j
+                continue
+            elif prog in _RUNS_A_COMMAND and a in _RUNS_A_COMMAND[prog] and nxt:
+                i += 2  # sshpass -f FILE: its own option, with its value
+                continue
+            elif prog in _RUNS_A_COMMAND and not a.startswith("-"):
+                out[i:] = self.redact(argv[i:])  # the command it runs, by its own rules
+                done[i:] = [True] * (len(argv) - i)
+                break
             elif not a.startswith("-"):
                 if subcommand is None:
                     subcommand = a
@@ -410,23 +528,63 @@ class ArgvRedactor:
 
     def script(self, script: str) -> str:
         """A shell script given with ``-c``: each simple command redacted as argv."""
+        entries = self._entries(script)
+        if entries is None or not any(isinstance(e, tuple) and e[0] != e[1] for e in entries):
+            return self._text(script)
+        return " ".join(join_words(*e) if isinstance(e, tuple) else e for e in entries[:-1])
+
+    def changes(self, script: str) -> list[tuple[str, str]]:
+        """Each word of ``script`` that redaction changes, in order, with what it becomes."""
+        return [(w, c) for e in self._entries(script) or () if isinstance(e, tuple)
+                for w, c in zip(*e, strict=True) if w != c]
+
+    def _entries(self, script: str) -> list[str | tuple[list[str], list[str]]] | None:
+        """``script``'s simple commands, each with its words redacted as argv, and the
+        separators between them; what a pipeline feeds a program that reads a password
+        from standard input is redacted too (``echo X | docker login --password-stdin``).
+        None when it does not parse."""
         lex = shlex.shlex(script, posix=True, punctuation_chars=True)
         lex.whitespace_split = True
         try:
             words = list(lex)
         except ValueError:
-            return self._text(script)
-        parts: list[str] = []
+            return None
+        entries: list[str | tuple[list[str], list[str]]] = []
         cmd: list[str] = []
-        changed = False
         for w in [*words, ";"]:
             if w and all(c in "();&|<>" for c in w):
                 if cmd:
-                    cleaned = self.redact(cmd)
-                    changed = changed or cleaned != cmd
-                    parts.append(join_words(cmd, cleaned))
+                    entries.append((cmd, self.redact(cmd)))
                     cmd = []
-                parts.append(w)
+                entries.append(w)
             else:
                 cmd.append(w)
-        return " ".join(parts[:-1]) if changed else self._text(script)
+        pipeline: list[tuple[list[str], list[str]]] = []
+        for e in entries:
+            if isinstance(e, tuple):
+                if pipeline and reads_a_secret(e[0]):
+                    for fed in pipeline:
+                        self.feed(*fed)
+                pipeline.append(e)
+            elif e != "|":
+                pipeline = []
+        return entries
+
+    def feed(self, words: list[str], cleaned: list[str]) -> bool:
+        """``echo X`` or ``printf FMT X`` whose output a program reads as a password:
+        its operands go (in ``cleaned``). False when ``words`` prints nothing of the
+        kind."""
+        start = _program(words)
+        prog = words[start].rsplit("/", 1)[-1] if words else ""
+        if prog not in ("echo", "printf"):
+            return False
+        operands = [k for k in range(start + 1, len(words))
+                    if prog == "printf" or not words[k].startswith("-")]
+        if prog == "printf" and len(operands) > 1:
+            operands = operands[1:]  # the format only when it is alone
+        for k in operands:
+            if not looks_harmless_value(words[k], "password") and not (
+                    cleaned[k].startswith("[REDACTED")):
+                self._count("secret-field")
+                cleaned[k] = REDACTED
+        return True

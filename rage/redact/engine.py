@@ -29,6 +29,7 @@ from rage.redact.scan import (
     IDENT,
     KEY,
     LINE,
+    PROMPT,
     SHORT,
     Anchor,
     Plan,
@@ -183,7 +184,7 @@ class RedactionEngine(Handlers):
         # the reference scan finds a prompt's line from its literals; the native one from
         # the whole shape (the literals are in prose too: `password for ` is in 1% of the
         # lines of issue 10's words-heavy log, each a line tried in vain)
-        trig(ci, P.PROMPT_TRIGGERS, LINE)
+        trig(ci, P.PROMPT_TRIGGERS, PROMPT)
         fmt_rest, fmt_groups = group_plan(scan_plan(fmt_cs), GROUP_BYTES)
         cs_rest, groups = group_plan(scan_plan(cs), GROUP_BYTES)
         ci_rest, ci_groups = group_plan(scan_plan(ci), GROUP_BYTES_CI)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rage.redact import patterns as P
+from rage.redact.reprs import STRING, parse
 from rage.redact.values import (
     ESCAPED_EOL,
     LINE_NO,
@@ -74,6 +75,15 @@ def host_names(host: str | None) -> tuple[str, ...]:
 # what test harnesses print before a test's name (`--- PASS: TestLogin (0.00s)`, automake's
 # `PASS: auth.test`, `XPASS:`): a result, not a password
 _TEST_STATUS = frozenset({b"PASS", b"XPASS"})
+# a piece of a container's element: a string, a container, or a plain word (a shell array's
+# `[db]="x"` is a container then a string; `=` between them is no piece)
+_ELEMENT_PART = re.compile(rb"[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
+                           rb"|[(\[{]|[^\s=:()\[\]{},'\"]+")
+_XTRACE_QUOTE = b"'\\''"  # how an xtrace writes a quote inside a single-quoted word
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z_.]*")
+# a password another tool already masked: `****` (pip, SQLAlchemy, kombu), `[secure]` (httpx)
+_MASKED = re.compile(rb"\*{2,}|%2[aA](?:%2[aA])+|\[(?:secure|redacted|masked|hidden|filtered)\]"
+                     rb"|<(?:redacted|masked|hidden)>", re.I)
 _VAR_DUMP_CLASS = (b":private]=>", b":protected]=>", b"]=>")  # after `["key":"Class"`
 _PY_PREFIX = re.compile(rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?=[\"'])")
 
@@ -178,6 +188,8 @@ class Handlers:
         info = m.group(g)
         if b":" not in info and len(info) < 20:
             return m.start(g)  # a plain login name (ssh://git@host); names inside still scanned
+        if _MASKED.fullmatch(info.partition(b":")[2]):
+            return m.start(g)  # what the tool already hid: pip's `u:****@`, httpx's `[secure]`
         self._count("url-credentials")
         return m.start(g), m.end(g), b"[REDACTED:url-credentials]"
 
@@ -209,6 +221,47 @@ class Handlers:
             if m is not None:
                 return int(m.end())
         return 0
+
+    def _container(self, m: re.Match[bytes], kg: str, vs: int, key: bytes
+                   ) -> tuple[int, int, bytes] | int:
+        """A list or tuple under a secret name, on its line: ``'auth': ('alice', 'x')``,
+        ``"password": ["x"]``, a shell array ``CREDS=([db]="x" [api]="y")``. Its strings
+        (and plain words) go; containers inside it are redacted as text. Nothing changes
+        (the scan goes on inside) when it holds no secret, or does not close on its line."""
+        buf = m.string
+        box = parse(buf, vs)
+        if box is None:
+            return m.end(kg)
+        skey = key.decode("ascii", "replace")
+        out: list[bytes] = []
+        last, hits = vs, 0
+        for a, _colon, b in box[0]:
+            pos = a
+            while (t := _ELEMENT_PART.search(buf, pos, b)) is not None:
+                part, at = t[0], t.start()
+                pos = t.end()
+                if part[:1] in b"([{":
+                    box_in = parse(buf, at)
+                    pos = box_in[2] if box_in is not None else b
+                    out += [buf[last:at], self._inside(buf, at, pos)]
+                    last = pos
+                    continue
+                sm = STRING.match(part)
+                inner = sm[2] if sm is not None else part
+                if not inner or inner.startswith(b"[REDACTED") or (
+                        sm is None and _IDENTIFIER.fullmatch(part)) or looks_harmless_value(
+                        inner.decode("utf-8", "replace"), skey):
+                    continue  # (a name in code: `auth=(user, password)`)
+                rep = sm[1] + b"[REDACTED:secret-field]" + sm[3] if sm is not None else (
+                    b"[REDACTED:secret-field]")
+                out += [buf[last:at], rep]
+                last = pos
+                hits += 1
+        if not hits:
+            return m.end(kg)
+        self._count("secret-field", hits)
+        out.append(buf[last:box[2]])
+        return vs, box[2], b"".join(out)
 
     def _key_value_form(self, name: str) -> Handler:
         forced = name.startswith("forced-")
@@ -251,6 +304,14 @@ class Handlers:
         lkey = key.lower()
         buf = m.string
         value = buf[vs:ve]
+        if has_key and value[:1] in (b"(", b"["):
+            return self._container(m, kg, vs, key)
+        if buf.startswith(_XTRACE_QUOTE, vs):  # bash's quote in a quoted word: '\''X'\''
+            eol = buf.find(b"\n", vs)
+            close = buf.find(_XTRACE_QUOTE, vs + 4, len(buf) if eol < 0 else eol)
+            if close > vs + 4:
+                vs, ve = vs + 4, close
+                value = buf[vs:ve]
         esc = _ESCAPED_QUOTE.match(value) if value[:1] == b"\\" else None
         if esc is not None and value.endswith(esc[0]) and len(value) >= 2 * len(esc[0]):
             q = len(esc[0])  # keep the escaped quotes (`\"`, or `\\\"` escaped twice)
@@ -265,6 +326,9 @@ class Handlers:
             # a value that is a known format is taken whole, whatever separator it holds:
             # the `,` of an argon2 hash ends an unquoted value, the rest of the hash with it
             ve = max(ve, self._format_end(buf, vs))
+            if form == "line" and has_key and raw_key[:1] in (b'"', b"'") and (
+                    buf[ve - 1:ve] == b","):
+                ve -= 1  # pretty-printed JSON or a dict's repr: `"client_key": null,`
         if lkey in (b"cookie", b"set-cookie"):
             kind = "cookie"
         elif lkey in _AUTH_KEYS or lkey.startswith(b"x-"):

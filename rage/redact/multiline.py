@@ -31,10 +31,12 @@ import re
 from collections.abc import Callable
 
 from rage.redact.argv import (
+    STDIN_SECRET,
     argv_list_needles,
     command_needles,
     redact_argv_lists,
     redact_command_line,
+    redact_fed_lines,
 )
 from rage.redact.scan import finds
 from rage.redact.sql import (
@@ -121,6 +123,9 @@ _RULES_BY_NEEDLE = (
     (b"expect ", "expect"),
     # PHP's var_dump: `["password"]=>` then `string(8) "x"` on the next line
     (b"]=>", "var-dump"),
+    # an xtrace's pipeline, a command a line: `+ echo X` beside `+ docker login
+    # --password-stdin`
+    *((s.encode(), "fed") for s in STDIN_SECRET),
     # an argv printed as a list: a CalledProcessError's `Command '['mysql', '-pX']'` (the
     # command rule also redacts the lists on its lines)
     *((n, "command") for n in argv_list_needles()),
@@ -159,7 +164,7 @@ def redact_multiline(buf: bytes, count: Count,
              "sql-params": bound_parameters, "sql-key": key_detail,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
-             "var-dump": _var_dump, "expect": _expect}
+             "var-dump": _var_dump, "expect": _expect, "fed": _fed}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
@@ -581,6 +586,19 @@ def _commands(lines: list[bytes], at: list[int], count: Count) -> bool:
         new = listed if listed is not None else new
         if new is not None:
             lines[i] = new.encode("utf-8", "surrogateescape") + (b"\r" if cr else b"")
+            hit = True
+    return hit
+
+
+def _fed(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """What an xtrace's ``+ echo X`` feeds a ``+ docker login --password-stdin`` on the
+    line beside it (:func:`rage.redact.argv.redact_fed_lines`)."""
+    hit = False
+    for i in dict.fromkeys(at):
+        lo = max(0, i - 1)
+        near = [x.decode("utf-8", "surrogateescape") for x in lines[lo:i + 2]]
+        for j in redact_fed_lines(near, i - lo, count):
+            lines[lo + j] = near[j].encode("utf-8", "surrogateescape")
             hit = True
     return hit
 

@@ -92,6 +92,10 @@ _LB = rb"(?:(?<![A-Za-z0-9_.\-\\])(?<!\$\{)|(?<=\\[rnt]))"
 # `=`, `:`, and the assignments of code: `==`, `=>`, `.=`, `?=`, `:=`, `+=`
 _SEP = rb"[ \t]*(?:==|=>|[.?:+]=|[:=])[ \t]*"
 
+# a mechanism named after AUTH (FTP's `AUTH TLS`, SMTP's `AUTH LOGIN`), which is no password
+_MECHANISM = (rb"\"?(?i:tls|ssl|login|plain|cram-md5|digest-md5|xoauth2|oauthbearer|gssapi|"
+              rb"ntlm|external|anonymous|scram-sha-[0-9]{1,3}(?:-plus)?)\"?(?:[ \t\r]|\Z|$)")
+
 # (name, regex): `k` is the key group, `v` the value group; the engine renames them per
 # alternative. Order matters: at one position the first alternative that matches wins.
 # Alternatives named "forced-*" redact their value whatever the key (the shape says secret).
@@ -149,7 +153,8 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # Redis: `AUTH [user] password` at a redis-cli prompt, `"AUTH" ["user"] "password"` in
     # MONITOR's log
     ("forced-redis-auth", rb"(?P<k>(?:> |\] )\"?(?i:auth)\"?(?:[ \t]+\"?[A-Za-z0-9_.@\-]{1,64}"
-     rb"\"?(?=[ \t]+\S))?)[ \t]+(?P<v>\"(?:[^\"\\\r\n]|\\.){1,1024}\"|[^\s\"']{1,1024})"),
+     rb"\"?(?=[ \t]+\S))?)[ \t]+(?P<v>(?!" + _MECHANISM + rb")\"(?:[^\"\\\r\n]|\\.){1,1024}\""
+     rb"|(?!" + _MECHANISM + rb")[^\s\"']{1,1024})"),
     # Oracle: `CONNECT user/password@db` in SQL*Plus, `sqlplus [-S] user/password@db`
     ("forced-oracle", rb"(?P<k>(?:(?:(?<![^\n])|(?<=SQL> ))(?i:conn(?:ect)?)"
      rb"|(?i:sqlplus)(?:[ \t]+-[A-Za-z]+)*)[ \t]+\"?[A-Za-z][A-Za-z0-9_$#.]{0,127}\"?/)"

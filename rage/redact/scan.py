@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from rage.redact.patterns import PROMPT_KEY
+
 # where a match starts relative to its trigger: >= 0 that many bytes before it, IDENT at the
 # start of the identifier holding it (`my_token=`), SCHEME at the start of a URL scheme
 IDENT = -1
@@ -34,6 +36,10 @@ LINE = -4
 # SHORT: as IDENT, for a short secret word (`pin`, `pat`) that is the whole name and is
 # followed by blanks and a key separator (patterns.SHORT_SPACED); nowhere else
 SHORT = -5
+# PROMPT: a password prompt's literal (`password for `): the line's start, only where the
+# prompt's whole shape stands there (the native scan's line shape, patterns.PROMPT_KEY)
+PROMPT = -6
+_PROMPT_AT = re.compile(PROMPT_KEY + rb"[ \t]*:[ \t]+[^\s\"'\[]")
 # its parts: the rest of the name (a closing quote, a `]`), then blanks, then a separator
 KEY_NAME = rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?"
 KEY_SEPARATORS = (rb"[:=,>\\]|[.?+]=", rb"[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
@@ -359,6 +365,10 @@ def run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
         if (i and region[i - 1] in IDENT_CHARS) or KEY_AFTER.match(region, i) is None:
             return
         mode = IDENT
+    if mode == PROMPT:
+        if _PROMPT_AT.match(region, i) is not None:
+            starts.add(region.rfind(b"\n", 0, i) + 1)
+        return
     if mode == KEY and KEY_AFTER.match(region, i) is None and not spaced(region, i):
         seg = region[max(0, i - NAME_REACH):i]
         k = i - (len(seg) - len(seg.rstrip(IDENT_CHARS)))

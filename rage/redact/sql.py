@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from rage.redact.reprs import CLOSE, STRING, Box, parse
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 Count = Callable[[str], None]
@@ -45,12 +46,7 @@ _PLACEHOLDER = re.compile(rb"'(?:[^'\n]|'')*'|\?|%s|%\(([A-Za-z_]\w{0,63})\)s|\$
 # what binds a placeholder to a column: `password = `, `"u"."password" LIKE `, `pw = crypt(`
 _BOUND_TO = re.compile(rb"([\w.`\"\[\]]{1,200})[ \t\n]*(?:=|!=|<>|(?i:like))[ \t\n]*"
                        rb"(?:[A-Za-z_][\w.]{0,63}[ \t]*\([ \t]*)?\Z")
-# a Python literal, a bracket, a separator, or anything else up to one of them
-_TOKEN = re.compile(rb"[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
-                    rb"|[()\[\]{},:]|[^()\[\]{},:'\"]+|['\"]")
-_STRING = re.compile(rb"([bBrRuU]{0,2}['\"])(.*)(['\"])\Z", re.S)
 _PG_PARAMETER = re.compile(rb"\$(\d{1,4}) = ('(?:[^'\n]|'')*'|[^,\s]+)")
-_CLOSE = {ord("("): ord(")"), ord("["): ord("]"), ord("{"): ord("}")}
 
 
 def _column(name: bytes) -> str:
@@ -158,7 +154,7 @@ def _insert_columns(stmt: bytes) -> list[tuple[int, int, str]]:
     names = [_column(c) for c in m[1].split(b",")]
     out: list[tuple[int, int, str]] = []
     pos = m.end()
-    while (box := _parse(stmt, pos)) is not None and stmt[pos] == ord("("):
+    while (box := parse(stmt, pos)) is not None and stmt[pos] == ord("("):
         out += [(a, b, names[k]) for k, (a, _c, b) in enumerate(box[0]) if k < len(names)]
         sep = re.compile(rb"[ \t\n]*,[ \t\n]*").match(stmt, box[2])
         if sep is None:
@@ -179,63 +175,13 @@ def _secret_statement(stmt: bytes) -> bool:
 
 # -- parameter lists: Python reprs ----------------------------------------------------------
 
-_Box = tuple[list[tuple[int, int, int]], list[tuple[int, int]], int]
-
-
-def _parse(s: bytes, pos: int) -> _Box | None:
-    """The container opening at ``s[pos]`` (``(``, ``[`` or ``{``): its top-level elements
-    as (start, colon or -1, end), its direct child containers as (open, end), and the
-    position after its close; None if it does not close on this line."""
-    if pos >= len(s) or s[pos] not in _CLOSE:
-        return None
-    stack = [s[pos]]
-    child = pos
-    elements: list[tuple[int, int, int]] = []
-    children: list[tuple[int, int]] = []
-    start, colon = pos + 1, -1
-    for m in _TOKEN.finditer(s, pos + 1):
-        t, at = m[0], m.start()
-        if t == b"\n":
-            return None
-        c = t[0] if len(t) == 1 else -1
-        if c in _CLOSE:
-            if len(stack) == 1:
-                child = at
-            stack.append(c)
-        elif c in (ord(")"), ord("]"), ord("}")):
-            if c != _CLOSE[stack.pop()]:
-                return None
-            if not stack:
-                if s[start:at].strip():
-                    elements.append(_strip(s, start, colon, at))
-                return elements, children, at + 1
-            if len(stack) == 1:
-                children.append((child, at + 1))
-        elif len(stack) == 1 and c == ord(","):
-            elements.append(_strip(s, start, colon, at))
-            start, colon = at + 1, -1
-        elif len(stack) == 1 and c == ord(":") and colon < 0:
-            colon = at
-        elif b"\n" in t:
-            return None
-    return None
-
-
-def _strip(s: bytes, a: int, colon: int, b: int) -> tuple[int, int, int]:
-    while a < b and s[a] in b" \t":
-        a += 1
-    while b > a and s[b - 1] in b" \t":
-        b -= 1
-    return a, colon, b
-
-
-def _rows(s: bytes, box: _Box) -> list[_Box]:
+def _rows(s: bytes, box: Box) -> list[Box]:
     """A parameter list's rows: itself, or each of its containers when it holds rows
     (executemany's ``[(...), (...)]``, also around SQLAlchemy's ``... displaying 10 of 1000
     total bound parameter sets ...``)."""
     elements, children, _end = box
-    if elements and children and s[elements[0][0]] in _CLOSE:
-        return [r for a, _b in children if (r := _parse(s, a)) is not None]
+    if elements and children and s[elements[0][0]] in CLOSE:
+        return [r for a, _b in children if (r := parse(s, a)) is not None]
     return [box]
 
 
@@ -244,7 +190,7 @@ def _hide(s: bytes, a: int, b: int, column: str) -> bytes | None:
     value = s[a:b]
     if value.startswith(b"[REDACTED"):
         return None
-    m = _STRING.match(value)
+    m = STRING.match(value)
     if m is not None:
         inner = m[2]
         if not inner or inner.startswith(b"[REDACTED") or looks_harmless_value(
@@ -313,7 +259,7 @@ def _from_verbs(stmt: bytes) -> list[bytes]:
 
 
 def _repr_parameters(line: bytes, start: int, stmt: bytes) -> tuple[int, bytes] | None:
-    box = _parse(line, start)
+    box = parse(line, start)
     if box is None:
         return None
     rows = _rows(line, box)
