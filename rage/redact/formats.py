@@ -418,6 +418,12 @@ FORMATS: tuple[SecretFormat, ...] = (
         "$apr1$", "$y$", "pbkdf2_sha"),
        "https://github.com/P-H-C/phc-string-format/blob/master/phc-sf-spec.md",
        "password hashes (crypt, PHC)"),
+    # PostgreSQL's SCRAM verifier, as pg_authid and pg_shadow print it: iterations and salt,
+    # then the stored and server keys (RFC 5803's form)
+    _F("password-hash", r"SCRAM-SHA-256\$\d{1,9}:[A-Za-z0-9+/]{8,128}={0,2}"
+       r"\$[A-Za-z0-9+/]{16,128}={0,2}:[A-Za-z0-9+/]{16,128}={0,2}", ("SCRAM-SHA-256$",),
+       "https://www.postgresql.org/docs/current/catalog-pg-authid.html",
+       "PostgreSQL (SCRAM verifier)"),
     # -- generic shapes with a fixed marker -------------------------------------------------
     _F("jwt", r"eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{0,4096}",
        ("eyJ",),

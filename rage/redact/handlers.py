@@ -88,6 +88,18 @@ _VAR_DUMP_CLASS = (b":private]=>", b":protected]=>", b"]=>")  # after `["key":"C
 _PY_PREFIX = re.compile(rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?=[\"'])")
 
 
+def _basic_credentials(value: bytes) -> bool:
+    """Is ``value`` the base64 of ``user:password``, as HTTP Basic sends it?"""
+    import binascii
+
+    try:
+        raw = binascii.a2b_base64(value + b"=" * (-len(value) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    _user, colon, pw = raw.partition(b":")
+    return bool(colon and pw) and all(32 <= c < 127 or c >= 0x80 for c in raw)
+
+
 def _literal_prefix(value: bytes) -> int:
     """The length of a Python literal's prefix before its quote (`b'x'`: 1), else 0."""
     m = _PY_PREFIX.match(value)
@@ -299,8 +311,10 @@ class Handlers:
                 return m.end(kg)
             if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
                 return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
-        else:  # a bare "Bearer <token>"
+        else:  # a bare "Bearer <token>", "Basic <base64>"
             key = b"authorization"
+            if form == "basic" and not _basic_credentials(m.group(vg)):
+                return m.end()
         lkey = key.lower()
         buf = m.string
         value = buf[vs:ve]
@@ -335,7 +349,7 @@ class Handlers:
             kind = "auth-header"
         else:
             kind = "secret-field"
-        if kind != "secret-field" and buf[vs - 1:vs] not in (b'"', b"'"):
+        if kind != "secret-field" and form != "basic" and buf[vs - 1:vs] not in (b'"', b"'"):
             # header values hold spaces ("Bearer x", "a=1; b=2"): take the rest of the line,
             # or up to the quote that opened the header ("Cookie: a=1; b=2")
             end = buf.find(b"\n", vs, len(buf))

@@ -38,6 +38,8 @@ from rage.redact.argv import (
     redact_command_line,
     redact_fed_lines,
 )
+from rage.redact.calls import NEEDLES as CALL_NEEDLES
+from rage.redact.calls import positional_passwords
 from rage.redact.scan import finds
 from rage.redact.sql import (
     INSERT_NEEDLES,
@@ -107,6 +109,8 @@ _RULES_BY_NEEDLE = (
     # a statement's parameters printed after it (SQLAlchemy, PostgreSQL, Django)
     *((n, "insert") for n in INSERT_NEEDLES), *((n, "sql-params") for n in PARAMETER_NEEDLES),
     (KEY_NEEDLE, "sql-key"),
+    # a password passed by position: `server.login("me@x.com", "x")` in a traceback
+    *((n, "calls") for n in CALL_NEEDLES),
     # validation errors: pydantic's `input_value='x'` under a secret field's location line,
     # and errors as data (`"loc": ["body", "password"], ..., "input": "x"`)
     (INPUT_VALUE_NEEDLE, "input-value"), *((n, "error-input") for n in LOC_NEEDLES),
@@ -161,7 +165,7 @@ def redact_multiline(buf: bytes, count: Count,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": insert_rows,
-             "sql-params": bound_parameters, "sql-key": key_detail,
+             "sql-params": bound_parameters, "sql-key": key_detail, "calls": positional_passwords,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
              "var-dump": _var_dump, "expect": _expect, "fed": _fed}

@@ -186,6 +186,11 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # a password prompt and the answer echoed after it (see PROMPT_KEY)
     ("forced-prompt", PROMPT_LEAD + rb"(?P<k>" + PROMPT_KEY + rb")[ \t]*:[ \t]+(?P<v>" + _REST
      + rb")"),
+    # HTTP Basic credentials without a header name in front of them (httpx's `_auth_header`,
+    # nginx's `proxy_set_header Authorization "Basic X";`): the base64 of `user:password`,
+    # which the handler decodes to be sure (`basic authentication` is prose)
+    ("basic", rb"(?<![A-Za-z0-9_\-])(?i:basic)[ \t]+(?P<v>(?!\[REDACTED)"
+     rb"[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=_\-])"),
     # a bearer token without a header name in front of it
     ("bearer", rb"(?<![A-Za-z0-9_\-])(?i:bearer)[ \t]+(?P<v>(?!\[REDACTED)"
      rb"[A-Za-z0-9._~+/\-]{8,4096}=*)"),
@@ -196,6 +201,7 @@ FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by", b"::add-mask::", b"> auth"
                                     b"convertto-securestring", b"identified with",
                                     b"set password for ", b"requirepass", b"masterauth",
                                     b"insecure-password", b"bundle_", b"acl setuser",
+                                    b"basic ",
                                     *(a + m for a in (b"auth ", b"authenticate ")
                                       for m in (b"plain ", b"xoauth2 ", b"oauthbearer ")))
 # ...and those whose case is the protocol's (a command, a client's debug mark)

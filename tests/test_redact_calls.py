@@ -1,0 +1,77 @@
+"""Credentials in code and in bare HTTP Basic form.
+
+- A password passed by position: a traceback prints the failing line of source,
+  ``requests.get(url, auth=HTTPBasicAuth('deploy', 'x'))``, ``server.login("me@x.com", "x")``
+  (the classic SMTP authentication error), ``ftplib.FTP(host, "alice", "x")``,
+  ``user.set_password("x")``. No key/value shape holds the literal; each kept it.
+- ``Basic <base64 of user:password>`` without a header name (httpx's ``_auth_header``,
+  nginx's ``proxy_set_header Authorization "Basic X";``): only ``Bearer`` had a bare form.
+- PostgreSQL's SCRAM verifiers, as ``pg_authid`` prints them: a password's hash.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_rage
+from tests.redact_helpers import both_scans, red, reported
+from tests.services import free_port
+
+S = "Zq8s3cretValue77xY"
+R = "[REDACTED:secret-field]"
+B = base64.b64encode(f"deploy:{S}".encode()).decode()
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    (f'    server.login("me@example.com", "{S}")', f'    server.login("me@example.com", "{R}")'),
+    (f'    ftp = ftplib.FTP("ftp.example.com", "alice", "{S}")',
+     f'    ftp = ftplib.FTP("ftp.example.com", "alice", "{R}")'),
+    (f'    auth = aiohttp.BasicAuth("alice", "{S}")',
+     f'    auth = aiohttp.BasicAuth("alice", "{R}")'),
+    (f"    r = requests.get(url, auth=HTTPBasicAuth('alice', '{S}'))",
+     f"    r = requests.get(url, auth=HTTPBasicAuth('alice', '{R}'))"),
+    (f'    user.set_password("{S}")', f'    user.set_password("{R}")'),
+    (f'    keyring.set_password("svc", "alice", "{S}")',
+     f'    keyring.set_password("svc", "alice", "{R}")'),
+    (f"{{'_auth_header': 'Basic {B}'}}", "{'_auth_header': 'Basic [REDACTED:auth-header]'}"),
+    (f'proxy_set_header Authorization "Basic {B}";',
+     'proxy_set_header Authorization "Basic [REDACTED:auth-header]";'),
+    (" rolpassword | SCRAM-SHA-256$4096:c2FsdHNhbHRzYWx0$dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVz"
+     "dA==:c2VydmVyc2VydmVyc2VydmVyc2VydmVyc2Vy", " rolpassword | [REDACTED:password-hash]"),
+])
+def test_a_credential_in_code_or_bare_goes(text: str, want: str) -> None:
+    out, _counts = red(text)
+    assert out == want
+    native, pure = both_scans(text)
+    assert native == pure == out
+
+
+@pytest.mark.parametrize("text", [
+    "    server.login(user, password)",  # names, not literals
+    '    relogin("a", "b")',
+    '    smtp.login("me@example.com", password=pw)',
+    "basic authentication is supported",
+    "Basic usage: rage run -- CMD",
+    "the Basic QUJDREVGR0g= block",  # base64, but of no user:password
+])
+def test_what_is_no_credential_stays(text: str) -> None:
+    assert red(text) == (text, {})
+
+
+def test_a_real_traceback_of_a_request_with_basic_auth(tmp_path: Path) -> None:
+    """requests to a closed port: the traceback's source line holds the password."""
+    tool = tmp_path / "fetch.py"
+    tool.write_text("import requests\nfrom requests.auth import HTTPBasicAuth\n\n\n"
+                    "def fetch(url):\n"
+                    f"    return requests.get(url, auth=HTTPBasicAuth('deploy', '{S}'), timeout=5)"
+                    "\n\n\nfetch('http://127.0.0.1:%d/' % int(__import__('sys').argv[1]))\n")
+    proc = run_rage("run", "--app", "fetch", "--", sys.executable, str(tool), str(free_port()))
+    assert proc.returncode == 1
+    assert f"HTTPBasicAuth('deploy', '{S}')" in proc.stderr  # the traceback the user saw
+    raw = reported("fetch", tmp_path / "b.tar.zst")
+    assert S.encode() not in raw
+    assert f"HTTPBasicAuth('deploy', '{R}')".encode() in raw
