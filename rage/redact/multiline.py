@@ -40,6 +40,8 @@ from rage.redact.argv import (
 )
 from rage.redact.calls import NEEDLES as CALL_NEEDLES
 from rage.redact.calls import positional_passwords
+from rage.redact.result_tables import COPY, RECORD, copy_blocks, expanded_records, pipe_tables
+from rage.redact.result_tables import RULES as TABLE_RULES
 from rage.redact.scan import finds
 from rage.redact.sql import (
     INSERT_NEEDLES,
@@ -109,6 +111,8 @@ _RULES_BY_NEEDLE = (
     # a statement's parameters printed after it (SQLAlchemy, PostgreSQL, Django)
     *((n, "insert") for n in INSERT_NEEDLES), *((n, "sql-params") for n in PARAMETER_NEEDLES),
     (KEY_NEEDLE, "sql-key"),
+    # query results: psql's and mysql's tables, psql's expanded records, pg_dump's COPY
+    *((n, "pipe-table") for n in TABLE_RULES), (RECORD, "records"), (COPY, "copy"),
     # a password passed by position: `server.login("me@x.com", "x")` in a traceback
     *((n, "calls") for n in CALL_NEEDLES),
     # validation errors: pydantic's `input_value='x'` under a secret field's location line,
@@ -166,6 +170,7 @@ def redact_multiline(buf: bytes, count: Count,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": insert_rows,
              "sql-params": bound_parameters, "sql-key": key_detail, "calls": positional_passwords,
+             "pipe-table": pipe_tables, "records": expanded_records, "copy": copy_blocks,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
              "var-dump": _var_dump, "expect": _expect, "fed": _fed}

@@ -1,0 +1,162 @@
+"""Query results as database clients print them: the cells of a secret column.
+
+- pipe tables: psql's aligned output (a header, then ``----+----``), mysql's boxes
+  (``+----+``, ``| id | api_key |``), Markdown tables (``|---|---|``);
+- psql's expanded records (``\\x``): ``-[ RECORD 1 ]--`` then ``api_key | X`` lines;
+- pg_dump's ``COPY t (id, api_key) FROM stdin;`` and its tab-separated rows up to ``\\.``.
+
+A column is secret by its header's name (:func:`rage.sensitive.looks_secret_name`); what
+is evidence in it (a number under no password's name, NULL, an empty cell) stays. A row
+whose cells do not match the header's is left alone, and ends the table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from rage.sensitive import looks_harmless_value, looks_secret_name
+
+Count = Callable[[str], None]
+REDACTED = b"[REDACTED:secret-field]"
+_MAX_ROWS = 100_000
+
+# the rule lines' literals: psql's `----+----`, mysql's borders `+----+----+`, Markdown's
+# `|----|----|` or `| --- | :-- |`
+RULES = (b"-+-", b"+--", b"|--", b"| --", b"|:-")
+RECORD = b"-[ RECORD "  # psql's expanded display
+COPY = b") FROM stdin;"
+
+_RULE = re.compile(rb"[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:[+|][ \t]*:?-{2,}:?[ \t]*)+\|?[ \t]*\r?"
+                   rb"|[ \t]*\+-{2,}(?:\+-{2,})*\+[ \t]*\r?")
+_EXPANDED = re.compile(rb"([ \t]*)([^|\r\n]*?)[ \t]*\|[ \t]?(.*?)(\r?)")
+_COPY = re.compile(rb"COPY [^\s(]{1,256} \(([^()\r\n]{1,4096})\) FROM stdin;\r?")
+
+
+def _cells(line: bytes) -> list[tuple[int, int]] | None:
+    """The spans of a table line's cells, trimmed (without the outer ``|`` of a box or a
+    Markdown row)."""
+    body = line.rstrip(b"\r")
+    a, b = 0, len(body)
+    lead = body[:b - len(body.lstrip())]
+    if body.lstrip().startswith(b"|"):
+        a = len(lead) + 1
+        stripped = body.rstrip()
+        if stripped.endswith(b"|"):
+            b = len(stripped) - 1
+    if b"|" not in body[a:b] and a == 0:
+        return None
+    spans = []
+    pos = a
+    for part in body[a:b].split(b"|"):
+        s, e = pos, pos + len(part)
+        while s < e and body[s] in b" \t":
+            s += 1
+        while e > s and body[e - 1] in b" \t":
+            e -= 1
+        spans.append((s, e))
+        pos += len(part) + 1
+    return spans
+
+
+def _hide(line: bytes, spans: list[tuple[int, int]], names: list[str], secret: list[bool],
+          count: Count) -> bytes:
+    for k in reversed(range(len(spans))):
+        a, b = spans[k]
+        value = line[a:b]
+        if not secret[k] or not value or value.startswith(b"[REDACTED") or value in (
+                b"NULL", b"\\N") or looks_harmless_value(value.decode("utf-8", "replace"),
+                                                        names[k]):
+            continue
+        line = line[:a] + REDACTED + line[b:]
+        count("secret-field")
+    return line
+
+
+def pipe_tables(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """A table whose rule line is one of ``at``: the cells of its secret columns."""
+    hit = False
+    done: set[int] = set()
+    for i in dict.fromkeys(at):
+        if i in done or _RULE.fullmatch(lines[i]) is None:
+            continue
+        box = lines[i].lstrip().startswith(b"+")
+        head = i - 1
+        if head < 0 or _RULE.fullmatch(lines[head]) is not None:
+            continue
+        header = _cells(lines[head])
+        if header is None or len(header) < 2:
+            continue
+        names = [lines[head][a:b].decode("utf-8", "replace") for a, b in header]
+        secret = [looks_secret_name(n) for n in names]
+        done.add(i)
+        if not any(secret):
+            continue
+        piped = lines[head].lstrip().startswith(b"|")  # rows are written as the header is
+        j = i + 1
+        while j < len(lines) and j - i <= _MAX_ROWS:
+            if _RULE.fullmatch(lines[j]) is not None:
+                done.add(j)
+                if not box:
+                    break
+                j += 1
+                continue
+            spans = _cells(lines[j])
+            if spans is None or len(spans) != len(header) or (
+                    lines[j].lstrip().startswith(b"|") != piped):
+                break
+            new = _hide(lines[j], spans, names, secret, count)
+            if new != lines[j]:
+                lines[j] = new
+                hit = True
+            j += 1
+    return hit
+
+
+def expanded_records(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """psql's ``\\x`` display: after each ``-[ RECORD n ]-`` line, a ``name | value`` line a
+    column."""
+    hit = False
+    for i in dict.fromkeys(at):
+        j = i + 1
+        while j < len(lines) and not lines[j].lstrip().startswith(RECORD):
+            m = _EXPANDED.fullmatch(lines[j])
+            if m is None or not m[2]:
+                break
+            name = m[2].decode("utf-8", "replace").strip()
+            value = m[3]
+            if value and looks_secret_name(name) and not value.startswith(b"[REDACTED") and not (
+                    looks_harmless_value(value.decode("utf-8", "replace"), name)):
+                lines[j] = lines[j][:m.start(3)] + REDACTED + lines[j][m.end(3):]
+                count("secret-field")
+                hit = True
+            j += 1
+    return hit
+
+
+def copy_blocks(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """pg_dump's ``COPY t (cols) FROM stdin;``: the tab-separated rows up to ``\\.``."""
+    hit = False
+    for i in dict.fromkeys(at):
+        m = _COPY.fullmatch(lines[i])
+        if m is None:
+            continue
+        names = [c.strip(b" \t\"").decode("utf-8", "replace") for c in m[1].split(b",")]
+        secret = [looks_secret_name(n) for n in names]
+        if not any(secret):
+            continue
+        j = i + 1
+        while j < len(lines) and j - i <= _MAX_ROWS and lines[j].rstrip(b"\r") != b"\\.":
+            cells = lines[j].rstrip(b"\r").split(b"\t")
+            if len(cells) != len(names):
+                break
+            spans, pos = [], 0
+            for c in cells:
+                spans.append((pos, pos + len(c)))
+                pos += len(c) + 1
+            new = _hide(lines[j], spans, names, secret, count)
+            if new != lines[j]:
+                lines[j] = new
+                hit = True
+            j += 1
+    return hit

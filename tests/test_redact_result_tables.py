@@ -1,0 +1,78 @@
+"""Query results as database clients print them: psql's aligned tables and expanded records
+(``\\x``), mysql's boxes, Markdown tables, pg_dump's ``COPY ... FROM stdin`` rows. A secret
+column's cells went into bundles whole: only CSV and TSV were read as tables.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_rage
+from tests.redact_helpers import both_scans, red, reported
+
+S = "Zq8s3cretValue77xY"
+R = "[REDACTED:secret-field]"
+
+PSQL = (" id | email |      api_key       | password_hash \n"
+        "----+-------+--------------------+---------------\n"
+        f"  1 | a@b.c | {S} | {S}2\n"
+        "  2 | d@e.f |                    | \n(2 rows)\n")
+RECORDS = (f"-[ RECORD 1 ]-+-------------------\nid            | 1\nemail         | a@b.c\n"
+           f"api_key       | {S}\npassword_hash | {S}2\n")
+BOX = ("+------+-------+--------------------+---------------------+\n"
+       "| id   | email | api_key            | password            |\n"
+       "+------+-------+--------------------+---------------------+\n"
+       f"|    1 | a@b.c | {S} | {S}2 |\n"
+       "|    2 | d@e.f | NULL               | NULL                |\n"
+       "+------+-------+--------------------+---------------------+\n")
+COPY = ("COPY public.users (id, email, api_key, password_hash) FROM stdin;\n"
+        f"1\ta@b.c\t{S}\t{S}2\n\\.\n")
+MARKDOWN = f"| name | token |\n|------|-------|\n| ci   | {S} |\n"
+
+
+@pytest.mark.parametrize("text", [PSQL, RECORDS, BOX, COPY, MARKDOWN])
+def test_a_secret_columns_cells_go(text: str) -> None:
+    out, counts = red(text)
+    assert S not in out, out
+    assert "a@b.c" in out or "ci" in out  # the other columns stay
+    assert "NULL " in out or "NULL" not in text
+    assert set(counts) == {"secret-field"}
+    native, pure = both_scans(text)
+    assert native == pure == out
+
+
+@pytest.mark.parametrize("text", [
+    " id | name \n----+------\n  1 | bob\n(1 row)\n",
+    "| name | token |\n|------|-------|\n id | name \n----+------\n  1 | bob\n",
+    "+--------+\n| a | b |\n+--------+\n",
+    "COPY public.users (id, name) FROM stdin;\n1\tbob\n\\.\n",
+    "diff: +-- a/x\n",
+])
+def test_tables_without_a_secret_column_stay(text: str) -> None:
+    assert red(text) == (text, {})
+
+
+def test_real_psql_and_pg_dump(tmp_path: Path) -> None:
+    """PostgreSQL's own client and dumper, against a server on 127.0.0.1."""
+    if shutil.which("psql") is None or shutil.which("pg_dump") is None:
+        pytest.skip("psql is not installed (.ci/run installs postgresql)")
+    from tests.services import run_postgres
+
+    with run_postgres() as pg:
+        subprocess.run(["psql", pg.url, "-q", "-c",
+                        "create table users (id int, email text, api_key text); "
+                        f"insert into users values (1, 'a@b.c', '{S}')"], check=True)
+        script = (f"psql {pg.url} -c 'select * from users' -c '\\x' -c 'select * from users';"
+                  f" pg_dump -t users {pg.url}")
+        proc = run_rage("run", "--app", "db", "--", "bash", "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count(S) == 3  # the table, the record, the COPY row
+    raw = reported("db", tmp_path / "b.tar.zst")
+    assert S.encode() not in raw
+    assert f"  1 | a@b.c | {R}".encode() in raw
+    assert f"api_key | {R}".encode() in raw
+    assert f"1\ta@b.c\t{R}".encode() in raw
