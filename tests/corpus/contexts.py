@@ -313,6 +313,24 @@ STRUCTURAL: dict[str, Structural] = {
     "fastapi-422-input": _p(
         '{{"detail":[{{"type":"string_too_short","loc":["body","password"],'
         '"msg":"String should have at least 64 characters","input":"{p}"}}]}}', "!#%*"),
+    # a list or tuple under a secret name; a password by position in code (a traceback)
+    "python-auth-tuple": _p("{{'auth': ('deploy', '{p}'), 'verify': True}}"),
+    "django-querydict": _p("<QueryDict: {{'username': ['deploy'], 'password': ['{p}']}}>"),
+    "shell-array": _p('declare -A CREDS=([db]="{p}" [api]="x" )'),
+    "traceback-smtp-login": _p('    server.login("deploy@example.com", "{p}")'),
+    "traceback-basic-auth": _p("    r = requests.get(url, auth=HTTPBasicAuth('deploy', '{p}'))"),
+    # what a pipeline feeds a program that reads its password from standard input
+    "docker-password-stdin": _p("echo '{p}' | docker login -u ci --password-stdin reg.example.com",
+                                "!#%"),
+    "xtrace-password-stdin": _p("+ echo '{p}'\n+ docker login -u ci --password-stdin "
+                                "reg.example.com", "!#%"),
+    "xtrace-quoted-quote": _p("+ psql -c 'select 1 from t where api_key = '\\''{p}'\\'''", "!#%"),
+    # query results as database clients print them
+    "psql-table": _p(" id | api_key \n----+---------\n  1 | {p}\n(1 row)", "!#%*"),
+    "psql-expanded": _p("-[ RECORD 1 ]---\nid      | 1\napi_key | {p}", "!#%*"),
+    "mysql-box": _p("+----+---------+\n| id | api_key |\n+----+---------+\n|  1 | {p} |\n"
+                    "+----+---------+", "!#%*"),
+    "pg-dump-copy": _p("COPY public.users (id, api_key) FROM stdin;\n1\t{p}\n\\.", "!#%*"),
     "url-encoded-in-a-redirect": _p("GET /login?next=%2Fapp%3Fpassword%3D{p} HTTP/1.1", "!*"),
     "jwk-private-compact": lambda rng: _jwk(rng, pretty=False),
     "jwk-private-pretty": lambda rng: _jwk(rng, pretty=True),
