@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rage.redact.reprs import STRING, parse
-from rage.sensitive import looks_harmless_value
+from rage.redact.values import kept
 
 Count = Callable[[str], None]
 REDACTED = b"[REDACTED:secret-field]"
@@ -60,8 +60,7 @@ def _password(line: bytes, opener: int, position: int) -> list[tuple[int, int]]:
         return []
     a, b = args[position]
     m = STRING.match(line[a:b])
-    if m is None or not m[2] or m[2].startswith(b"[REDACTED") or looks_harmless_value(
-            m[2].decode("utf-8", "replace"), "password"):
+    if m is None or kept(m[2], "password"):
         return []
     return [(a + len(m[1]), b - len(m[3]))]
 

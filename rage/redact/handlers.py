@@ -21,6 +21,7 @@ from rage.redact.values import (
     a_state_word,
     chained,
     help_text,
+    kept,
     log_message,
     netrc_context,
     not_a_value,
@@ -260,9 +261,7 @@ class Handlers:
                     continue
                 sm = STRING.match(part)
                 inner = sm[2] if sm is not None else part
-                if not inner or inner.startswith(b"[REDACTED") or (
-                        sm is None and _IDENTIFIER.fullmatch(part)) or looks_harmless_value(
-                        inner.decode("utf-8", "replace"), skey):
+                if (sm is None and _IDENTIFIER.fullmatch(part)) or kept(inner, skey):
                     continue  # (a name in code: `auth=(user, password)`)
                 rep = sm[1] + b"[REDACTED:secret-field]" + sm[3] if sm is not None else (
                     b"[REDACTED:secret-field]")

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rage.sensitive import looks_harmless_value, looks_secret_name
+from rage.redact.values import kept
+from rage.sensitive import looks_secret_name
 
 Count = Callable[[str], None]
 REDACTED = b"[REDACTED:secret-field]"
@@ -64,9 +65,7 @@ def _hide(line: bytes, spans: list[tuple[int, int]], names: list[str], secret: l
     for k in reversed(range(len(spans))):
         a, b = spans[k]
         value = line[a:b]
-        if not secret[k] or not value or value.startswith(b"[REDACTED") or value in (
-                b"NULL", b"\\N") or looks_harmless_value(value.decode("utf-8", "replace"),
-                                                        names[k]):
+        if not secret[k] or value in (b"NULL", b"\\N") or kept(value, names[k]):
             continue
         line = line[:a] + REDACTED + line[b:]
         count("secret-field")
@@ -125,8 +124,7 @@ def expanded_records(lines: list[bytes], at: list[int], count: Count) -> bool:
                 break
             name = m[2].decode("utf-8", "replace").strip()
             value = m[3]
-            if value and looks_secret_name(name) and not value.startswith(b"[REDACTED") and not (
-                    looks_harmless_value(value.decode("utf-8", "replace"), name)):
+            if looks_secret_name(name) and not kept(value, name):
                 lines[j] = lines[j][:m.start(3)] + REDACTED + lines[j][m.end(3):]
                 count("secret-field")
                 hit = True

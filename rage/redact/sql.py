@@ -21,7 +21,8 @@ import re
 from collections.abc import Callable, Iterator
 
 from rage.redact.reprs import CLOSE, STRING, Box, parse
-from rage.sensitive import looks_harmless_value, looks_secret_name
+from rage.redact.values import kept
+from rage.sensitive import looks_secret_name
 
 Count = Callable[[str], None]
 REDACTED = b"[REDACTED:secret-field]"
@@ -78,8 +79,7 @@ def insert_rows(lines: list[bytes], at: list[int], count: Count) -> bool:
                 value = v[1]
                 quoted = value[:1] in (b"'", b'"')
                 plain = value[1:-1] if quoted else value
-                if k in secret and plain and not plain.startswith(b"[REDACTED") and not (
-                        looks_harmless_value(plain.decode("utf-8", "replace"), names[k])):
+                if k in secret and not kept(plain, names[k]):
                     value = value[:1] + REDACTED + value[-1:] if quoted else REDACTED
                     count("secret-field")
                     hit = True
@@ -118,8 +118,8 @@ def key_detail(lines: list[bytes], at: list[int], count: Count) -> bool:
             secret = [looks_secret_name(n) for n in names]
             if len(values) != len(names):
                 values, names, secret = [m[2]], [""], [True]
-            out = [REDACTED if hide and _hide(b"'" + v + b"'", 0, len(v) + 2, n) is not None
-                   else v for n, v, hide in zip(names, values, secret, strict=True)]
+            out = [REDACTED if hide and not kept(v, n) else v
+                   for n, v, hide in zip(names, values, secret, strict=True)]
             if out != values:
                 count("secret-field")
                 hit = True
@@ -188,17 +188,10 @@ def _rows(s: bytes, box: Box) -> list[Box]:
 def _hide(s: bytes, a: int, b: int, column: str) -> bytes | None:
     """The element ``s[a:b]`` with its secret replaced, or None if it is evidence."""
     value = s[a:b]
-    if value.startswith(b"[REDACTED"):
-        return None
     m = STRING.match(value)
     if m is not None:
-        inner = m[2]
-        if not inner or inner.startswith(b"[REDACTED") or looks_harmless_value(
-                inner.decode("utf-8", "replace"), column):
-            return None
-        return m[1] + REDACTED + m[3]
-    if value.replace(b".", b"", 1).lstrip(b"-").isdigit() and not looks_harmless_value(
-            value.decode("ascii"), column):
+        return None if kept(m[2], column) else m[1] + REDACTED + m[3]
+    if value.replace(b".", b"", 1).lstrip(b"-").isdigit() and not kept(value, column):
         return REDACTED  # a number under a password's name
     return None
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rage.sensitive import looks_harmless_value, looks_secret_name
+from rage.redact.values import kept
+from rage.sensitive import looks_secret_name
 
 Count = Callable[[str], None]
 REDACTED = b"[REDACTED:secret-field]"
@@ -35,8 +36,7 @@ _INPUT = re.compile(rb"""(["'])input\1[ \t]*:[ \t]*"""
 
 
 def _secret(name: str, value: bytes) -> bool:
-    return bool(value) and not value.startswith(b"[REDACTED") and looks_secret_name(name) \
-        and not looks_harmless_value(value.decode("utf-8", "replace"), name)
+    return looks_secret_name(name) and not kept(value, name)
 
 
 def input_values(lines: list[bytes], at: list[int], count: Count) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from rage.sensitive import looks_secret_name
+from rage.sensitive import looks_harmless_value, looks_secret_name
 
 LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
 ESCAPED_EOL = re.compile(rb"\[\\r\]\[\\n\]|\\r\\n|\\n")  # `[\r][\n]`: Apache HttpClient's wire log
@@ -36,6 +36,14 @@ _TOOL_PHRASES = (b"(sensitive value)", b"(sensitive)", b"(known after apply)", b
                  # npm config list, kubectl describe pod, compose's validation errors
                  b"(protected", b"(redacted", b"<set to the key ", b"must be a ", b"must be an ",
                  b"is required", b"is not allowed", b"is not set")
+
+
+def kept(value: bytes, name: str = "") -> bool:
+    """Does ``value``, found where ``name``'s value goes, stay? Empty, redacted already, or
+    evidence (:func:`rage.sensitive.looks_harmless_value`: a number under no password's name,
+    a boolean, a placeholder, a path...)."""
+    return not value or value.startswith(b"[REDACTED") or looks_harmless_value(
+        value.decode("utf-8", "replace"), name)
 
 
 def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
