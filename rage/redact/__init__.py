@@ -127,7 +127,7 @@ class Redactor(RedactionEngine):
             found = known_secrets(self, environments, argv)
         finally:
             self._counts, self._pseudonyms, self._next_user, self._homes = saved
-        return self._add_literals(found)
+        return len(self._add_literals(found))
 
     def start_learning(self) -> None:
         """Remember, from now on, the values redacted under a secret name (in this process:
@@ -147,9 +147,7 @@ class Redactor(RedactionEngine):
                 values.append(v.decode("utf-8"))
             except UnicodeDecodeError:
                 continue  # not text a literal can match
-        new = tuple(v for v in values if learnable(v) and v not in self._own_literals)
-        self._add_literals(new)
-        return new
+        return self._add_literals(v for v in values if learnable(v))
 
     def replace_learned(self, data: bytes, learned: Sequence[str]) -> bytes:
         """``data`` (already redacted) with every occurrence of the ``learned`` values
@@ -160,10 +158,11 @@ class Redactor(RedactionEngine):
                 data = data.replace(v, b"[REDACTED:literal]")
         return data
 
-    def _add_literals(self, values: Iterable[str]) -> int:
+    def _add_literals(self, values: Iterable[str]) -> tuple[str, ...]:
+        """Add ``values`` to this Redactor's literals; returns those that were new."""
         new = tuple(s for s in dict.fromkeys(values) if s not in self._own_literals)
-        self._own_literals += new  # the next use rebuilds with them
-        return len(new)
+        self._own_literals += new  # found from the next use on (no recompiling)
+        return new
 
     def pseudonym_map(self) -> dict[str, str]:
         """Original -> pseudonym. For the local preview only: NEVER write it into a bundle."""
