@@ -7,6 +7,8 @@
 - ``Basic <base64 of user:password>`` without a header name (httpx's ``_auth_header``,
   nginx's ``proxy_set_header Authorization "Basic X";``): only ``Bearer`` had a bare form.
 - PostgreSQL's SCRAM verifiers, as ``pg_authid`` prints them: a password's hash.
+- loguru's default traceback (``diagnose=True``) and better_exceptions print each value
+  under the name it is the value of (``│   └ 'x'``): a password in a variable kept it.
 """
 
 from __future__ import annotations
@@ -50,6 +52,21 @@ def test_a_credential_in_code_or_bare_goes(text: str, want: str) -> None:
     assert native == pure == out
 
 
+LOGURU = ('    connect("db.example.com", "alice", db_password)\n'
+          f"    │                                  └ '{S}'\n"
+          "    └ <function connect at 0x7fa6737b84a0>\n")
+
+
+def test_a_value_under_its_secret_name_in_a_traceback_goes() -> None:
+    out, counts = red(LOGURU)
+    assert out == LOGURU.replace(S, R)
+    assert counts == {"secret-field": 1}
+    native, pure = both_scans(LOGURU)
+    assert native == pure == out
+    other = LOGURU.replace("db_password", "db_hostname")
+    assert red(other) == (other, {})
+
+
 @pytest.mark.parametrize("text", [
     "    server.login(user, password)",  # names, not literals
     '    relogin("a", "b")',
@@ -75,3 +92,38 @@ def test_a_real_traceback_of_a_request_with_basic_auth(tmp_path: Path) -> None:
     raw = reported("fetch", tmp_path / "b.tar.zst")
     assert S.encode() not in raw
     assert f"HTTPBasicAuth('deploy', '{R}')".encode() in raw
+
+
+LOGURU_APP = """
+import sys
+from loguru import logger
+
+logger.remove()
+logger.add(sys.stderr, colorize=False, backtrace=True, diagnose=True)
+
+
+def connect(host, user, password):
+    raise ConnectionError("refused")
+
+
+@logger.catch
+def main():
+    db_password = open(sys.argv[1]).read()
+    connect("db.example.com", "alice", db_password)
+
+
+main()
+"""
+
+
+def test_a_real_loguru_traceback(tmp_path: Path) -> None:
+    pytest.importorskip("loguru")
+    app = tmp_path / "app.py"
+    app.write_text(LOGURU_APP)
+    pw = tmp_path / "pw"
+    pw.write_text(S)
+    proc = run_rage("run", "--app", "lg", "--", sys.executable, str(app), str(pw))
+    assert f"\u2514 '{S}'" in proc.stderr, proc.stderr  # what the user saw
+    raw = reported("lg", tmp_path / "b.tar.zst")
+    assert S.encode() not in raw
+    assert f"\u2514 '{R}'".encode() in raw

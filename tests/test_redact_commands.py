@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,43 @@ def test_a_real_xtrace_of_a_ci_login(tmp_path: Path) -> None:
     assert f"+ echo {R}".encode() in raw
     assert b"+ docker login -u ci --password-stdin registry.example.com" in raw
     assert f"api_key = '\\''{R}'\\''".encode() in raw
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    (f"    command:\n      - --db-password\n      - {S}\n      - --verbose",
+     f"    command:\n      - --db-password\n      - {R}\n      - --verbose"),
+    (f'      - --api-key\n      - "{S}"', f'      - --api-key\n      - "{R}"'),
+    (f'    "cmd": [\n        "mysql",\n        "--password",\n        "{S}",\n        "db"\n    ]',
+     f'    "cmd": [\n        "mysql",\n        "--password",\n        "{R}",\n        "db"\n    ]'),
+])
+def test_an_argv_one_element_a_line(text: str, want: str) -> None:
+    """`docker compose config` prints a service's command as a YAML list, ansible -vvv as a
+    pretty-printed JSON list: an option alone on its line, its value on the next."""
+    out, _counts = red(text)
+    assert out == want
+    native, pure = both_scans(text)
+    assert native == pure == out
+
+
+@pytest.mark.parametrize("text", [
+    "      - --token-file\n      - /run/secrets/t",
+    "      - --password-stdin\n      - registry.example.com",
+    '        "--password",\n        "--verbose",',
+])
+def test_option_items_without_a_secret_stay(text: str) -> None:
+    assert red(text) == (text, {})
+
+
+def test_a_real_pretty_printed_argv(tmp_path: Path) -> None:
+    """A tool that logs the command it runs as indented JSON, as ansible -vvv does."""
+    pw = tmp_path / "pw"
+    pw.write_text(S)
+    code = ("import json, sys\n"
+            "cmd = ['mysql', '--user', 'root', '--password', open(sys.argv[1]).read(), 'db']\n"
+            "print(json.dumps({'cmd': cmd}, indent=4))\n")
+    proc = run_rage("run", "--app", "pretty", "--", sys.executable, "-c", code, str(pw))
+    assert proc.returncode == 0, proc.stderr
+    assert f'"{S}"' in proc.stdout
+    raw = reported("pretty", tmp_path / "b.tar.zst")
+    assert S.encode() not in raw
+    assert f'        "--password",\n        "{R}",'.encode() in raw

@@ -4,14 +4,22 @@ error's traceback), ``ftplib.FTP(host, "alice", "x")``, ``aiohttp.BasicAuth("ali
 ``HTTPBasicAuth(...)``, ``user.set_password("x")``, ``keyring.set_password(svc, u, "x")``.
 A keyword argument (``password="x"``) is a key/value the line rules already take; here only
 a string literal at the position the function documents as its password goes.
+
+And the values a traceback prints under a source line, each below the name it is the value
+of (loguru's default ``diagnose=True``, better_exceptions)::
+
+    connect("db.example.com", "alice", db_password)
+    │                                  └ 'x'
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from rage.redact.reprs import STRING, parse
 from rage.redact.values import kept
+from rage.sensitive import looks_secret_name
 
 Count = Callable[[str], None]
 REDACTED = b"[REDACTED:secret-field]"
@@ -24,6 +32,9 @@ _POSITION: dict[bytes, int] = {
     b"pass_": 0,
 }
 NEEDLES = tuple(name + b"(" for name in _POSITION)
+ANNOTATION = "\u2514 ".encode()  # `└ `, the mark of a value under its name
+_MARKS = re.compile(r"[ \u2502]*\u2514 (.*?)\r?")  # `│   └ value`
+_NAME_AT = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def positional_passwords(lines: list[bytes], at: list[int], count: Count) -> bool:
@@ -68,3 +79,39 @@ def _password(line: bytes, opener: int, position: int) -> list[tuple[int, int]]:
 def _keyword(arg: bytes) -> bool:
     """``password="x"``: an argument given by name (a literal that holds a ``=`` is none)."""
     return STRING.match(arg) is None and b"=" in arg
+
+
+def annotated_values(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """Each ``└ value`` line whose mark stands under a secret name of the source line
+    above the marks."""
+    hit = False
+    for i in dict.fromkeys(at):
+        text = lines[i].decode("utf-8", "surrogateescape")
+        m = _MARKS.fullmatch(text)
+        if m is None:
+            continue
+        j = i - 1
+        while j >= 0 and i - j < 64 and _is_marks(lines[j]):
+            j -= 1
+        if j < 0:
+            continue
+        source = lines[j].decode("utf-8", "surrogateescape")
+        name = _NAME_AT.match(source, m.start(1) - 2)
+        value = m[1].encode("utf-8", "surrogateescape")
+        if name is None or not looks_secret_name(name[0].rsplit(".", 1)[-1]):
+            continue
+        s = STRING.match(value)
+        if kept(s[2] if s is not None else value, name[0]) or value.startswith(b"<"):
+            continue  # evidence, or an object's repr (`<function f at 0x7f...>`)
+        new = s[1] + REDACTED + s[3] if s is not None else REDACTED
+        lines[i] = (text[:m.start(1)].encode("utf-8", "surrogateescape") + new
+                    + text[m.end(1):].encode("utf-8", "surrogateescape"))
+        count("secret-field")
+        hit = True
+    return hit
+
+
+def _is_marks(line: bytes) -> bool:
+    """A line of marks only (``│     │``), or a mark and a value (``│  └ 'x'``)."""
+    text = line.decode("utf-8", "replace").rstrip("\r")
+    return bool(text.strip()) and (not text.strip(" \u2502") or _MARKS.fullmatch(text) is not None)

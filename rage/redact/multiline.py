@@ -38,8 +38,8 @@ from rage.redact.argv import (
     redact_command_line,
     redact_fed_lines,
 )
+from rage.redact.calls import ANNOTATION, annotated_values, positional_passwords
 from rage.redact.calls import NEEDLES as CALL_NEEDLES
-from rage.redact.calls import positional_passwords
 from rage.redact.result_tables import COPY, RECORD, copy_blocks, expanded_records, pipe_tables
 from rage.redact.result_tables import RULES as TABLE_RULES
 from rage.redact.scan import finds
@@ -57,6 +57,7 @@ from rage.redact.validation import (
     error_inputs,
     input_values,
 )
+from rage.redact.values import kept
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 SPAN = 64 * 1024  # how far a multi-line value may reach past its opener in a stream
@@ -115,6 +116,11 @@ _RULES_BY_NEEDLE = (
     *((n, "pipe-table") for n in TABLE_RULES), (RECORD, "records"), (COPY, "copy"),
     # a password passed by position: `server.login("me@x.com", "x")` in a traceback
     *((n, "calls") for n in CALL_NEEDLES),
+    # an argv one element a line: `docker compose config`'s `- --db-password` then `- x`,
+    # a pretty-printed JSON list (ansible -vvv's `"cmd": [`)
+    (b"- --", "option-item"), (b'"--', "option-item"),
+    # loguru's and better_exceptions' values under a traceback's source line (`└ 'x'`)
+    (ANNOTATION, "annotated"),
     # validation errors: pydantic's `input_value='x'` under a secret field's location line,
     # and errors as data (`"loc": ["body", "password"], ..., "input": "x"`)
     (INPUT_VALUE_NEEDLE, "input-value"), *((n, "error-input") for n in LOC_NEEDLES),
@@ -169,7 +175,9 @@ def redact_multiline(buf: bytes, count: Count,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
              "sensitive": _sensitive, "insert": insert_rows,
-             "sql-params": bound_parameters, "sql-key": key_detail, "calls": positional_passwords,
+             "sql-params": bound_parameters, "sql-key": key_detail,
+             "calls": positional_passwords, "option-item": _option_items,
+             "annotated": annotated_values,
              "pipe-table": pipe_tables, "records": expanded_records, "copy": copy_blocks,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
@@ -596,6 +604,36 @@ def _commands(lines: list[bytes], at: list[int], count: Count) -> bool:
         if new is not None:
             lines[i] = new.encode("utf-8", "surrogateescape") + (b"\r" if cr else b"")
             hit = True
+    return hit
+
+
+_OPTION_ITEM = re.compile(rb"([ \t]*)(- |\")(--[A-Za-z][A-Za-z0-9_.\-]{0,64})\"?,?[ \t]*\r?")
+_ITEM = {b"- ": re.compile(rb"[ \t]*- (?:\"((?:[^\"\\\r\n]|\\.)*)\"|'([^'\r\n]*)'"
+                          rb"|([^\s\"'][^\r\n]*?))[ \t]*\r?"),
+         b'"': re.compile(rb'[ \t]*"((?:[^"\\\r\n]|\\.)*)",?[ \t]*\r?')}
+
+
+def _option_items(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """An argv written one element a line (a YAML list, pretty-printed JSON): an option
+    with a secret name alone on its line (`- --db-password`, `"--password",`), then its
+    value on the next."""
+    hit = False
+    for i in dict.fromkeys(at):
+        m = _OPTION_ITEM.fullmatch(lines[i])
+        if m is None or i + 1 >= len(lines) or not looks_secret_name(
+                m[3].decode("ascii").lstrip("-")):
+            continue
+        v = _ITEM[m[2]].fullmatch(lines[i + 1])
+        if v is None or not lines[i + 1].startswith(m[1]):
+            continue
+        g = v.lastindex or 1  # the alternative that matched: double, single or no quotes
+        value = v[g]
+        if value.startswith(b"-") or kept(value, m[3].decode("ascii").lstrip("-")):
+            continue
+        lines[i + 1] = lines[i + 1][:v.start(g)] + b"[REDACTED:secret-field]" + (
+            lines[i + 1][v.end(g):])
+        count("secret-field")
+        hit = True
     return hit
 
 
