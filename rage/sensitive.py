@@ -16,7 +16,7 @@ _WORDS = (
     "token", "secret", "password", "passwd", "passphrase", "pwd", "auth", "cookie",
     "credential", "session", "signature", "bearer", "dsn", "salt", "psk",
     # abbreviations (gitleaks' `creds`), a Vault unseal key, MFA recovery and backup codes
-    "creds", "pswd", "pword", "unseal", "recoverycode", "backupcode",
+    "creds", "pswd", "pword", "unseal", "recoverycode", "backupcode", "sessid",
     # "password" in the languages whose speakers name their settings so (ASCII spellings:
     # German, Portuguese, Spanish, Dutch, Polish, Swedish, Turkish; French in _JOINED)
     *LOCAL_PASSWORD_WORDS,
@@ -32,7 +32,8 @@ _JOINED = ("apikey", "accesskey", "privatekey", "secretkey", "masterkey", "accou
            "sshpass", "smbpass")
 # Words that make a name secret only as a whole part of it (DB_PASS, GITHUB_PAT, sig, dbPass,
 # storageAccountKey), since as substrings they are everywhere ("passed", "pattern", "signal").
-_PARTS = frozenset({"key", "pass", "pgpass", "pat", "sig", "pin", "otp", "mfa", "totp", "pw"})
+_PARTS = frozenset({"key", "pass", "pgpass", "pat", "sig", "pin", "otp", "mfa", "totp", "pw",
+                    "cred"})
 # A last part that makes the name describe a secret instead of holding one: KEY_VAULT_NAME,
 # PUBLIC_KEY_PATH, --token-file, AUTH_METHOD, SESSION_TIMEOUT, password_min_length, token_type.
 _META_LAST = frozenset({

@@ -99,3 +99,21 @@ def test_a_real_session_and_pretty_json(tmp_path: Path) -> None:
     pretty = subprocess.run([sys.executable, "-m", "json.tool", str(cfg)], capture_output=True,
                             check=True).stdout
     assert pretty in raw  # every line of it, byte for byte
+
+
+@pytest.mark.parametrize("line", [
+    f"PHPSESSID={S}", f"SOME_CRED={S}", "otp=482913", f"OTP_SEED={S}", f"TOTP_SEED={S}",
+    f"otp = {S}",
+])
+def test_names_the_leak_hunt_found(line: str) -> None:
+    """PHP's session cookie, a credential's short name, one-time codes and their seeds:
+    each kept its value on the code before."""
+    out, counts = red(line)
+    assert out.endswith(R) and counts == {"secret-field": 1}, out
+    native, pure = both_scans(line)
+    assert native == pure == out
+
+
+@pytest.mark.parametrize("line", ["credit=5", "record_count=3", "accredited=yes"])
+def test_words_that_hold_the_new_names_stay(line: str) -> None:
+    assert red(line) == (line, {})

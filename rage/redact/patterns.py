@@ -37,6 +37,10 @@ SECRET_WORDS: tuple[bytes, ...] = (
     # ...and as a YAML or quoted key (`pin: 1234`, `'sig': ...`, `"pin":`); not `sig:`,
     # which logs write before a signal (`sig: SIGTERM`)
     b"pat:", b"pin:", b"pin\"", b"pat'", b"pin'", b"sig'",
+    # one-time codes and their seeds (`otp=`, `MFA_CODE`, `TOTP_SEED`), PHP's session cookie
+    # (`PHPSESSID`), a credential's short name (`DB_CRED`)
+    b"otp=", b"otp:", b"otp\"", b"otp'", b"_otp", b"otp_", b"totp", b"mfa_", b"_mfa", b"mfa=",
+    b"sessid", b"_cred", b"cred_", b"cred=",
 )
 
 _KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(
@@ -214,7 +218,7 @@ ENCODED_TRIGGERS: tuple[bytes, ...] = (b"%3d",)
 LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
 # ...and the short words as a whole name with blanks before the separator (`pin = 1234`,
 # `PAT = x` of an INI or TOML file), as `pin=` and `pin:` are without (mode SHORT)
-SHORT_SPACED: tuple[bytes, ...] = (b"pin ", b"pin\t", b"pat ", b"pat\t")
+SHORT_SPACED: tuple[bytes, ...] = (b"pin ", b"pin\t", b"pat ", b"pat\t", b"otp ", b"otp\t")
 
 # userinfo up to the last "@" of the authority: passwords may contain an unencoded "@"
 URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?\"'<>]{1,1024})@"
