@@ -31,7 +31,9 @@ _POSITION: dict[bytes, int] = {
     b"FTP_TLS": 2, b"set_password": LAST, b"make_password": 0, b"check_password": 0,
     b"pass_": 0,
 }
-NEEDLES = tuple(name + b"(" for name in _POSITION)
+_CALLS = tuple(name + b"(" for name in _POSITION)
+# what each call holds (few: without Hyperscan each is one search of the whole text)
+NEEDLES = (b"login(", b"Auth(", b"FTP", b"_password(", b"pass_(")
 ANNOTATION = "\u2514 ".encode()  # `└ `, the mark of a value under its name
 _MARKS = re.compile(r"[ \u2502]*\u2514 (.*?)\r?")  # `│   └ value`
 _NAME_AT = re.compile(r"[A-Za-z_][\w.]*")
@@ -43,7 +45,7 @@ def positional_passwords(lines: list[bytes], at: list[int], count: Count) -> boo
     for i in dict.fromkeys(at):
         line = lines[i]
         spans: list[tuple[int, int]] = []
-        for needle in NEEDLES:
+        for needle in _CALLS:
             pos = line.find(needle)
             while pos >= 0:
                 name = needle[:-1]

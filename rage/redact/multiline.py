@@ -154,9 +154,12 @@ NEEDLES = tuple(n for n, _rule in _RULES_BY_NEEDLE)
 REDACTED_NEEDLES = tuple(n for n in NEEDLES if n.startswith(b"[REDACTED:"))
 
 
+_UNIQUE = tuple(dict.fromkeys(NEEDLES))  # a needle of two rules is looked for once
+
+
 def needed(buf: bytes) -> bool:
     """Cheap test: could any rule apply to ``buf``?"""
-    return any(n in buf for n, _rule in _RULES_BY_NEEDLE)
+    return any(n in buf for n in _UNIQUE)
 
 
 def redact_multiline(buf: bytes, count: Count,
@@ -193,7 +196,8 @@ def _needles(buf: bytes) -> list[tuple[bytes, str, list[int] | None]]:
     else one ``find`` each (positions found later)."""
     find = _finder()
     if find is None:
-        return [(n, rule, None) for n, rule in _RULES_BY_NEEDLE if n in buf]
+        present = {n for n in _UNIQUE if n in buf}
+        return [(n, rule, None) for n, rule in _RULES_BY_NEEDLE if n in present]
     pos = find(buf)
     return [(_RULES_BY_NEEDLE[k][0], _RULES_BY_NEEDLE[k][1], v) for k, v in sorted(pos.items())]
 

@@ -30,8 +30,8 @@ _REACH = 40  # lines a statement may span before its parameters
 
 # a parameter list's opener, and what it follows
 PARAMETER_NEEDLES = (b"[generated in ", b"[cached since ", b"[no key ", b"[raw sql]",
-                     b"[insertmanyvalues ", b"does not support caching", b"[parameters: ",
-                     b"parameters: $", b"; args=")
+                     b"[insertmanyvalues ", b"does not support caching", b"parameters: ",
+                     b"; args=")
 INSERT_NEEDLES = (b"INSERT ", b"insert ")
 KEY_NEEDLE = b"Key ("  # PostgreSQL's `DETAIL:  Key (api_token)=(x) already exists.`
 
@@ -223,9 +223,12 @@ def _lists(line: bytes) -> Iterator[tuple[int, bool]]:
         if pos < 0:
             continue
         end = pos + len(needle)
-        if needle == b"parameters: $":
-            yield end - 1, True
-        elif needle in (b"[parameters: ", b"; args="):
+        if needle == b"parameters: ":  # PostgreSQL's `$1 = 'x'`, SQLAlchemy's `[parameters: (`
+            if line.startswith(b"$", end):
+                yield end, True
+            elif line[pos - 1:pos] == b"[":
+                yield end, False
+        elif needle == b"; args=":
             yield end, False
         else:  # SQLAlchemy's `[generated in 0.0001s] (...)`: after the bracket's close
             close = line.find(b"]", pos)
