@@ -46,6 +46,7 @@ def test_the_strings_of_a_container_under_a_secret_name_go(text: str, want: str)
 
 @pytest.mark.parametrize("text", [
     "    session.auth = (user, password)",  # names in code, not values
+    "    secrets: [db_password, api-key]",  # compose's names of its secrets
     "AUTH_PASSWORD_VALIDATORS = [{'NAME': 'django.contrib.auth.password_validation.X'}]",
     "preferred_auths = ['CRAM-MD5', 'PLAIN', 'LOGIN']",
     "tokens = (None, 42, True)",

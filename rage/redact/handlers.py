@@ -81,7 +81,7 @@ _TEST_STATUS = frozenset({b"PASS", b"XPASS"})
 _ELEMENT_PART = re.compile(rb"[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
                            rb"|[(\[{]|[^\s=:()\[\]{},'\"]+")
 _XTRACE_QUOTE = b"'\\''"  # how an xtrace writes a quote inside a single-quoted word
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z_.]*")
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z_.\-]*")  # a name: `user`, `db-password`
 # a password another tool already masked: `****` (pip, SQLAlchemy, kombu), `[secure]` (httpx)
 _MASKED = re.compile(rb"\*{2,}|%2[aA](?:%2[aA])+|\[(?:secure|redacted|masked|hidden|filtered)\]"
                      rb"|<(?:redacted|masked|hidden)>", re.I)
