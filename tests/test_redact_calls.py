@@ -67,7 +67,29 @@ def test_a_value_under_its_secret_name_in_a_traceback_goes() -> None:
     assert red(other) == (other, {})
 
 
+WEBHOOK = "a1B2c3D4e5" * 6 + "f6G7h8"  # 66 characters, as Discord's tokens are
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ('DEBUG https://hooks.slack.com:443 "POST /services/T0ABCDEF12/B0ABCDEF34/'
+     'abcdefghijklmnopqrstuvwx HTTP/1.1" 200 2',
+     'DEBUG https://hooks.slack.com:443 "POST [REDACTED:slack-webhook] HTTP/1.1" 200 2'),
+    (f'DEBUG https://discord.com:443 "POST /api/webhooks/123456789012345678/{WEBHOOK} HTTP/1.1"',
+     'DEBUG https://discord.com:443 "POST /api/webhooks/123456789012345678/'
+     '[REDACTED:discord-webhook] HTTP/1.1"'),
+])
+def test_a_webhook_path_apart_from_its_host(text: str, want: str) -> None:
+    """urllib3's debug log prints the host, then the request's path: a webhook's secret
+    is in the path alone."""
+    out, _counts = red(text)
+    assert out == want
+    native, pure = both_scans(text)
+    assert native == pure == out
+
+
 @pytest.mark.parametrize("text", [
+    "GET /api/webhooks/ HTTP/1.1",
+    "POST /services/Team/Billing ok",
     "    server.login(user, password)",  # names, not literals
     '    relogin("a", "b")',
     '    smtp.login("me@example.com", password=pw)',

@@ -243,6 +243,12 @@ FORMATS: tuple[SecretFormat, ...] = (
        r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/(?P<secret>[A-Za-z0-9_\-]{60,68})",
        ("discord.com/api/webhooks/", "discordapp.com/api/webhooks/"),
        "https://discord.com/developers/docs/resources/webhook", "Discord"),
+    # ...and their paths alone, as urllib3's debug log prints a request apart from its host
+    # (`https://hooks.slack.com:443 "POST /services/T.../B.../x HTTP/1.1" 200`)
+    _F("slack-webhook", r"/services/T[A-Z0-9]{8,12}/B[A-Z0-9]{8,12}/[A-Za-z0-9]{24}",
+       ("/services/T",), "https://api.slack.com/messaging/webhooks", "Slack"),
+    _F("discord-webhook", r"/api/webhooks/[0-9]{17,20}/(?P<secret>[A-Za-z0-9_\-]{60,68})",
+       ("/api/webhooks/",), "https://discord.com/developers/docs/resources/webhook", "Discord"),
     _F("telegram-bot-token", r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}", (":AA",),
        "https://core.telegram.org/bots/api#authorizing-your-bot", "Telegram"),
     # in an API URL the token follows "/bot" with no separator
