@@ -31,6 +31,15 @@ def both_scans(text: str) -> tuple[str, str]:
     return native, pure
 
 
+def red_both(text: str) -> tuple[str, dict[str, int]]:
+    """:func:`red` of ``text``, once the native and the pure-Python scans are seen to
+    redact it the same way."""
+    out, counts = red(text)
+    native, pure = both_scans(text)
+    assert native == pure == out, (native, pure, out)
+    return out, counts
+
+
 def reported(app: str, out: Path, env: dict[str, str] | None = None) -> bytes:
     """`rage report` of ``app``'s last run into ``out`` (in ``env``, if given): the bundle,
     decompressed."""

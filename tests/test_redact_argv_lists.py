@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rage
-from tests.redact_helpers import both_scans, red, reported
+from tests.redact_helpers import red, red_both, reported
 
 S = "Zq8s3cretValue77xY"
 
@@ -40,12 +40,10 @@ S = "Zq8s3cretValue77xY"
     (f'  "command": "sshpass -p {S} ssh host"', '"sshpass -p [REDACTED:secret-field] ssh host"'),
 ])
 def test_an_argv_printed_as_a_list_is_redacted_by_the_argv_rules(text: str, kept: str) -> None:
-    out, counts = red(text)
+    out, counts = red_both(text)
     assert S not in out, out
     assert kept in out, out
     assert counts == {"secret-field": 1}
-    native, pure = both_scans(text)
-    assert native == pure == out
 
 
 @pytest.mark.parametrize("text", [

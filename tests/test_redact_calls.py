@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rage
-from tests.redact_helpers import both_scans, red, reported
+from tests.redact_helpers import red, red_both, reported
 from tests.services import free_port
 
 S = "Zq8s3cretValue77xY"
@@ -46,10 +46,8 @@ B = base64.b64encode(f"deploy:{S}".encode()).decode()
      "dA==:c2VydmVyc2VydmVyc2VydmVyc2VydmVyc2Vy", " rolpassword | [REDACTED:password-hash]"),
 ])
 def test_a_credential_in_code_or_bare_goes(text: str, want: str) -> None:
-    out, _counts = red(text)
+    out, _counts = red_both(text)
     assert out == want
-    native, pure = both_scans(text)
-    assert native == pure == out
 
 
 LOGURU = ('    connect("db.example.com", "alice", db_password)\n'
@@ -58,11 +56,9 @@ LOGURU = ('    connect("db.example.com", "alice", db_password)\n'
 
 
 def test_a_value_under_its_secret_name_in_a_traceback_goes() -> None:
-    out, counts = red(LOGURU)
+    out, counts = red_both(LOGURU)
     assert out == LOGURU.replace(S, R)
     assert counts == {"secret-field": 1}
-    native, pure = both_scans(LOGURU)
-    assert native == pure == out
     other = LOGURU.replace("db_password", "db_hostname")
     assert red(other) == (other, {})
 
@@ -81,10 +77,8 @@ WEBHOOK = "a1B2c3D4e5" * 6 + "f6G7h8"  # 66 characters, as Discord's tokens are
 def test_a_webhook_path_apart_from_its_host(text: str, want: str) -> None:
     """urllib3's debug log prints the host, then the request's path: a webhook's secret
     is in the path alone."""
-    out, _counts = red(text)
+    out, _counts = red_both(text)
     assert out == want
-    native, pure = both_scans(text)
-    assert native == pure == out
 
 
 @pytest.mark.parametrize("text", [

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rage
-from tests.redact_helpers import both_scans, red, reported
+from tests.redact_helpers import red, red_both, reported
 
 S = "Zq8s3cretValue77xY"
 
@@ -28,12 +28,10 @@ S = "Zq8s3cretValue77xY"
      "'X-Amz-Security-Token': b'[REDACTED:auth-header]', 'X-Amz-Date': b'20261202T100000Z'}"),
 ])
 def test_a_prefixed_literal_is_the_value(text: str, kept: str) -> None:
-    out, counts = red(text)
+    out, counts = red_both(text)
     assert S not in out, out
     assert kept in out, out
     assert sum(counts.values()) == 1
-    native, pure = both_scans(text)
-    assert native == pure == out
 
 
 @pytest.mark.parametrize("text", [

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rage
-from tests.redact_helpers import both_scans, red, reported
+from tests.redact_helpers import red, red_both, reported
 
 S = "Zq8s3cretValue77xY"
 R = "[REDACTED:secret-field]"
@@ -36,13 +36,11 @@ MARKDOWN = f"| name | token |\n|------|-------|\n| ci   | {S} |\n"
 
 @pytest.mark.parametrize("text", [PSQL, RECORDS, BOX, COPY, MARKDOWN])
 def test_a_secret_columns_cells_go(text: str) -> None:
-    out, counts = red(text)
+    out, counts = red_both(text)
     assert S not in out, out
     assert "a@b.c" in out or "ci" in out  # the other columns stay
     assert "NULL " in out or "NULL" not in text
     assert set(counts) == {"secret-field"}
-    native, pure = both_scans(text)
-    assert native == pure == out
 
 
 @pytest.mark.parametrize("text", [

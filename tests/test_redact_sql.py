@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rage
-from tests.redact_helpers import both_scans, red, reported
+from tests.redact_helpers import red, red_both, reported
 
 S = "Zq8s3cretValue77xY"
 R = "[REDACTED:secret-field]"
@@ -60,12 +60,10 @@ E = "INFO sqlalchemy.engine.Engine "
     (f"DETAIL:  Key (tenant_id, api_key)=(7, {S}) already exists.", f"=(7, {R}) already"),
 ])
 def test_a_parameter_of_a_secret_column_goes(text: str, kept: str) -> None:
-    out, counts = red(text)
+    out, counts = red_both(text)
     assert S not in out, out
     assert kept in out, out
     assert set(counts) == {"secret-field"}
-    native, pure = both_scans(text)
-    assert native == pure == out
 
 
 @pytest.mark.parametrize("text", [

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rage
-from tests.redact_helpers import both_scans, red, reported
+from tests.redact_helpers import red, red_both, reported
 
 S = "Zq8s3cretValue77xY"
 R = "[REDACTED:secret-field]"
@@ -42,12 +42,10 @@ R = "[REDACTED:secret-field]"
      '{"loc":["token"],"input":"' + S + '"}]', f'"input":"{R}"}}]'),
 ])
 def test_the_input_a_secret_field_rejected_goes(text: str, kept: str) -> None:
-    out, counts = red(text)
+    out, counts = red_both(text)
     assert S not in out, out
     assert kept in out, out
     assert set(counts) == {"secret-field"}
-    native, pure = both_scans(text)
-    assert native == pure == out
 
 
 @pytest.mark.parametrize("text", [
