@@ -60,8 +60,10 @@ def _cells(line: bytes) -> list[tuple[int, int]] | None:
     return spans
 
 
-def _hide(line: bytes, spans: list[tuple[int, int]], names: list[str], secret: list[bool],
-          count: Count) -> bytes:
+def _hide(lines: list[bytes], j: int, spans: list[tuple[int, int]], names: list[str],
+          secret: list[bool], *, count: Count) -> bool:
+    """Row ``lines[j]`` with the cells of its secret columns redacted; True if any was."""
+    line = lines[j]
     for k in reversed(range(len(spans))):
         a, b = spans[k]
         value = line[a:b]
@@ -69,7 +71,9 @@ def _hide(line: bytes, spans: list[tuple[int, int]], names: list[str], secret: l
             continue
         line = line[:a] + REDACTED + line[b:]
         count("secret-field")
-    return line
+    changed = line != lines[j]
+    lines[j] = line
+    return changed
 
 
 def pipe_tables(lines: list[bytes], at: list[int], count: Count) -> bool:
@@ -104,10 +108,7 @@ def pipe_tables(lines: list[bytes], at: list[int], count: Count) -> bool:
             if spans is None or len(spans) != len(header) or (
                     lines[j].lstrip().startswith(b"|") != piped):
                 break
-            new = _hide(lines[j], spans, names, secret, count)
-            if new != lines[j]:
-                lines[j] = new
-                hit = True
+            hit |= _hide(lines, j, spans, names, secret, count=count)
             j += 1
     return hit
 
@@ -152,9 +153,6 @@ def copy_blocks(lines: list[bytes], at: list[int], count: Count) -> bool:
             for c in cells:
                 spans.append((pos, pos + len(c)))
                 pos += len(c) + 1
-            new = _hide(lines[j], spans, names, secret, count)
-            if new != lines[j]:
-                lines[j] = new
-                hit = True
+            hit |= _hide(lines, j, spans, names, secret, count=count)
             j += 1
     return hit
