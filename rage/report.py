@@ -173,7 +173,7 @@ def prepare(request: ReportRequest) -> Prepared:
     argv = run.meta.get("argv")
     # what is secret in the run's context is secret wherever the output repeats it; the
     # recorder masked the secret values it kept, so the reporting process's own are used
-    redactor.learn([dict(os.environ)], argv if isinstance(argv, list) else [])
+    redactor.learn([os.environ], argv if isinstance(argv, list) else [])
     workdir = Path(tempfile.mkdtemp(prefix="rage-report-"))  # 0700 by construction
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rage-collect") as pool:

@@ -108,7 +108,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
     settings = load_settings(None)
     redactor = Redactor(patterns=(*settings.redact, *patterns),
                         pseudonymize=not no_pseudonyms)
-    redactor.learn([dict(os.environ)], [])  # a secret of this environment, wherever it is
+    redactor.learn([os.environ], [])  # a secret of this environment, wherever it is
     src, size = _open_input(source)
     try:
         if output is not None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rage.redact import patterns as P
-from rage.redact.reprs import STRING, parse
+from rage.redact.reprs import LITERAL, STRING, parse
 from rage.redact.values import (
     ESCAPED_EOL,
     LINE_NO,
@@ -78,8 +78,7 @@ def host_names(host: str | None) -> tuple[str, ...]:
 _TEST_STATUS = frozenset({b"PASS", b"XPASS"})
 # a piece of a container's element: a string, a container, or a plain word (a shell array's
 # `[db]="x"` is a container then a string; `=` between them is no piece)
-_ELEMENT_PART = re.compile(rb"[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
-                           rb"|[(\[{]|[^\s=:()\[\]{},'\"]+")
+_ELEMENT_PART = re.compile(LITERAL + rb"|[(\[{]|[^\s=:()\[\]{},'\"]+")
 _XTRACE_QUOTE = b"'\\''"  # how an xtrace writes a quote inside a single-quoted word
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z_.\-]*")  # a name: `user`, `db-password`
 # a password another tool already masked: `****` (pip, SQLAlchemy, kombu), `[secure]` (httpx)

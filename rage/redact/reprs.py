@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
-# a Python literal, a bracket, a separator, or anything else up to one of them
-_TOKEN = re.compile(rb"[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
-                    rb"|[()\[\]{},:]|[^()\[\]{},:'\"]+|['\"]")
+# a string literal, as Python's repr (with its prefix, `b'x'`) and JSON write it
+LITERAL = rb"[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
+# a literal, a bracket, a separator, or anything else up to one of them
+_TOKEN = re.compile(LITERAL + rb"|[()\[\]{},:]|[^()\[\]{},:'\"]+|['\"]")
 STRING = re.compile(rb"([bBrRuU]{0,2}['\"])(.*)(['\"])\Z", re.S)
 CLOSE = {ord("("): ord(")"), ord("["): ord("]"), ord("{"): ord("}")}
 
