@@ -8,6 +8,7 @@ here against small servers on 127.0.0.1, recorded with `rage run` and reported.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import http.server
 import os
@@ -168,25 +169,91 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def test_a_real_wget_debug_log(tmp_path: Path) -> None:
-    """`wget -d` prints every option it was given (`Setting --password (password) to X`)
-    and the request's `Authorization: Basic` header."""
-    if shutil.which("wget") is None:
-        pytest.skip("wget is not installed (.ci/run installs it)")
+@contextlib.contextmanager
+def _served(tmp_path: Path) -> Iterator[str]:
+    """An empty directory served over HTTP on 127.0.0.1: its URL."""
     (tmp_path / "www").mkdir()
     srv = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path / "www")))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
-        url = f"http://127.0.0.1:{srv.server_address[1]}/"
-        proc = run_rage("run", "--app", "wget", "--", "wget", "-d", "--user=deploy",
-                        f"--password={S}", "-O", os.devnull, url)
+        yield f"http://127.0.0.1:{srv.server_address[1]}/"
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_real_wget_debug_log(tmp_path: Path) -> None:
+    """`wget -d` prints every option it was given (`Setting --password (password) to X`)
+    and the request's `Authorization: Basic` header."""
+    if shutil.which("wget") is None:
+        pytest.skip("wget is not installed (.ci/run installs it)")
+    with _served(tmp_path) as url:
+        proc = run_rage("run", "--app", "wget", "--", "wget", "-d", "--user=deploy",
+                        f"--password={S}", "-O", os.devnull, url)
     assert proc.returncode == 0, proc.stderr
     assert f"Setting --password (password) to {S}" in proc.stderr  # what the user saw
     raw = reported("wget", tmp_path / "b.tar.zst")
     basic = base64.b64encode(f"deploy:{S}".encode())
     assert S.encode() not in raw and basic not in raw
     assert b"Setting --password (password) to [REDACTED:secret-field]" in raw
+
+
+TOKEN = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6"  # an API key as Freshdesk's and Toggl's docs use it
+
+
+def test_a_real_curl_given_a_token_as_its_user(tmp_path: Path) -> None:
+    """`curl -u TOKEN:` (no password: the key is the user, as many providers document it)
+    with `-v` prints `Server auth using Basic with user 'TOKEN'`; the argv kept the user
+    whole on the code before, and so did that line."""
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed (.ci/run installs it)")
+    with _served(tmp_path) as url:
+        proc = run_rage("run", "--app", "curl", "--", "curl", "-sS", "-v", "-u", f"{TOKEN}:",
+                        "-o", os.devnull, url)
+    assert proc.returncode == 0, proc.stderr
+    assert f"Server auth using Basic with user '{TOKEN}'" in proc.stderr  # what the user saw
+    raw = reported("curl", tmp_path / "b.tar.zst")
+    assert TOKEN.encode() not in raw
+    assert base64.b64encode(f"{TOKEN}:".encode()) not in raw
+    assert b"Server auth using Basic with user '[REDACTED:secret-field]'" in raw
+
+
+@pytest.mark.parametrize("argv", [
+    ["curl", "-u", f"{TOKEN}:", "https://api.example.com/v2/tickets"],
+    ["curl", "-u", f"{TOKEN}:X", "https://api.example.com/v2/tickets"],  # Freshdesk's
+    ["curl", "-u", f"{S}:api_token", "https://api.example.com/me"],  # Toggl's
+    ["curl", f"-u{TOKEN}:x-oauth-basic", "https://api.example.com/user"],  # GitHub's, old
+    ["http", "-a", f"{TOKEN}:", "https://api.example.com/me"],
+])
+def test_a_token_given_as_the_user_goes_from_argv(argv: list[str]) -> None:
+    from rage.redact import Redactor
+
+    out = Redactor().argv(argv)
+    assert not any(TOKEN in a or S in a for a in out), out
+    assert out[0] == argv[0] and out[-1] == argv[-1]
+
+
+@pytest.mark.parametrize("argv", [
+    ["curl", "-u", "deploy:", "https://example.com/"],
+    ["curl", "--negotiate", "-u", ":", "https://example.com/"],
+    ["curl", "--ntlm", "-u", "svc.backup2:", "https://example.com/"],
+    ["docker", "run", "-u", "1000:", "debian"],
+])
+def test_a_user_name_without_a_password_stays_in_argv(argv: list[str]) -> None:
+    from rage.redact import Redactor
+
+    assert Redactor(pseudonymize=False).argv(argv) == argv
+
+
+@pytest.mark.parametrize("user", ["alice", "deploy-bot", "svc.backup2", "ci_user_2024"])
+def test_curls_line_for_a_user_name_stays(user: str) -> None:
+    text = f"* Server auth using Basic with user '{user}'"
+    assert red(text) == (text, {})
+
+
+def test_curls_line_for_a_token_goes_in_both_scans() -> None:
+    text = f"* Server auth using Basic with user '{TOKEN}'\n> GET / HTTP/1.1\n"
+    native, pure = both_scans(text)
+    assert native == pure
+    assert TOKEN not in native and "with user '[REDACTED:secret-field]'" in native

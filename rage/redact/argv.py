@@ -28,6 +28,7 @@ import re
 import shlex
 from collections.abc import Callable
 
+from rage.redact.values import DUMMY_PASSWORDS, token_shaped
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 REDACTED = "[REDACTED:secret-field]"
@@ -510,7 +511,13 @@ class ArgvRedactor:
         """``user:password``; ``numbers``: a number there is a password too (curl's, not
         the ``uid:gid`` of ``docker run -u 1000:1000``)."""
         user, found, pw = argv[i][skip:].partition(sep)
-        if found and pw and not pw.startswith("[REDACTED") and not looks_harmless_value(
+        if found and numbers and pw in DUMMY_PASSWORDS and token_shaped(user):
+            # the token as the user name, no password (`curl -u TOKEN:`, `-u KEY:X`): curl
+            # -v then prints `Server auth using Basic with user 'TOKEN'`
+            self._count("secret-field")
+            out[i] = argv[i][:skip] + REDACTED + sep + pw
+            done[i] = True
+        elif found and pw and not pw.startswith("[REDACTED") and not looks_harmless_value(
                 pw, "password" if numbers else ""):
             self._count("secret-field")
             out[i] = argv[i][:skip] + self._text(user) + sep + REDACTED

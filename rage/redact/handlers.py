@@ -27,6 +27,7 @@ from rage.redact.values import (
     not_a_value,
     prompt_prose,
     prose,
+    token_shaped,
 )
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
@@ -276,10 +277,13 @@ class Handlers:
     def _key_value_form(self, name: str) -> Handler:
         forced = name.startswith("forced-")
         netrc = name == "forced-netrc"
+        curl_user = name == "forced-curl-user"
 
         def handle(m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
             if netrc and not netrc_context(m.string, m.start(), m.end()):
                 return m.start() + 1
+            if curl_user and not token_shaped(m.group(f"v{i}").decode("utf-8", "replace")):
+                return m.end(f"k{i}")  # a name, pseudonymised as any: `with user 'alice'`
             return self._key_value(m, i, forced=forced, form=name)
         return handle
 

@@ -166,6 +166,10 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # PowerShell: `ConvertTo-SecureString "x" -AsPlainText`, the password in plain text
     ("forced-securestring", rb"(?P<k>(?i:convertto-securestring)[ \t]+(?:-String[ \t]+)?)"
      rb"(?P<v>\"[^\"\r\n]{1,1024}\"|'[^'\r\n]{1,1024}')"),
+    # curl -v: `* Server auth using Basic with user 'TOKEN'`, the user a token given as one
+    # (`curl -u TOKEN:`); the handler keeps a name (values.token_shaped)
+    ("forced-curl-user", rb"(?P<k>\* Server auth using [A-Za-z0-9\-]{1,32} with user ')"
+     rb"(?P<v>(?!\[REDACTED)[^'\r\n]{1,1024})(?=')"),
     # `password%3Dvalue`: a query string inside another one (a redirect, an OAuth callback),
     # the value up to the next encoded field (`%26`); last, tried only where no other form
     # matched (before "inline" it cost 3% of a log full of secret words)
@@ -209,7 +213,7 @@ FORM_TRIGGERS: tuple[bytes, ...] = (b"identified by", b"::add-mask::", b"> auth"
                                     *(a + m for a in (b"auth ", b"authenticate ")
                                       for m in (b"plain ", b"xoauth2 ", b"oauthbearer ")))
 # ...and those whose case is the protocol's (a command, a client's debug mark)
-FORM_TRIGGERS_CS: tuple[bytes, ...] = (b"PASS ", b"> b'")
+FORM_TRIGGERS_CS: tuple[bytes, ...] = (b"PASS ", b"> b'", b"* Server auth using ")
 # ...and `=` URL-encoded (mode IDENT: the name before it is the start), for the "url-encoded"
 # form: not a key separator of the scans, whose expression for a secret word and its
 # separator it slowed by 4-5% on a log full of those words

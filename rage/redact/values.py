@@ -46,6 +46,25 @@ def kept(value: bytes, name: str = "") -> bool:
         value.decode("utf-8", "replace"), name)
 
 
+# a credential given where a user name goes (`curl -u TOKEN:`): a name is short, or a word
+_TOKEN_CHARS = re.compile(r"[^\s@:'\"]{12,1024}")
+# what providers' docs put after a token given as the user name, where no password is
+DUMMY_PASSWORDS = frozenset({"", "x", "X", "x-oauth-basic", "api_token"})
+
+
+def token_shaped(user: str) -> bool:
+    """Is ``user``, given where a user name goes, a token (`curl -u TOKEN:`, as Stripe's,
+    Freshdesk's, Toggl's and GitHub's docs have it) rather than a name? No `@` or blank, and
+    20+ characters with letters and digits, or 12+ with upper and lower case and digits
+    (`alice`, `deploy-bot`, `svc.backup2` stay)."""
+    if _TOKEN_CHARS.fullmatch(user) is None or looks_harmless_value(user):
+        return False
+    digits = any(c.isdigit() for c in user)
+    if len(user) >= 20:
+        return digits and any(c.isalpha() for c in user)
+    return digits and any(c.isupper() for c in user) and any(c.islower() for c in user)
+
+
 def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
     """``auth: token refreshed``: an unquoted ``word: value`` inside a sentence. A field of a
     map follows ``{`` ``,`` ``(`` (flow YAML, dict reprs) or starts the line; quotes make it

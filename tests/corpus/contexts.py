@@ -384,6 +384,9 @@ ARGV: dict[str, Callable[[str], list[str]]] = {
     "redis-cli-a": lambda p: ["redis-cli", "-a", p, "ping"],
     "ldapsearch-w": lambda p: ["ldapsearch", "-x", "-D", "cn=admin,dc=example,dc=com", "-w", p],
     "curl-u": lambda p: ["curl", "-u", f"deploy:{p}", "https://api.example.com/v1/me"],
+    # the key as the user name, no password (Stripe's, Freshdesk's, Toggl's docs)
+    "curl-u-token-user": lambda p: ["curl", "-u", f"{p}:", "https://api.example.com/v2/me"],
+    "curl-u-token-user-x": lambda p: ["curl", "-u", f"{p}:X", "https://api.example.com/v2/me"],
     "vault-login": lambda p: ["vault", "login", p],
     "nuget-setapikey": lambda p: ["nuget", "setapikey", p, "-source", "https://nuget.example.com"],
     "docker-login-p": lambda p: ["docker", "login", "-u", "bot", "-p", p, "registry.example.com"],
