@@ -182,6 +182,13 @@ def test_terraform_output_json_sensitive_values(indent: int | None) -> None:
 
 @pytest.mark.parametrize(("text", "kept"), [
     (f'$pw = ConvertTo-SecureString "{S}" -AsPlainText -Force', " -AsPlainText -Force"),
+    # a secret name's assignment before the cmdlet took the cmdlet for the value, and kept x
+    (f'$password = ConvertTo-SecureString "{S}" -AsPlainText -Force', " -AsPlainText -Force"),
+    (f'$SecurePassword = ConvertTo-SecureString -String "{S}" -AsPlainText -Force',
+     "$SecurePassword = ConvertTo-SecureString -String \""),
+    # `pw` with blanks before its separator: a traceback's source line, an INI file
+    (f'    pw = "{S}"', '    pw = "'),
+    (f"PW = {S}", "PW = "),
     (f"secret_key: {S}", "secret_key: "),  # a key that starts like a Notion token
     (f"secret_key_base: {S}", "secret_key_base: "),
     (f'{{"secret_key": "{S}", "debug": false}}', '"debug": false}'),

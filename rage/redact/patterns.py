@@ -222,7 +222,8 @@ ENCODED_TRIGGERS: tuple[bytes, ...] = (b"%3d",)
 LINE_TRIGGERS: tuple[bytes, ...] = (b":5432:", b":*:")
 # ...and the short words as a whole name with blanks before the separator (`pin = 1234`,
 # `PAT = x` of an INI or TOML file), as `pin=` and `pin:` are without (mode SHORT)
-SHORT_SPACED: tuple[bytes, ...] = (b"pin ", b"pin\t", b"pat ", b"pat\t", b"otp ", b"otp\t")
+SHORT_SPACED: tuple[bytes, ...] = (b"pin ", b"pin\t", b"pat ", b"pat\t", b"otp ", b"otp\t",
+                                  b"pw ", b"pw\t")
 
 # userinfo up to the last "@" of the authority: passwords may contain an unencoded "@"
 URL_CREDENTIALS = rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}://(?P<v>[^\s/?\"'<>]{1,1024})@"

@@ -147,10 +147,23 @@ def not_a_value(value: bytes) -> bool:
         return True
     if value.startswith(b":"):
         return True  # `auth::tests::rejects_expired_token`: a path, `::` is no separator
+    if value.lower() in _CMDLETS:
+        return True  # `$password = ConvertTo-SecureString "x"`: the cmdlet's own rule takes x
+    if (attr := _ATTRIBUTE.fullmatch(value)) is not None and looks_secret_name(
+            attr[1].decode("ascii")):
+        return True  # `password = user.password`, `pw = settings.DB_PW`: code reading one
     if _ABOUT.fullmatch(value) is not None:  # `passwd: password updated successfully`
         value = value.split(None, 1)[0]
     return _WORD.fullmatch(value) is not None and value.lower() == value and looks_secret_name(
         value.decode("ascii"))
+
+
+# PowerShell's cmdlets a script gets a secret from, as the value of `$password = ...`
+_CMDLETS = frozenset({b"convertto-securestring", b"read-host", b"get-credential",
+                      b"get-secret", b"get-azkeyvaultsecret", b"get-content"})
+# an attribute of an object (`user.password`): the last name is what it reads
+_ATTRIBUTE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.([A-Za-z_]"
+                        rb"[A-Za-z0-9_]*)")
 
 
 # a secret's name, then what happened to it, in lower-case words: a tool's message about a

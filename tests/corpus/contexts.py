@@ -239,6 +239,9 @@ STRUCTURAL: dict[str, Structural] = {
     "terraform-output-sensitive": _p('{{\n  "admin": {{\n    "sensitive": true,\n'
                                      '    "type": "string",\n    "value": "{p}"\n  }}\n}}', "!#%"),
     "powershell-securestring": _p('$c = ConvertTo-SecureString "{p}" -AsPlainText -Force'),
+    "powershell-securestring-named": _p('$password = ConvertTo-SecureString "{p}" -AsPlainText'
+                                        ' -Force'),
+    "python-short-name": _p('  File "deploy.py", line 12, in <module>\n    pw = "{p}"'),
     "key-secret-key": _p("secret_key: {p}"),
     "sql-insert-row": _p("INSERT INTO users (email, password) VALUES ('bob@example.com', '{p}');"),
     "mysql-set-password": _p("SET PASSWORD FOR 'app'@'%' = '{p}';"),
