@@ -39,6 +39,7 @@ from rage.redact.scan import (
     group_plan,
     scan_plan,
 )
+from rage.redact.sql import Tables
 
 MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
 PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
@@ -90,6 +91,8 @@ class RedactionEngine(Handlers):
         self._deferred = 0
         # values redacted under a secret name, while learning (see Redactor.learned)
         self._learned: dict[bytes, None] | None = None
+        # the columns of the SQL tables created so far in what this engine redacted
+        self._tables: Tables = {}
 
     def build(self) -> re.Pattern[bytes]:
         """Compile the combined regex once; literals registered or learned later are found
@@ -357,7 +360,7 @@ class RedactionEngine(Handlers):
             names_only -= at
             formats_only -= at
         if not starts:
-            return redact_multiline(region, self._count) if multi else region
+            return redact_multiline(region, self._count, tables=self._tables) if multi else region
         # no needle in the input (the native scan says so): the only ones in the output are
         # in replacements (see multiline.REDACTED_NEEDLES), found here as they are made,
         # rather than by another pass over the whole output
@@ -451,8 +454,8 @@ class RedactionEngine(Handlers):
             parts.append(view[last:])
             out = b"".join(parts)
         if made:
-            return redact_multiline(out, self._count, made)
-        return redact_multiline(out, self._count) if multi else out
+            return redact_multiline(out, self._count, made, self._tables)
+        return redact_multiline(out, self._count, tables=self._tables) if multi else out
 
 
 _CATALOGUE: tuple[Compiled, ...] | None = None

@@ -44,10 +44,13 @@ from rage.redact.result_tables import COPY, RECORD, copy_blocks, expanded_record
 from rage.redact.result_tables import RULES as TABLE_RULES
 from rage.redact.scan import finds
 from rage.redact.sql import (
+    CREATE_NEEDLES,
     INSERT_NEEDLES,
     KEY_NEEDLE,
     PARAMETER_NEEDLES,
+    Tables,
     bound_parameters,
+    create_tables,
     insert_rows,
     key_detail,
 )
@@ -81,7 +84,7 @@ _VAR_DUMP_KEY = b"]=>"
 _OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
                                b"<auth-user-pass>", *_SASL_PASSWORD_PROMPTS,
                                b'"requirepass"', b'"masterauth"', _VAR_DUMP_KEY,
-                               b"Bearer", b"bearer", b"eyJ", b"apiVersion:")
+                               b"Bearer", b"bearer", b"eyJ", b"apiVersion:", b"CREATE TABLE ")
 # a JWK's `kty`, and the private members printed before it when keys are sorted (`crv`, `d`,
 # `dp`, `dq`, `e`, `kty`...; `alg`, `k`, `kid`, `kty`): a block ends before its object
 _JWK_OPENERS = tuple(q + n + q for n in (b"kty", b"d", b"k") for q in (b'"', b"'", b'\\"'))
@@ -110,6 +113,8 @@ _RULES_BY_NEEDLE = (
     (b'"bearer"', "host-tokens"), (b'-token"', "host-tokens"), (b'-oauth"', "host-tokens"),
     # SQL: `INSERT INTO t (email, password) VALUES ('a@b.c', 'x')`, as databases log it, and
     # a statement's parameters printed after it (SQLAlchemy, PostgreSQL, Django)
+    # (a CREATE TABLE first: an INSERT that names no columns takes its table's)
+    *((n, "create-table") for n in CREATE_NEEDLES),
     *((n, "insert") for n in INSERT_NEEDLES), *((n, "sql-params") for n in PARAMETER_NEEDLES),
     (KEY_NEEDLE, "sql-key"),
     # query results: psql's and mysql's tables, psql's expanded records, pg_dump's COPY
@@ -163,9 +168,13 @@ def needed(buf: bytes) -> bool:
 
 
 def redact_multiline(buf: bytes, count: Count,
-                     needles: dict[bytes, list[int]] | None = None) -> bytes:
+                     needles: dict[bytes, list[int]] | None = None,
+                     tables: Tables | None = None) -> bytes:
     """Apply every rule to ``buf`` (already redacted line by line). ``needles``: where each
-    needle is in ``buf``, ascending, when the caller knows (else they are searched)."""
+    needle is in ``buf``, ascending, when the caller knows (else they are searched).
+    ``tables``: the SQL tables' columns seen so far in the stream, which the CREATE TABLEs
+    in ``buf`` add to (see :func:`rage.redact.sql.create_tables`)."""
+    schema: Tables = {} if tables is None else tables
     where = _needles(buf) if needles is None else [
         (n, rule, needles[n]) for n, rule in _RULES_BY_NEEDLE if n in needles]
     found = [(rule, at) for needle, rule, positions in where
@@ -177,7 +186,9 @@ def redact_multiline(buf: bytes, count: Count,
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
              "ppk": _ppk, "wrapped": _wrapped, "table": _table, "jwk": _jwk,
              "kv-table": _kv_table, "key-dump": _key_dump, "command": _commands,
-             "sensitive": _sensitive, "insert": insert_rows,
+             "sensitive": _sensitive,
+             "create-table": lambda lines, at, _count: create_tables(lines, at, schema),
+             "insert": lambda lines, at, count: insert_rows(lines, at, count, schema),
              "sql-params": bound_parameters, "sql-key": key_detail,
              "calls": positional_passwords, "option-item": _option_items,
              "annotated": annotated_values,

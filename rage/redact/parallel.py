@@ -15,7 +15,9 @@ as it takes results in order. User regexes then run in the parent for such a pie
 they must see the final text. The names numbered since a worker's last piece go to it with
 its next piece (which comes later in the stream), so a name is deferred only in the few
 pieces in flight when it first appears. Counts are returned per piece and added up in the
-parent.
+parent. The SQL tables a piece creates (their columns, for the INSERTs that name none) come
+back with its result and go to every worker with its next piece; a piece that was in flight
+when its stream's earlier pieces taught a table, and holds an INSERT, is redone in the parent.
 
 A worker that fails (killed, out of memory) costs nothing but speed: the pieces still in
 flight are redacted in-process and the rest of the stream too.
@@ -42,6 +44,7 @@ from typing import BinaryIO
 
 from rage.redact.engine import RedactionEngine, Spans
 from rage.redact.literals import registered_literals
+from rage.redact.sql import INSERT_NEEDLES, Tables
 
 MiB = 1024 * 1024
 PARALLEL_MIN = 8 * MiB  # below this a stream stays in-process: forking costs ~ms
@@ -225,6 +228,7 @@ class _Worker:
         self.slots = slots  # DEPTH (in, out) pairs shared with the worker (see _IN_SLOT)
         self.sent = 0  # pieces sent: the next goes through slots[sent % DEPTH]
         self.known = 0  # how many of the parent's pseudonyms this worker has been told
+        self.tables: dict[str, tuple[str, ...]] = {}  # the SQL tables it has been told of
 
 
 class _Pool:
@@ -242,6 +246,9 @@ class _Pool:
         # the pieces in flight, oldest first, each kept for a redo: (worker, slot, job)
         self.flight: collections.deque[tuple[_Worker, int, tuple[bytes, int, Spans]]] = (
             collections.deque())
+        # how many times the tables changed, and that count when each piece in flight went
+        self.tables_changed = 0
+        self.sent_at: collections.deque[int] = collections.deque()
         self.next = 0
         self.broken = False
         _spare_the_heap()
@@ -275,6 +282,7 @@ class _Pool:
         os.close(w2)
         w = _Worker(pid, os.fdopen(w1, "wb"), os.fdopen(r2, "rb"), slots)
         w.known = len(self.engine._pseudonyms)  # inherited by the fork
+        w.tables = dict(self.engine._tables)
         self.workers.append(w)
 
     def in_flight(self) -> int:
@@ -286,7 +294,8 @@ class _Pool:
 
     def take(self) -> Piece:
         """The result of the oldest piece in flight (there must be one)."""
-        return self._take(*self.flight.popleft())
+        stale = self.sent_at.popleft() < self.tables_changed
+        return self._take(*self.flight.popleft(), stale=stale)
 
     def send(self, buf: bytes, limit: int, spans: Spans) -> None:
         """Give ``buf[:limit]`` to the next worker, which must hold fewer than DEPTH pieces
@@ -297,13 +306,19 @@ class _Pool:
         k = w.sent % DEPTH
         w.sent += 1
         self.flight.append((w, k, (buf, limit, spans)))
+        self.sent_at.append(self.tables_changed)
         if self.broken:
             return
         table = self.engine._pseudonyms
         names = b""
+        new: list[tuple[str, str]] = []
         if len(table) > w.known:  # numbered since: the piece comes after their first use
-            names = marshal.dumps(list(itertools.islice(table.items(), w.known, None)))
+            new = list(itertools.islice(table.items(), w.known, None))
             w.known = len(table)
+        tables = self.engine._tables
+        if new or tables != w.tables:
+            names = marshal.dumps((new, tables if tables != w.tables else None))
+            w.tables = dict(tables)
         shared = limit <= _IN_SLOT
         try:
             if shared:
@@ -338,19 +353,28 @@ class _Pool:
                 slot_out.close()
         self.workers = []
         self.flight.clear()
+        self.sent_at.clear()
 
-    def _take(self, w: _Worker, k: int, job: tuple[bytes, int, Spans]) -> Piece:
+    def _take(self, w: _Worker, k: int, job: tuple[bytes, int, Spans], *, stale: bool = False
+              ) -> Piece:
         """The redacted output of ``w``'s piece ``job`` (which used its slots ``k``),
-        numbered and counted as if in-process, and its frame if the worker could make it."""
+        numbered and counted as if in-process, and its frame if the worker could make it.
+        ``stale``: the piece went before the tables last changed (redone here if it holds
+        an INSERT, which may name one of them)."""
         buf, limit, spans = job
         engine = self.engine
         if not self.broken:
             try:
-                out, counts, frame, deferred, custom_done = _read_result(w.from_child,
-                                                                          w.slots[k][1])
+                out, counts, frame, deferred, custom_done, tables = _read_result(
+                    w.from_child, w.slots[k][1])
             except (OSError, EOFError, ValueError, struct.error):
                 self.broken = True
             else:
+                if stale and any(buf.find(n, 0, limit) >= 0 for n in INSERT_NEEDLES):
+                    return engine.apply(buf, limit, spans), None  # as in-process: with them
+                if tables is not None and tables != engine._tables:
+                    engine._tables.update(tables)
+                    self.tables_changed += 1
                 resolved = _resolve(engine, out, self.marker, deferred)
                 if resolved is not None:
                     for kind, n in counts.items():
@@ -417,18 +441,19 @@ def _read_exact(f: BinaryIO, n: int) -> bytes:
 
 
 def _read_result(f: BinaryIO, slot: mmap.mmap
-                 ) -> tuple[bytes, dict[str, int], bytes, int, bool]:
+                 ) -> tuple[bytes, dict[str, int], bytes, int, bool, Tables | None]:
     n_out, n_counts, n_frame, deferred, custom_done, shared = _RES.unpack(
         _read_exact(f, _RES.size))
-    counts = marshal.loads(_read_exact(f, n_counts))
-    if not isinstance(counts, dict):
+    counts, tables = marshal.loads(_read_exact(f, n_counts))
+    if not isinstance(counts, dict) or not isinstance(tables, dict | None):
         raise ValueError("bad counts from worker")
     if shared:
         if n_out + n_frame > len(slot):
             raise ValueError("bad result size from worker")
-        return slot[:n_out], counts, slot[n_out:n_out + n_frame], deferred, bool(custom_done)
+        return (slot[:n_out], counts, slot[n_out:n_out + n_frame], deferred, bool(custom_done),
+                tables)
     out = _read_exact(f, n_out)
-    return out, counts, _read_exact(f, n_frame), deferred, bool(custom_done)
+    return out, counts, _read_exact(f, n_frame), deferred, bool(custom_done), tables
 
 
 def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO,
@@ -442,12 +467,16 @@ def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO,
         limit, n_spans, n_names, shared, k = _REQ.unpack(head)
         slot_in, slot_out = slots[k]
         if n_names:
-            for name, pseudonym in marshal.loads(_read_exact(inp, n_names)):
+            new, tables = marshal.loads(_read_exact(inp, n_names))
+            for name, pseudonym in new:
                 engine._pseudonyms[name] = pseudonym
+            if tables is not None:
+                engine._tables.update(tables)
         spans: Spans = [_SPAN.unpack(_read_exact(inp, _SPAN.size)) for _ in range(n_spans)]
         buf = slot_in[:limit] if shared else _read_exact(inp, limit)
         engine._counts = {}
         engine._deferred = 0
+        tables = dict(engine._tables) if engine._tables else {}
         res = engine.apply(buf, limit, spans, custom=False)
         custom_done = engine._deferred == 0
         frame = b""
@@ -455,7 +484,9 @@ def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO,
             res = engine.apply_custom(res)
             if compress is not None and res:
                 frame = compress(res)
-        counts = marshal.dumps(engine._counts)
+        # the tables this piece created go back, for the workers of the pieces after it
+        counts = marshal.dumps((engine._counts, engine._tables if engine._tables != tables
+                                else None))
         n_out, n_frame = len(res), len(frame)
         shared = n_out + n_frame <= _OUT_SLOT
         if shared:

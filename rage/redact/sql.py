@@ -55,17 +55,70 @@ def _column(name: bytes) -> str:
     return name.rsplit(b".", 1)[-1].strip(b"`\"[] ").decode("utf-8", "replace")
 
 
-def insert_rows(lines: list[bytes], at: list[int], count: Count) -> bool:
+Tables = dict[str, tuple[str, ...]]  # a table's name (its last part, lower case) -> columns
+
+CREATE_NEEDLES = (b"CREATE TABLE ", b"create table ")
+_CREATE = re.compile(rb"(?i:create[ \t]+(?:(?:global[ \t]+|local[ \t]+)?(?:temporary|temp|"
+                     rb"unlogged)[ \t]+)?table)[ \t]+(?i:if[ \t]+not[ \t]+exists[ \t]+)?"
+                     rb"([^\s(]{1,256})[ \t]*\(")
+# what a table's body lists besides its columns
+_NOT_COLUMNS = frozenset({"primary", "key", "unique", "constraint", "foreign", "check", "index",
+                          "fulltext", "spatial", "exclude", "like", "period"})
+_CREATE_LINES = 1000  # lines a CREATE TABLE may span (mysqldump's and pg_dump's: one a column)
+_INSERT_BARE = re.compile(rb"(?i:insert[ \t]+(?:ignore[ \t]+)?into)[ \t]+([^\s(]{1,256})[ \t]+"
+                          rb"(?i:values)[ \t]*")
+
+
+def _table(name: bytes) -> str:
+    """``public.users``, `` `users` ``, ``"Users"`` -> ``users``: as the schema is keyed."""
+    return _column(name).lower()
+
+
+def create_tables(lines: list[bytes], at: list[int], tables: Tables) -> bool:
+    """``CREATE TABLE t (id int, api_key text, ...)``, on one line or a column a line (as
+    pg_dump and mysqldump print it): its columns, in order, go into ``tables``, for the
+    INSERTs that name no columns (``pg_dump --inserts``, mysqldump's extended inserts).
+    Returns False: it reads, and changes nothing."""
+    for i in dict.fromkeys(at):
+        m = _CREATE.search(lines[i])
+        if m is None:
+            continue
+        body = lines[i][m.end():]
+        j = i
+        while (box := parse(b"(" + body, 0)) is None and j + 1 < min(len(lines),
+                                                                     i + _CREATE_LINES):
+            j += 1
+            body += b" " + lines[j]  # parsed as one line: only the names are read
+        if box is None:
+            continue
+        columns = []
+        for a, _colon, b in box[0]:
+            first = (b"(" + body)[a:b].split(None, 1)
+            word = _column(first[0]) if first else ""
+            if word and word.lower() not in _NOT_COLUMNS:
+                columns.append(word)
+        if columns:
+            tables[_table(m[1])] = tuple(columns)
+    return False
+
+
+def insert_rows(lines: list[bytes], at: list[int], count: Count,
+                tables: Tables | None = None) -> bool:
     """``INSERT INTO t (email, password) VALUES ('a@b.c', 'x'), (...)``: in each row, the
     values of the columns whose names look secret (the placeholders of a prepared
-    statement, ``?`` ``$1`` ``%s``, and a number under no password's name stay)."""
+    statement, ``?`` ``$1`` ``%s``, and a number under no password's name stay). An INSERT
+    that names no columns takes those of its table's CREATE TABLE seen before (``tables``)."""
     hit = False
     for i in dict.fromkeys(at):
         line = lines[i]
         m = _INSERT.search(line)
-        if m is None:
+        if m is not None:
+            names = [_column(c) for c in m[1].split(b",")]
+        elif tables and (m := _INSERT_BARE.search(line)) is not None and (
+                known := tables.get(_table(m[1]))) is not None:
+            names = list(known)
+        else:
             continue
-        names = [_column(c) for c in m[1].split(b",")]
         secret = {k for k, n in enumerate(names) if looks_secret_name(n)}
         if not secret:
             continue
