@@ -16,8 +16,17 @@ Rules, from how the tools document their options:
   podman, helm, mongosh, az ``-p X``; sqlcmd/bcp ``-P X``; ssh-keygen ``-N``/``-P X``;
   smbclient ``-U user%pass``; lftp ``-u user,pass``; openssl ``-pass/-passin/-passout
   pass:X`` and ``-k X``; vault ``login X``; nuget ``setapikey X``; nmcli ``password X`` and
-  ``*.psk X``/``*.password X``; htpasswd ``-b``'s password; ``config set KEY X`` and
-  ``git config KEY X`` with a secret KEY;
+  ``*.psk X``/``*.password X``; htpasswd ``-b``'s password (``-bc`` too); ``config set KEY
+  X`` and ``git config KEY X`` with a secret KEY; Samba's ``-U user%pass`` (``net``,
+  ``samba-tool``, ``smbcacls``...); Windows' ``net user NAME X`` and ``net use ... X``;
+  ``oc login -p X``; ``ldappasswd -s/-a X``; PsExec's, ncftp's ``-p X``; ``choco -k X``;
+  ``p4 -P X``; macOS's ``security unlock-keychain -p X`` and ``add-generic-password -w X``;
+  ``cargo login X``, ``rclone obscure X``; the Nth operand of ``wpa_passphrase SSID X``,
+  ``isql DSN USER X``, ``mc alias set NAME URL KEY X``; ``rclone config create NAME TYPE
+  KEY X...``; poetry's ``pypi-token.*`` and ``http-basic.* USER X``; ``bundle config HOST
+  user:X``; FreeRDP's ``/p:X``; TFVC's ``/login:user,X``; what an ``echo`` in a
+  ``--password-command`` prints; what a pipe or a here-string feeds ``sudo -S``. A program
+  is named by its file, without a Windows ``.exe`` (``PsExec64.exe`` is ``psexec64``);
 - ``sh -c SCRIPT`` (bash, zsh, dash...): SCRIPT is split as a shell would and redacted with
   the same rules (re-joined only when something in it was replaced).
 """
@@ -64,7 +73,12 @@ _SECRET_OPTS: dict[str, frozenset[str]] = {
     "keytool": frozenset(), "psql": frozenset(), "gpg": frozenset(),
     "ipmitool": frozenset({"-P"}), "rdesktop": frozenset({"-p"}), "racadm": frozenset({"-p"}),
     "rabbitmqadmin": frozenset({"-p"}), "cqlsh": frozenset({"-p"}),
+    "oc": frozenset({"-p"}), "psexec": frozenset({"-p"}), "psexec64": frozenset({"-p"}),
+    "paexec": frozenset({"-p"}), "smbmap": frozenset({"-p"}), "choco": frozenset({"-k"}),
+    "p4": frozenset({"-P"}), "security": frozenset(),
 }
+for _p in ("ncftp", "ncftpget", "ncftpput", "ncftpls", "ncftpbatch"):
+    _SECRET_OPTS[_p] = frozenset({"-p"})
 # SNMP's community string (v1, v2c) and v3's authentication and privacy passphrases
 for _p in ("snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snmpgetnext",
            "snmptrap", "snmpinform", "snmptable", "snmpdelta", "snmpstatus"):
@@ -72,6 +86,7 @@ for _p in ("snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snm
 for _p in ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd",
            "ldapcompare", "ldapmodrdn", "ldapexop"):
     _SECRET_OPTS[_p] = frozenset({"-w"})
+_SECRET_OPTS["ldappasswd"] = frozenset({"-w", "-s", "-a"})  # the bind, new and old passwords
 for _p in _MYSQL:
     _SECRET_OPTS[_p] = frozenset()
 # options holding `user:password` (curl, wget) or `user%password` (smbclient) or `user,pass`
@@ -80,6 +95,10 @@ _USERPASS: dict[str, tuple[frozenset[str], str]] = {
     "wget": (frozenset({"--user", "--http-user"}), ":"),
     "smbclient": (frozenset({"-U", "--user"}), "%"),
     "rpcclient": (frozenset({"-U", "--user"}), "%"),
+    "net": (frozenset({"-U", "--user"}), "%"), "samba-tool": (frozenset({"-U", "--username"}), "%"),
+    "smbcacls": (frozenset({"-U", "--user"}), "%"), "smbget": (frozenset({"-U", "--user"}), "%"),
+    "smbtree": (frozenset({"-U", "--user"}), "%"), "winexe": (frozenset({"-U", "--user"}), "%"),
+    "wbinfo": (frozenset({"-a", "--authenticate"}), "%"),
     "lftp": (frozenset({"-u", "--user"}), ","),
     "svn": (frozenset(), ":"),
     "http": (frozenset({"-a", "--auth"}), ":"), "https": (frozenset({"-a", "--auth"}), ":"),
@@ -92,7 +111,24 @@ _POSITIONAL: dict[str, frozenset[str]] = {
     "vault": frozenset({"login"}),
     "nuget": frozenset({"setapikey"}),
     "heroku": frozenset(),
+    "cargo": frozenset({"login"}),  # `cargo login TOKEN`
+    "rclone": frozenset({"obscure"}),  # `rclone obscure PASSWORD`
 }
+# options of theirs that take a value, not the positional secret (`cargo login --registry r X`)
+_POSITIONAL_ARG_OPTS: dict[str, frozenset[str]] = {
+    "cargo": frozenset({"--registry", "--config", "-Z"}),
+}
+# `program [WORDS...] OPERAND...`: after WORDS, the Nth operand (not an option) is a secret:
+# `wpa_passphrase SSID PASSPHRASE`, unixODBC's `isql DSN USER PASSWORD`, MinIO's
+# `mc alias set NAME URL ACCESS_KEY SECRET_KEY`
+_NTH_OPERAND: dict[str, tuple[tuple[tuple[str, ...], int], ...]] = {
+    "wpa_passphrase": (((), 2),), "isql": (((), 3),), "iusql": (((), 3),),
+    "mc": ((("alias", "set"), 4), (("alias", "add"), 4), (("config", "host", "add"), 4)),
+}
+# FreeRDP's options, Windows-style: `/p:PASSWORD`, the gateway's `/gp:PASSWORD`
+_FREERDP = frozenset({"xfreerdp", "xfreerdp3", "wlfreerdp", "wlfreerdp3", "sdl-freerdp",
+                      "sdl-freerdp3", "wfreerdp"})
+_FREERDP_PASS = ("/p:", "/password:", "/gp:", "/gateway-password:")
 # `program ... WORD [user] SECRET`: after WORD, the last of at most N operands is a secret,
 # wherever WORD stands (`redis-cli -h h AUTH [user] X`, `mysqladmin -h h password NEW`)
 _AFTER_WORD: dict[str, dict[str, int]] = {
@@ -107,7 +143,7 @@ _SECOND_POSITIONAL: dict[str, frozenset[str]] = {
 # options take a value
 _OPENSSL_PASSWD_ARG_OPTS = frozenset({"-salt", "-in"})
 # their `-p` is a password only in `login` (`docker run -p` is a port)
-_LOGIN_ONLY = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
+_LOGIN_ONLY = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "oc",
                          "az"})
 _OPENSSL_PASS = frozenset({"-pass", "-passin", "-passout", "-password", "-passphrase"})
 # openssl's options are words: `-key k.pem` is not `-k` with `ey` glued to it
@@ -118,9 +154,18 @@ _RUNS_A_COMMAND: dict[str, frozenset[str]] = {"sshpass": frozenset({"-p", "-f", 
 # what reads a password from standard input: what a pipeline feeds it is the password
 # (`echo X | docker login -u u --password-stdin`)
 STDIN_SECRET = ("--password-stdin", "--passphrase-fd", "--password-from-stdin",
-                "--pass-stdin", "chpasswd")
+                "--pass-stdin", "chpasswd", "sudo -S")
 _NMCLI_KEYS = frozenset({"password", "psk", "wep-key0", "wep-key1", "wep-key2", "wep-key3",
                          "leap-password", "private-key-password", "pin", "secrets"})
+
+
+def program_name(word: str) -> str:
+    """The program a word runs: its file name, and on Windows without ``.exe``, in lower
+    case (``C:\\Tools\\PsExec64.exe`` is ``psexec64``, ``NET.EXE`` is ``net``)."""
+    base = word.rsplit("/", 1)[-1]
+    if base[-4:].lower() == ".exe":
+        return base.rsplit("\\", 1)[-1][:-4].lower()
+    return base
 
 
 def _program(argv: list[str]) -> int:
@@ -128,7 +173,7 @@ def _program(argv: list[str]) -> int:
     i = 0
     while i < len(argv):
         a = argv[i]
-        base = a.rsplit("/", 1)[-1]
+        base = program_name(a)
         if base in _WRAPPERS or ("=" in a and not a.startswith("-") and i + 1 < len(argv)):
             i += 1
             while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
@@ -145,13 +190,20 @@ _SUBCOMMAND_OPTS: dict[tuple[str, ...], frozenset[str]] = {
     ("gh", "secret", "set"): frozenset({"--body", "-b"}),
     ("dotnet", "nuget", "add"): frozenset({"-p"}),
     ("dotnet", "nuget", "update"): frozenset({"-p"}),
+    # macOS's keychain tool (`security unlock-keychain -p X`, `add-generic-password -w X`)
+    ("security", "unlock-keychain"): frozenset({"-p"}),
+    ("security", "create-keychain"): frozenset({"-p"}),
+    ("security", "set-keychain-password"): frozenset({"-o", "-p"}),
+    ("security", "add-generic-password"): frozenset({"-w"}),
+    ("security", "add-internet-password"): frozenset({"-w"}),
 }
 # Oracle's `user/password[@db]`, the first argument that is not an option
 _ORACLE = frozenset({"sqlplus", "rman", "expdp", "impdp", "exp", "imp", "sqlldr", "dgmgrl",
                      "sqlcl"})
 _KNOWN = frozenset({*_SECRET_OPTS, *_USERPASS, *_POSITIONAL, *_SECOND_POSITIONAL,
                     *_ORACLE - {"exp", "imp"}, "gh",
-                    "openssl", "nmcli", "htpasswd",
+                    "openssl", "nmcli", "htpasswd", *_NTH_OPERAND, *_FREERDP, "tf", "poetry",
+                    "pdm", "bundle", "restic",
                     *_SHELLS, "git", "npm", "yarn", "pnpm", "aws"}) - {"heroku", "svn"}
 
 
@@ -172,7 +224,7 @@ def command_start(line: str) -> int | None:
     fed = any(s in line for s in STDIN_SECRET)  # `echo X | docker login --password-stdin`
     for w in words[:-1]:
         word = w[0].lstrip("'\"")  # a command quoted as a value: node's `cmd: 'mysql -pX db'`
-        if word.rsplit("/", 1)[-1] in _KNOWN or (fed and word in ("echo", "printf")):
+        if program_name(word) in _KNOWN or (fed and word in ("echo", "printf", "sudo")):
             return w.start() + len(w[0]) - len(word)
     return None
 
@@ -304,11 +356,13 @@ def redact_argv_lists(line: str, count: Callable[[str], None]) -> str | None:
 def argv_list_needles() -> tuple[bytes, ...]:
     """Literals one of which a list :func:`redact_argv_lists` changes holds, with
     :func:`command_needles` (whose lines the list rule also sees): an option among its
-    string elements, or, for the rules without one, `rman`'s element and a `config` or
-    `configure` subcommand's (git, npm, yarn, aws). Few: without Hyperscan each needle is
+    string elements, or, for the rules without one, `rman`'s and `rclone`'s element, a
+    `config` or `configure` subcommand's (git, npm, yarn, aws), Windows' `net use`/`net
+    user` and MinIO's `mc alias`. Few: without Hyperscan each needle is
     one search of the whole text (36 cost the pure-Python scan 9%)."""
     return (b"', '-", b'", "-', b"['-", b'["-', b"','-", b'","-', b"'rman'", b'"rman"',
-            b"'config", b'"config')
+            b"'config", b'"config', b"'net', 'use", b'"net", "use', b"'mc', 'alias'",
+            b'"mc", "alias"', b"'rclone'", b'"rclone"')
 
 
 def command_needles() -> tuple[bytes, ...]:
@@ -325,7 +379,14 @@ def command_needles() -> tuple[bytes, ...]:
         b"rpcclient", b"zip -", b"7z a ", b"7z x ", b"7za ", b"7zz ", b"7zr ", b"bcp ",
         b"rman ", b"expdp", b"impdp", b"dgmgrl", b"sh -c ", b"git config ", b"npm config ",
         b"gh secret ", b"rabbitmqctl", *(s.encode() for s in STDIN_SECRET),
-        b"yarn config ", b"aws configure ")))
+        b"yarn config ", b"aws configure ", b"rdesktop", b"racadm", b"rabbitmqadmin", b"cqlsh",
+        b"ipmitool", b"snmp", b"psexec", b"PsExec", b"paexec", b"smbmap", b"choco ", b"p4 -",
+        b"ncftp", b"net ads ", b"net rpc ", b"net user ", b"net use ", b"net -", b"samba-tool",
+        b" -a ", b"--auth ", b"etcdctl",
+        b"smbcacls", b"smbget", b"smbtree", b"winexe", b"wbinfo", b"mc alias ",
+        b"mc config host", b"-keychain", b"-generic-password", b"-internet-password",
+        b"wpa_passphrase", b"rclone ", b"password-command", b"passcommand", b"poetry config ",
+        b"pdm config ", b"bundle config ", b"freerdp", b"/login:")))
 
 
 def looks_like_command(line: str) -> bool:
@@ -337,7 +398,7 @@ def looks_like_command(line: str) -> bool:
     if len(words) < 2:
         return False
     i = _program(words)
-    return words[i].rsplit("/", 1)[-1] in _KNOWN and i + 1 < len(words)
+    return program_name(words[i]) in _KNOWN and i + 1 < len(words)
 
 
 def join_words(original: list[str], cleaned: list[str]) -> str:
@@ -350,11 +411,23 @@ def join_words(original: list[str], cleaned: list[str]) -> str:
 def reads_a_secret(words: list[str]) -> bool:
     """Does this command read a password from its standard input?"""
     start = _program(words)
-    prog = words[start].rsplit("/", 1)[-1] if words else ""
+    prog = program_name(words[start]) if words else ""
     rest = words[start + 1:]
+    head = words[:start] or words  # `sudo -S` alone: sudo's options to the end
+    if any(program_name(w) == "sudo" for w in head) and any(
+            w == "--stdin" or (w[:1] == "-" and w[1:2] != "-" and "S" in w) for w in head):
+        return True  # sudo -S reads its password from standard input
     return prog in ("chpasswd", "chgpasswd") or (prog == "passwd" and "--stdin" in rest) or any(
         w in STDIN_SECRET or w.startswith(("--password-stdin", "--passphrase-fd"))
         for w in rest)
+
+
+def _password_command(opt: str) -> bool:
+    """``--password-command`` (restic, rclone), ``--passcommand``: a command that prints
+    the password."""
+    name = opt.lstrip("-").lower().replace("_", "-")
+    return opt.startswith("--") and name.endswith(("-command", "-cmd", "command")) and (
+        name.startswith(("password", "pass", "passphrase")))
 
 
 def _secret_option(opt: str) -> bool:
@@ -378,7 +451,8 @@ class ArgvRedactor:
             """``argv[i]`` past ``prefix`` is the value of ``key`` (an option a program
             documents as a password, unless said): kept if it is evidence."""
             value = argv[i][len(prefix):]
-            if not value or looks_harmless_value(value, key) or value.startswith("[REDACTED"):
+            if not value or looks_harmless_value(value, key) or value.startswith("[REDACTED") or (
+                    len(value) == 1 and value.isdigit()):  # no secret: ffmpeg's `-pass 2`
                 done[i] = True
                 return
             self._count("secret-field")
@@ -386,11 +460,19 @@ class ArgvRedactor:
             done[i] = True
 
         start = _program(argv)
-        prog = argv[start].rsplit("/", 1)[-1] if argv else ""
+        prog = program_name(argv[start]) if argv else ""
         opts = _SECRET_OPTS.get(prog, frozenset())
         if prog in _LOGIN_ONLY and "login" not in argv[start:]:
             opts = frozenset()  # `docker run -p 8080:80` publishes a port
-        opts |= _SUBCOMMAND_OPTS.get((prog, *argv[start + 1:start + 3]), frozenset())
+        opts |= _SUBCOMMAND_OPTS.get((prog, *argv[start + 1:start + 3]), frozenset()) | (
+            _SUBCOMMAND_OPTS.get((prog, *argv[start + 1:start + 2]), frozenset()))
+        for words, nth in _NTH_OPERAND.get(prog, ()):
+            if tuple(argv[start + 1:start + 1 + len(words)]) == words:
+                spots = [k for k in range(start + 1 + len(words), len(argv))
+                         if not argv[k].startswith("-")]
+                if len(spots) >= nth:
+                    hide(spots[nth - 1])
+                break
         # `-u user:password` is curl's, but many tools copy it (`docker run -u 1000:1000` is
         # a uid:gid: numbers are kept)
         userpass = _USERPASS.get(prog, _GENERIC_USERPASS)
@@ -444,9 +526,29 @@ class ArgvRedactor:
                 hide(i + 1, "", a)
                 i += 2
                 continue
-            elif prog == "htpasswd" and "-b" in argv[start:i] and not a.startswith("-") \
-                    and i == len(argv) - 1:
-                hide(i)
+            elif prog == "htpasswd" and not a.startswith("-") and i == len(argv) - 1 and any(
+                    w[:1] == "-" and w[1:2] != "-" and "b" in w for w in argv[start + 1:i]):
+                hide(i)  # -b, -bc, -Bbc...: the password is the last argument
+            elif prog in _FREERDP and a.lower().startswith(_FREERDP_PASS):
+                hide(i, a[:a.index(":") + 1])
+            elif prog == "tf" and a.lower().startswith(("/login:", "-login:")):
+                self._userpass(argv, out, done, i, sep=",", skip=7, numbers=True)
+            elif _password_command(a) and nxt:  # restic's `--password-command 'echo X'`
+                out[i + 1] = self.fed_script(argv[i + 1])
+                done[i + 1] = True
+                i += 2
+                continue
+            elif "=" in a and _password_command(a.partition("=")[0]):
+                name = a.partition("=")[0]
+                out[i] = name + "=" + self.fed_script(a[len(name) + 1:])
+                done[i] = True
+            elif prog == "rclone" and a == "config" and self._rclone_pairs(argv, out, done, i):
+                break
+            elif prog == "net" and a.startswith("/"):
+                pass  # Windows' `net user bob X /add`: an option, not an operand
+            elif a in _POSITIONAL_ARG_OPTS.get(prog, ()) and nxt:
+                i += 2  # `cargo login --registry r X`: the registry is no token
+                continue
             elif a in ("config", "configure") and self._config(argv, out, done, i):
                 pass
             elif prog in _ORACLE and _oracle_login(a):
@@ -481,6 +583,11 @@ class ArgvRedactor:
                     subcommand = ""  # only the first positional
                 elif prog == "openssl" and subcommand == "passwd":
                     hide(i)
+                elif prog == "net" and subcommand.lower() in ("user", "use"):
+                    operands += 1  # `net user NAME PASSWORD`, `net use [D:] \\h\s PASSWORD`
+                    if a != "*" and (operands == 2 if subcommand.lower() == "user" else (
+                            argv[i - 1].startswith("\\\\") and operands > 1)):
+                        hide(i)
                 elif subcommand in second:
                     operands += 1
                     if operands == 2:
@@ -497,6 +604,20 @@ class ArgvRedactor:
         while j < len(argv) and (argv[j].startswith("-") or argv[j] in {"set", "add"}):
             j += 1
         key = argv[j].rsplit(":", 1)[-1].rsplit(".", 1)[-1] if j < len(argv) else ""
+        prog = program_name(argv[_program(argv)])
+        if prog == "poetry" and j + 1 < len(argv) and argv[j].startswith(
+                ("http-basic.", "pypi-token.")):
+            # `poetry config pypi-token.pypi X`, `poetry config http-basic.foo USER X`
+            k = j + 2 if argv[j].startswith("http-basic.") else j + 1
+            if k < len(argv) and not looks_harmless_value(argv[k], "password"):
+                self._count("secret-field")
+                out[k] = REDACTED
+                done[k] = True
+            return True
+        if prog == "bundle" and j + 1 < len(argv) and "." in argv[j]:
+            # `bundle config set --global gems.example.com USER:PASSWORD`
+            self._userpass(argv, out, done, j + 1, sep=":", skip=0, numbers=True)
+            return True
         if j + 1 < len(argv) and looks_secret_name(key):
             value = argv[j + 1]
             if not looks_harmless_value(value, key):
@@ -522,6 +643,37 @@ class ArgvRedactor:
             self._count("secret-field")
             out[i] = argv[i][:skip] + self._text(user) + sep + REDACTED
             done[i] = True
+
+    def _rclone_pairs(self, argv: list[str], out: list[str], done: list[bool], i: int
+                      ) -> bool:
+        """``rclone config create NAME TYPE [KEY VALUE]...`` (``update NAME``, ``password
+        NAME``): each VALUE whose KEY names a secret (``pass``, ``secret_access_key``,
+        ``token``)."""
+        sub = argv[i + 1] if i + 1 < len(argv) else ""
+        skip = {"create": 2, "update": 1, "password": 1}.get(sub)
+        if skip is None:
+            return False
+        at = [k for k in range(i + 2, len(argv)) if not argv[k].startswith("-")][skip:]
+        for key, value in zip(at[::2], at[1::2], strict=False):
+            if "=" not in argv[key] and looks_secret_name(argv[key]) and not (
+                    looks_harmless_value(argv[value], argv[key])):
+                self._count("secret-field")
+                out[value] = REDACTED
+                done[value] = True
+        return True
+
+    def fed_script(self, script: str) -> str:
+        """A command whose output is a password (restic's ``--password-command``): what
+        an ``echo`` or ``printf`` in it prints goes."""
+        entries = self._entries(script)
+        if entries is None:
+            return self._text(script)
+        for e in entries:
+            if isinstance(e, tuple):
+                self.feed(*e)
+        if not any(isinstance(e, tuple) and e[0] != e[1] for e in entries):
+            return self._text(script)
+        return " ".join(join_words(*e) if isinstance(e, tuple) else e for e in entries[:-1])
 
     def _openssl_pass(self, argv: list[str], out: list[str], done: list[bool], i: int,
                       skip: int) -> None:
@@ -567,7 +719,13 @@ class ArgvRedactor:
             else:
                 cmd.append(w)
         pipeline: list[tuple[list[str], list[str]]] = []
-        for e in entries:
+        for k, e in enumerate(entries):
+            if e == "<<<" and 0 < k < len(entries) - 1 and isinstance(
+                    (cmd_e := entries[k - 1]), tuple) and isinstance(
+                    (word := entries[k + 1]), tuple) and reads_a_secret(cmd_e[0]) and not (
+                    looks_harmless_value(word[0][0], "password")):
+                self._count("secret-field")  # a here-string: `sudo -S <<< X`
+                word[1][0] = REDACTED
             if isinstance(e, tuple):
                 if pipeline and reads_a_secret(e[0]):
                     for fed in pipeline:
@@ -582,7 +740,7 @@ class ArgvRedactor:
         its operands go (in ``cleaned``). False when ``words`` prints nothing of the
         kind."""
         start = _program(words)
-        prog = words[start].rsplit("/", 1)[-1] if words else ""
+        prog = program_name(words[start]) if words else ""
         if prog not in ("echo", "printf"):
             return False
         operands = [k for k in range(start + 1, len(words))

@@ -309,8 +309,9 @@ class Handlers:
             if form == "inline" and prose(m.string, m.start(kg), raw_key, m.group(vg)) and not (
                     key.lower() in _AUTH_KEYS and m.group(vg).lower() in P.AUTH_SCHEMES):
                 return m.end(kg)  # `auth: token refreshed`; not `... Authorization: Basic X`
-            if form == "cli-arg" and help_text(m.string, m.end(kg), vs, m.group(vg)):
-                return m.end(kg)
+            if form == "cli-arg" and (help_text(m.string, m.end(kg), vs, m.group(vg)) or (
+                    m.group(vg).isdigit() and len(m.group(vg)) == 1)):
+                return m.end(kg)  # (one digit is no secret: ffmpeg's `-pass 2`)
             if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
                 return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
         else:  # a bare "Bearer <token>", "Basic <base64>"

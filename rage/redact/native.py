@@ -288,6 +288,8 @@ class Native:
             # leads, which would call Python at every `<` of an HTML log and every `--`
             for lead in KEY_BEFORE:
                 d.add(escape(lead) + rb"[A-Za-z0-9_.\-]*" + words, 0, (_LEAD, 0, None))
+            # one dash after a blank (DASH_LEADS), one expression; not `--`, found above
+            d.add(b"[ \\t]-(?:[A-Za-z0-9_.][A-Za-z0-9_.\\-]*)?" + words, 0, (_LEAD, 0, None))
             # and `--` whose second dash starts a word (`--pat`); not one dash before a word,
             # which made every date (`2026-12-02`) a place to look for one
             for w in self._words:

@@ -107,8 +107,10 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # wget -d: `Setting --password (password) to VALUE`, each option it was given
     ("wget-setting", rb"(?<=Setting )--(?P<k>" + _KEY + rb") \([A-Za-z0-9_]{1,64}\) to "
      rb"(?P<v>" + _REST + rb"|(?=\r?(?:\n|\Z)))"),  # an empty one: nothing to take
-    # `--token VALUE`, `--password=VALUE` on command lines
-    ("cli-arg", rb"(?<![A-Za-z0-9_\-])--(?P<k>" + _KEY + rb")(?:=|[ \t]+)(?P<v>(?!-)(?:"
+    # `--token VALUE`, `--password=VALUE` on command lines; and a long option spelled with
+    # one dash (`-storepass X` of keytool and jarsigner, influx's `-password X`, x11vnc's
+    # `-passwd X`), as argv's rules take it
+    ("cli-arg", rb"(?<![A-Za-z0-9_\-])--?(?P<k>" + _KEY + rb")(?:=|[ \t]+)(?P<v>(?!-)(?:"
      + _QUOTED + rb"|" + _BARE + rb"))"),
     # `<add key="ClearTextPassword" value="..."/>`, `{"name": "X_TOKEN", "value": "..."}`
     # and `("API_TOKEN", "value")`: the name is in one field, the value in the next
@@ -251,6 +253,8 @@ HARMLESS_VALUES = frozenset({
     b"amd64", b"arm64", b"i386", b"armhf", b"armel", b"ppc64el", b"s390x", b"riscv64",
     b"x86_64", b"aarch64", b"noarch", b"mips64el",
     b"disabled", b"|", b">", b"|-", b">-", b"|+", b">+",
+    # where keytool reads it from: `-storepass:env VAR`, `-keypass:file PATH`
+    b"env", b"file",
 })
 
 # HTTP auth schemes kept in front of a redacted Authorization value.

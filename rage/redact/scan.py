@@ -56,6 +56,9 @@ NETRC_BEFORE = (rb"^[ \t]*", rb"(?:^|[ \t])(?:login|account)[ \t]+[^ \t\r\n\f\v]
 _SPACED = re.compile(b"|".join(SPACED_AT))
 _NETRC_LINE = re.compile(b"(?m)(?:" + b"|".join(NETRC_BEFORE) + rb")\Z")
 KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
+# a long option spelled with one dash after a blank (`-storepass X`: keytool, influx, x11vnc);
+# not any dash, which would make every date (`2026-12-02`) a place to look for a key
+DASH_LEADS = (b" -", b"\t-")
 IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 NAME_REACH = 66  # how far back from a trigger run_starts looks for the start of its name
 _KEY_OPENERS = frozenset(b"\"'<")  # before a name, where a key/value form starts (patterns)
@@ -372,7 +375,8 @@ def run_starts(region: bytes, i: int, mode: int, starts: set[int]) -> None:
     if mode == KEY and KEY_AFTER.match(region, i) is None and not spaced(region, i):
         seg = region[max(0, i - NAME_REACH):i]
         k = i - (len(seg) - len(seg.rstrip(IDENT_CHARS)))
-        if region[k:k + 2] != b"--" and not region[max(0, k - 8):k].endswith(KEY_BEFORE):
+        if region[k:k + 2] != b"--" and not region[max(0, k - 8):k].endswith(KEY_BEFORE) and (
+                not region.startswith(DASH_LEADS, k - 1)):
             return
     ls = region.rfind(b"\n", 0, i) + 1
     if mode == SCHEME:

@@ -91,7 +91,20 @@ def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
 _METAVAR = re.compile(rb"[A-Z][A-Z_\-]{0,31}(?:=[A-Z][A-Z_\-]{0,31})?")
 _STOP_WORDS = frozenset({b"a", b"an", b"and", b"are", b"as", b"be", b"by", b"can", b"for",
                          b"if", b"in", b"is", b"may", b"must", b"not", b"of", b"on", b"or",
-                         b"should", b"the", b"to", b"was", b"were", b"will", b"with"})
+                         b"should", b"the", b"to", b"was", b"were", b"will", b"with",
+                         # prose about the option: `the -token flag is deprecated`
+                         b"flag", b"option", b"argument", b"parameter", b"switch"})
+
+
+# the types Go's flag and pflag (cobra: kubectl, gh, helm, docker) print after a flag in its
+# help: `--token string   API token`, `-password string` then the description on the next line
+_GO_FLAG_TYPES = frozenset({
+    b"string", b"strings", b"stringArray", b"stringSlice", b"stringToString", b"int", b"int8",
+    b"int16", b"int32", b"int64", b"ints", b"intSlice", b"uint", b"uint8", b"uint16",
+    b"uint32", b"uint64", b"uints", b"float", b"float32", b"float64", b"bool", b"bools",
+    b"duration", b"durations", b"value", b"bytesHex", b"bytesBase64", b"ip", b"ipNet",
+    b"ipMask", b"count"})
+_AFTER_GO_TYPE = re.compile(rb"(?:[ \t]{2,}|[ \t]*\r?$)", re.M)
 
 
 def help_text(buf: bytes, key_end: int, value_start: int, value: bytes) -> bool:
@@ -106,6 +119,8 @@ def help_text(buf: bytes, key_end: int, value_start: int, value: bytes) -> bool:
         after = buf[value_start + len(value):value_start + len(value) + 2]
         if after[:1] == b" " and after[1:].islower():
             return True
+    if value in _GO_FLAG_TYPES and _AFTER_GO_TYPE.match(buf, value_start + len(value)):
+        return True
     return _METAVAR.fullmatch(value) is not None or value in _STOP_WORDS
 
 
