@@ -16,7 +16,7 @@ _WORDS = (
     "token", "secret", "password", "passwd", "passphrase", "pwd", "auth", "cookie",
     "credential", "session", "signature", "bearer", "dsn", "salt", "psk",
     # abbreviations (gitleaks' `creds`), a Vault unseal key, MFA recovery and backup codes
-    "creds", "pswd", "pword", "unseal", "recoverycode", "backupcode", "sessid",
+    "creds", "pswd", "pword", "unseal", "recoverycode", "backupcode", "sessid", "passcode",
     # "password" in the languages whose speakers name their settings so (ASCII spellings:
     # German, Portuguese, Spanish, Dutch, Polish, Swedish, Turkish; French in _JOINED)
     *LOCAL_PASSWORD_WORDS,

@@ -257,3 +257,41 @@ def test_curls_line_for_a_token_goes_in_both_scans() -> None:
     native, pure = both_scans(text)
     assert native == pure
     assert TOKEN not in native and "with user '[REDACTED:secret-field]'" in native
+
+
+def test_a_real_tls_key_log(tmp_path: Path) -> None:
+    """`SSLKEYLOGFILE=/dev/stderr curl https://...`, how a TLS problem is debugged with
+    Wireshark: curl writes each session's secrets (`CLIENT_RANDOM`, TLS 1.3's
+    `*_TRAFFIC_SECRET_0`) beside its own messages. Hex, so the rule that keeps digests as
+    evidence kept them on the code before: whoever captured the traffic could decrypt it."""
+    import ssl
+    import subprocess
+
+    if shutil.which("curl") is None or shutil.which("openssl") is None:
+        pytest.skip("curl or openssl is not installed (.ci/run installs curl)")
+    key, cert = tmp_path / "k.pem", tmp_path / "c.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path)))
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        env = dict(os.environ, SSLKEYLOGFILE="/dev/stderr")
+        proc = run_rage("run", "--app", "tls", "--", "curl", "-sS", "-k", "-o", os.devnull,
+                        f"https://127.0.0.1:{srv.server_address[1]}/", env=env)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.split() for line in proc.stderr.splitlines()
+             if line.startswith(("CLIENT_", "SERVER_", "EXPORTER_"))]
+    if not lines:
+        pytest.skip("this curl writes no key log (built without SSLKEYLOGFILE support)")
+    raw = reported("tls", tmp_path / "b.tar.zst")
+    for label, client_random, secret in lines:
+        assert secret.encode() not in raw
+        assert f"{label} {client_random} [REDACTED:tls-session-secret]".encode() in raw

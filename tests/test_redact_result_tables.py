@@ -74,3 +74,38 @@ def test_real_psql_and_pg_dump(tmp_path: Path) -> None:
     assert f"  1 | a@b.c | {R}".encode() in raw
     assert f"api_key | {R}".encode() in raw
     assert f"1\ta@b.c\t{R}".encode() in raw
+
+
+VAULT_KV = (
+    "====== Data ======\n"
+    "Key         Value\n"
+    "---         -----\n"
+    "passcode    {pw}\n"
+    "username    deploy\n"
+    "\n"
+    "Key                Value\n"
+    "---                -----\n"
+    "lease_id           database/creds/readonly/2f6a614c-4a5c\n"
+    "lease_duration     1h\n"
+    "lease_renewable    true\n"
+    "password           {pw}\n"
+    "username           v-token-readonly-9blxDY2dqcVy\n"
+)
+
+
+def test_vault_tables_of_names_and_values() -> None:
+    """`vault kv get` and a dynamic secret's `vault read database/creds/x`: the value of
+    each secret name goes; the lease, its duration and the user name stay."""
+    pw = "A1a-Zq8s3cretValue77"
+    out, counts = red_both(VAULT_KV.format(pw=pw))
+    assert out == VAULT_KV.format(pw="[REDACTED:secret-field]")
+    assert counts == {"secret-field": 2}
+
+
+@pytest.mark.parametrize("text", [
+    "Key         Value\n---         -----\nversion     3\ncas_required    false\n",
+    "Key    Value\npassword    is set\n",  # no rule line: not Vault's table
+    "API Key    rotated\n---    -----\n",
+])
+def test_key_value_tables_without_a_secret_stay(text: str) -> None:
+    assert red(text) == (text, {})

@@ -51,6 +51,9 @@ def _discord_prefixes() -> tuple[str, ...]:
                  for a in "123456789" for b in "0123456789")
 
 
+_MYSQL_HASH = tuple(f"*{a}{b}" for a in "0123456789ABCDEF" for b in "0123456789ABCDEF")
+
+
 def _b64_pem_prefixes() -> tuple[str, ...]:
     """Base64 of the BEGIN line of each private-key PEM type, cut at a 3-byte boundary so
     the encoding does not depend on what follows."""
@@ -430,6 +433,24 @@ FORMATS: tuple[SecretFormat, ...] = (
        r"\$[A-Za-z0-9+/]{16,128}={0,2}:[A-Za-z0-9+/]{16,128}={0,2}", ("SCRAM-SHA-256$",),
        "https://www.postgresql.org/docs/current/catalog-pg-authid.html",
        "PostgreSQL (SCRAM verifier)"),
+    # MySQL's mysql_native_password hash (`mysql.user.authentication_string`, old `SHOW
+    # GRANTS`, `PASSWORD()`): `*` and 40 upper-case hex digits, SHA1(SHA1(password)); git and
+    # digests print lower case
+    _F("password-hash", r"\*[0-9A-F]{40}", _MYSQL_HASH,
+       "https://dev.mysql.com/doc/refman/8.0/en/native-pluggable-authentication.html",
+       "MySQL (native password hash)"),
+    # -- TLS session secrets ------------------------------------------------------------------
+    # the key log that SSLKEYLOGFILE makes curl, Firefox, Chrome and Python's ssl write: a
+    # label, the client random (public) and the secret that decrypts a captured session
+    _F("tls-session-secret", r"(?:CLIENT_RANDOM|CLIENT_EARLY_TRAFFIC_SECRET|"
+       r"(?:CLIENT|SERVER)_HANDSHAKE_TRAFFIC_SECRET|(?:CLIENT|SERVER)_TRAFFIC_SECRET_\d{1,3}|"
+       r"EARLY_EXPORTER_SECRET|EXPORTER_SECRET|ECH_SECRET) [0-9a-fA-F]{64} "
+       r"(?P<secret>[0-9a-fA-F]{32,256})",
+       ("CLIENT_RANDOM", "CLIENT_EARLY_TRAFFIC_SECRET", "CLIENT_HANDSHAKE_TRAFFIC_SECRET",
+        "SERVER_HANDSHAKE_TRAFFIC_SECRET", "CLIENT_TRAFFIC_SECRET_", "SERVER_TRAFFIC_SECRET_",
+        "EARLY_EXPORTER_SECRET", "EXPORTER_SECRET", "ECH_SECRET"),
+       "https://datatracker.ietf.org/doc/draft-ietf-tls-keylogfile/",
+       "TLS key log (SSLKEYLOGFILE)"),
     # -- generic shapes with a fixed marker -------------------------------------------------
     _F("jwt", r"eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{0,4096}",
        ("eyJ",),

@@ -374,9 +374,12 @@ class Handlers:
                 vs += len(buf[vs:ve]) - len(buf[vs:ve].lstrip())
                 value = buf[vs:ve]
                 if parts[0].lower() in P.TOKEN_SCHEMES:
-                    # one token68 word (RFC 9110 11.4): what follows is the log line's
+                    # one token68 word (RFC 9110 11.4): what follows is the log line's;
+                    # unless a known format of more than one word starts there (a key
+                    # log's line), which is taken whole
                     value = value.split(None, 1)[0]
-                    ve = vs + len(value)
+                    ve = max(vs + len(value), min(self._format_end(buf, vs), ve))
+                    value = buf[vs:ve]
         low = value.lower()
         skey = lkey.decode("ascii", "replace")
         if low.strip() in P.AUTH_SCHEMES or (form == "inline" and chained(buf, vs, ve)):

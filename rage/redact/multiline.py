@@ -40,7 +40,15 @@ from rage.redact.argv import (
 )
 from rage.redact.calls import ANNOTATION, annotated_values, positional_passwords
 from rage.redact.calls import NEEDLES as CALL_NEEDLES
-from rage.redact.result_tables import COPY, RECORD, copy_blocks, expanded_records, pipe_tables
+from rage.redact.result_tables import (
+    COPY,
+    KEY_VALUE,
+    RECORD,
+    copy_blocks,
+    expanded_records,
+    key_value_tables,
+    pipe_tables,
+)
 from rage.redact.result_tables import RULES as TABLE_RULES
 from rage.redact.scan import finds
 from rage.redact.sql import (
@@ -84,7 +92,8 @@ _VAR_DUMP_KEY = b"]=>"
 _OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
                                b"<auth-user-pass>", *_SASL_PASSWORD_PROMPTS,
                                b'"requirepass"', b'"masterauth"', _VAR_DUMP_KEY,
-                               b"Bearer", b"bearer", b"eyJ", b"apiVersion:", b"CREATE TABLE ")
+                               b"Bearer", b"bearer", b"eyJ", b"apiVersion:", b"CREATE TABLE ",
+                               KEY_VALUE)
 # a JWK's `kty`, and the private members printed before it when keys are sorted (`crv`, `d`,
 # `dp`, `dq`, `e`, `kty`...; `alg`, `k`, `kid`, `kty`): a block ends before its object
 _JWK_OPENERS = tuple(q + n + q for n in (b"kty", b"d", b"k") for q in (b'"', b"'", b'\\"'))
@@ -119,6 +128,7 @@ _RULES_BY_NEEDLE = (
     (KEY_NEEDLE, "sql-key"),
     # query results: psql's and mysql's tables, psql's expanded records, pg_dump's COPY
     *((n, "pipe-table") for n in TABLE_RULES), (RECORD, "records"), (COPY, "copy"),
+    (KEY_VALUE, "key-value-table"),  # Vault's `Key    Value` tables
     # a password passed by position: `server.login("me@x.com", "x")` in a traceback
     *((n, "calls") for n in CALL_NEEDLES),
     # an argv one element a line: `docker compose config`'s `- --db-password` then `- x`,
@@ -193,6 +203,7 @@ def redact_multiline(buf: bytes, count: Count,
              "calls": positional_passwords, "option-item": _option_items,
              "annotated": annotated_values,
              "pipe-table": pipe_tables, "records": expanded_records, "copy": copy_blocks,
+             "key-value-table": key_value_tables,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
              "var-dump": _var_dump, "expect": _expect, "fed": _fed}

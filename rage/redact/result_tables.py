@@ -3,7 +3,10 @@
 - pipe tables: psql's aligned output (a header, then ``----+----``), mysql's boxes
   (``+----+``, ``| id | api_key |``), Markdown tables (``|---|---|``);
 - psql's expanded records (``\\x``): ``-[ RECORD 1 ]--`` then ``api_key | X`` lines;
-- pg_dump's ``COPY t (id, api_key) FROM stdin;`` and its tab-separated rows up to ``\\.``.
+- pg_dump's ``COPY t (id, api_key) FROM stdin;`` and its tab-separated rows up to ``\\.``;
+- Vault's tables of name and value (``vault kv get``, ``vault read database/creds/x``):
+  ``Key    Value`` over ``---    -----``, then a ``name    value`` line a field, to a blank
+  line.
 
 A column is secret by its header's name (:func:`rage.sensitive.looks_secret_name`); what
 is evidence in it (a number under no password's name, NULL, an empty cell) stays. A row
@@ -27,10 +30,14 @@ _MAX_ROWS = 100_000
 RULES = (b"-+-", b"+--", b"|--", b"| --", b"|:-")
 RECORD = b"-[ RECORD "  # psql's expanded display
 COPY = b") FROM stdin;"
+KEY_VALUE = b"Key    "  # Vault's header: `Key`, padded to the widest name and four blanks
 
 _RULE = re.compile(rb"[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:[+|][ \t]*:?-{2,}:?[ \t]*)+\|?[ \t]*\r?"
                    rb"|[ \t]*\+-{2,}(?:\+-{2,})*\+[ \t]*\r?")
 _EXPANDED = re.compile(rb"([ \t]*)([^|\r\n]*?)[ \t]*\|[ \t]?(.*?)(\r?)")
+_KV_HEAD = re.compile(rb"[ \t]*Key[ \t]{4,}Value[ \t]*\r?")
+_KV_RULE = re.compile(rb"[ \t]*---[ \t]{4,}-----[ \t]*\r?")
+_KV_ROW = re.compile(rb"[ \t]*(\S+)[ \t]{2,}(\S(?:.*\S)?)[ \t]*\r?")
 _COPY = re.compile(rb"COPY [^\s(]{1,256} \(([^()\r\n]{1,4096})\) FROM stdin;\r?")
 
 
@@ -130,6 +137,27 @@ def expanded_records(lines: list[bytes], at: list[int], count: Count) -> bool:
                 count("secret-field")
                 hit = True
             j += 1
+    return hit
+
+
+def key_value_tables(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """Vault's output: under ``Key    Value`` and ``---    -----``, each row's value whose
+    name is secret (``password``, ``secret_key``, ``passcode``); the table ends at a line
+    that is not a row."""
+    hit = False
+    for i in dict.fromkeys(at):
+        if i + 1 >= len(lines) or _KV_HEAD.fullmatch(lines[i]) is None or (
+                _KV_RULE.fullmatch(lines[i + 1]) is None):
+            continue
+        for j in range(i + 2, min(len(lines), i + 2 + _MAX_ROWS)):
+            m = _KV_ROW.fullmatch(lines[j])
+            if m is None:
+                break
+            name = m[1].decode("utf-8", "replace")
+            if looks_secret_name(name) and not kept(m[2], name):
+                lines[j] = lines[j][:m.start(2)] + REDACTED + lines[j][m.end(2):]
+                count("secret-field")
+                hit = True
     return hit
 
 

@@ -493,6 +493,18 @@ SAMPLES: dict[str, tuple[str, Make]] = {
         "password-hash",
         tok(lambda g: "$argon2id$v=19$m=65536,t=3,p=4$" + r(g, B64, 22) + "$" + r(g, B64, 43)),
     ),
+    "password-hash/mysql-native": (
+        "password-hash",
+        tok(lambda g: "*" + r(g, "0123456789ABCDEF", 40)),
+    ),
+    "tls-session-secret": (
+        "tls-session-secret",
+        _split(lambda g: "CLIENT_RANDOM " + r(g, HEX, 64) + " ", lambda g: r(g, HEX, 96)),
+    ),
+    "tls-session-secret/tls13": (
+        "tls-session-secret",
+        _split(lambda g: "CLIENT_TRAFFIC_SECRET_0 " + r(g, HEX, 64) + " ", lambda g: r(g, HEX, 64)),
+    ),
     "password-hash/bcrypt": (
         "password-hash",
         tok(lambda g: "$2b$12$" + r(g, CRYPT, 53)),
