@@ -99,6 +99,8 @@ def test_the_tables_in_text_agree_in_both_scans() -> None:
     (f"+ restic -r /srv/b snapshots --password-command 'echo {S}'",
      f"+ restic -r /srv/b snapshots --password-command 'echo {R}'"),
     (f"+ net user deploy {S} /add", f"+ net user deploy {R} /add"),
+    # (a line of output: one string alone is read as argv, shlex's quoting and all)
+    (f"+ net use \\\\fs\\share /user:deploy {S}\n", f"+ net use \\\\fs\\share /user:deploy {R}\n"),
 ])
 def test_command_lines_in_output(text: str, want: str) -> None:
     out, counts = red_both(text)

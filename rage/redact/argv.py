@@ -585,8 +585,8 @@ class ArgvRedactor:
                     hide(i)
                 elif prog == "net" and subcommand.lower() in ("user", "use"):
                     operands += 1  # `net user NAME PASSWORD`, `net use [D:] \\h\s PASSWORD`
-                    if a != "*" and (operands == 2 if subcommand.lower() == "user" else (
-                            argv[i - 1].startswith("\\\\") and operands > 1)):
+                    if a != "*" and (operands == 2 if subcommand.lower() == "user" else any(
+                            w.startswith(("\\", "//")) for w in argv[start + 2:i])):
                         hide(i)
                 elif subcommand in second:
                     operands += 1
