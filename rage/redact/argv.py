@@ -534,13 +534,13 @@ class ArgvRedactor:
             elif prog == "tf" and a.lower().startswith(("/login:", "-login:")):
                 self._userpass(argv, out, done, i, sep=",", skip=7, numbers=True)
             elif _password_command(a) and nxt:  # restic's `--password-command 'echo X'`
-                out[i + 1] = self.fed_script(argv[i + 1])
+                out[i + 1] = self.script(argv[i + 1], fed=True)
                 done[i + 1] = True
                 i += 2
                 continue
             elif "=" in a and _password_command(a.partition("=")[0]):
                 name = a.partition("=")[0]
-                out[i] = name + "=" + self.fed_script(a[len(name) + 1:])
+                out[i] = name + "=" + self.script(a[len(name) + 1:], fed=True)
                 done[i] = True
             elif prog == "rclone" and a == "config" and self._rclone_pairs(argv, out, done, i):
                 break
@@ -549,7 +549,7 @@ class ArgvRedactor:
             elif a in _POSITIONAL_ARG_OPTS.get(prog, ()) and nxt:
                 i += 2  # `cargo login --registry r X`: the registry is no token
                 continue
-            elif a in ("config", "configure") and self._config(argv, out, done, i):
+            elif a in ("config", "configure") and self._config(argv, out, done, i, prog):
                 pass
             elif prog in _ORACLE and _oracle_login(a):
                 user, _slash, rest = a.partition("/")  # user/password@db: the password goes
@@ -598,13 +598,13 @@ class ArgvRedactor:
                 out[k] = self._text(a)
         return out
 
-    def _config(self, argv: list[str], out: list[str], done: list[bool], i: int) -> bool:
+    def _config(self, argv: list[str], out: list[str], done: list[bool], i: int,
+                prog: str) -> bool:
         """``npm config set KEY VALUE``, ``git config [--global] KEY VALUE``."""
         j = i + 1
         while j < len(argv) and (argv[j].startswith("-") or argv[j] in {"set", "add"}):
             j += 1
         key = argv[j].rsplit(":", 1)[-1].rsplit(".", 1)[-1] if j < len(argv) else ""
-        prog = program_name(argv[_program(argv)])
         if prog == "poetry" and j + 1 < len(argv) and argv[j].startswith(
                 ("http-basic.", "pypi-token.")):
             # `poetry config pypi-token.pypi X`, `poetry config http-basic.foo USER X`
@@ -662,19 +662,6 @@ class ArgvRedactor:
                 done[value] = True
         return True
 
-    def fed_script(self, script: str) -> str:
-        """A command whose output is a password (restic's ``--password-command``): what
-        an ``echo`` or ``printf`` in it prints goes."""
-        entries = self._entries(script)
-        if entries is None:
-            return self._text(script)
-        for e in entries:
-            if isinstance(e, tuple):
-                self.feed(*e)
-        if not any(isinstance(e, tuple) and e[0] != e[1] for e in entries):
-            return self._text(script)
-        return " ".join(join_words(*e) if isinstance(e, tuple) else e for e in entries[:-1])
-
     def _openssl_pass(self, argv: list[str], out: list[str], done: list[bool], i: int,
                       skip: int) -> None:
         """``pass:X`` is the password itself; ``env:``, ``file:``, ``fd:``, ``stdin`` name
@@ -685,9 +672,14 @@ class ArgvRedactor:
             out[i] = argv[i][:skip] + "pass:" + REDACTED
             done[i] = True
 
-    def script(self, script: str) -> str:
-        """A shell script given with ``-c``: each simple command redacted as argv."""
+    def script(self, script: str, *, fed: bool = False) -> str:
+        """A shell script given with ``-c``: each simple command redacted as argv. ``fed``:
+        a command whose output is a password (restic's ``--password-command``): what an
+        ``echo`` or ``printf`` in it prints goes too."""
         entries = self._entries(script)
+        for e in entries if fed and entries is not None else ():
+            if isinstance(e, tuple):
+                self.feed(*e)
         if entries is None or not any(isinstance(e, tuple) and e[0] != e[1] for e in entries):
             return self._text(script)
         return " ".join(join_words(*e) if isinstance(e, tuple) else e for e in entries[:-1])
@@ -720,12 +712,12 @@ class ArgvRedactor:
                 cmd.append(w)
         pipeline: list[tuple[list[str], list[str]]] = []
         for k, e in enumerate(entries):
-            if e == "<<<" and 0 < k < len(entries) - 1 and isinstance(
-                    (cmd_e := entries[k - 1]), tuple) and isinstance(
-                    (word := entries[k + 1]), tuple) and reads_a_secret(cmd_e[0]) and not (
-                    looks_harmless_value(word[0][0], "password")):
-                self._count("secret-field")  # a here-string: `sudo -S <<< X`
-                word[1][0] = REDACTED
+            if e == "<<<" and 0 < k < len(entries) - 1:  # a here-string: `sudo -S <<< X`
+                fed_cmd, word = entries[k - 1], entries[k + 1]
+                if isinstance(fed_cmd, tuple) and isinstance(word, tuple) and reads_a_secret(
+                        fed_cmd[0]) and not looks_harmless_value(word[0][0], "password"):
+                    self._count("secret-field")
+                    word[1][0] = REDACTED
             if isinstance(e, tuple):
                 if pipeline and reads_a_secret(e[0]):
                     for fed in pipeline:

@@ -23,6 +23,7 @@ from typing import Any
 
 from rage.redact.handlers import HOME_AFTER, HOME_BEFORE
 from rage.redact.scan import (
+    DASH_LEADS,
     IDENT,
     IDENT_CHARS,
     KEY,
@@ -288,8 +289,10 @@ class Native:
             # leads, which would call Python at every `<` of an HTML log and every `--`
             for lead in KEY_BEFORE:
                 d.add(escape(lead) + rb"[A-Za-z0-9_.\-]*" + words, 0, (_LEAD, 0, None))
-            # one dash after a blank (DASH_LEADS), one expression; not `--`, found above
-            d.add(b"[ \\t]-(?:[A-Za-z0-9_.][A-Za-z0-9_.\\-]*)?" + words, 0, (_LEAD, 0, None))
+            # one dash after a blank (DASH_LEADS, of one length: one expression); not `--`,
+            # found above
+            d.add(b"(?:" + b"|".join(escape(lead) for lead in DASH_LEADS)
+                  + rb")(?:[A-Za-z0-9_.][A-Za-z0-9_.\-]*)?" + words, 0, (_LEAD, 0, None))
             # and `--` whose second dash starts a word (`--pat`); not one dash before a word,
             # which made every date (`2026-12-02`) a place to look for one
             for w in self._words:

@@ -83,6 +83,18 @@ def _hide(lines: list[bytes], j: int, spans: list[tuple[int, int]], names: list[
     return changed
 
 
+def _hide_named(lines: list[bytes], j: int, m: re.Match[bytes], name: int, value: int, *,
+                count: Count) -> bool:
+    """A ``name  value`` row (psql's records, Vault's tables) matched as ``m``: its value
+    group redacted in ``lines[j]`` if the name group is secret; True if it was."""
+    key = m[name].decode("utf-8", "replace").strip()
+    if not looks_secret_name(key) or kept(m[value], key):
+        return False
+    lines[j] = lines[j][:m.start(value)] + REDACTED + lines[j][m.end(value):]
+    count("secret-field")
+    return True
+
+
 def pipe_tables(lines: list[bytes], at: list[int], count: Count) -> bool:
     """A table whose rule line is one of ``at``: the cells of its secret columns."""
     hit = False
@@ -130,12 +142,7 @@ def expanded_records(lines: list[bytes], at: list[int], count: Count) -> bool:
             m = _EXPANDED.fullmatch(lines[j])
             if m is None or not m[2]:
                 break
-            name = m[2].decode("utf-8", "replace").strip()
-            value = m[3]
-            if looks_secret_name(name) and not kept(value, name):
-                lines[j] = lines[j][:m.start(3)] + REDACTED + lines[j][m.end(3):]
-                count("secret-field")
-                hit = True
+            hit = _hide_named(lines, j, m, 2, 3, count=count) or hit
             j += 1
     return hit
 
@@ -153,11 +160,7 @@ def key_value_tables(lines: list[bytes], at: list[int], count: Count) -> bool:
             m = _KV_ROW.fullmatch(lines[j])
             if m is None:
                 break
-            name = m[1].decode("utf-8", "replace")
-            if looks_secret_name(name) and not kept(m[2], name):
-                lines[j] = lines[j][:m.start(2)] + REDACTED + lines[j][m.end(2):]
-                count("secret-field")
-                hit = True
+            hit = _hide_named(lines, j, m, 1, 2, count=count) or hit
     return hit
 
 
