@@ -392,9 +392,10 @@ class Native:
             e -= 1
             if e > ls and region[e - 1] == 92:  # a backslash before the quote
                 e -= 1
-        a = e
-        while a > ls and region[a - 1] in IDENT_CHARS:
-            a -= 1
+        # the name's bytes before ``e``, found by one rstrip of a byte more than it may hold
+        # (a longer name fills the whole segment: not taken here)
+        seg = region[max(ls, e - NAME_REACH - 1):e]
+        a = e - (len(seg) - len(seg.rstrip(IDENT_CHARS)))
         if 0 < e - a <= NAME_REACH and self._word.search(region, a, e) is not None:
             run_starts(region, a, IDENT, starts)
         else:

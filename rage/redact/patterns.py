@@ -43,9 +43,9 @@ SECRET_WORDS: tuple[bytes, ...] = (
     b"sessid", b"_cred", b"cred_", b"cred=",
 )
 
-_KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(
-    w.strip(b"=\"_-") for w in SECRET_WORDS) + rb")[A-Za-z0-9_.\-]{0,64}")
-_QUOTED = rb"\"(?:[^\"\\\r\n]|\\.){0,4096}\"|'[^'\r\n]{0,4096}'"
+_KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(dict.fromkeys(
+    w.strip(b"=\"_-") for w in SECRET_WORDS)) + rb")[A-Za-z0-9_.\-]{0,64}")
+_QUOTED = rb"\"(?:[^\"\\\r\n]++|\\.){0,4096}\"|'[^'\r\n]*+'"
 # a Python literal with its prefix, as a dict's repr prints it: `'password': b'x'` (botocore's
 # debug log prints every header so, `'X-Amz-Security-Token': b'...'`), `r'x'`, `rb"x"`
 _PY_QUOTED = rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?:" + _QUOTED + rb")"
@@ -69,7 +69,7 @@ _PLACEHOLDER = (rb"\$\{\{[^}\r\n]{0,256}\}\}|\{\{[^}\r\n]{0,256}\}\}|\$\{[^{}\r\
 # so `p=a;b&c` goes whole
 # (Azure SAS `&sig=...`); never starts at an existing placeholder, so redacting twice changes
 # nothing
-_BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\${]|" + _PLACEHOLDER + rb"|[${]"
+_BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\${]++|" + _PLACEHOLDER + rb"|[${]"
          rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\"'][A-Za-z0-9_.\-]{1,64}[\"'][ \t]*[=:]"
          rb"|[\s,;&]|\Z)){1,4096}")
 _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
@@ -176,7 +176,7 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # the value up to the next encoded field (`%26`); last, tried only where no other form
     # matched (before "inline" it cost 3% of a log full of secret words)
     ("url-encoded", _LB + rb"(?P<k>" + _KEY + rb")%3[Dd](?P<v>(?!\[REDACTED)"
-     rb"(?:[^\s&\"'<>%]|%(?!26|3[Dd])[0-9A-Fa-f]{2}){1,4096})"),
+     rb"(?:[^\s&\"'<>%]++|%(?!26|3[Dd])[0-9A-Fa-f]{2})+)"),
     # Bundler: `BUNDLE_<HOST>=user:password`, a gem server's credentials (its host, dots as
     # `__`, in the name): the password
     ("forced-bundler", rb"(?<![A-Za-z0-9_])(?P<k>(?i:bundle_)[A-Za-z0-9_]{0,128}__"

@@ -22,7 +22,7 @@ _FIELD_BEFORE = frozenset(b"{,([;|&")
 _WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt",
                         b"tokens", b"sessions", b"credentials", b"secrets", b"cookies"})
 # `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
-_EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[(\[]")
+_EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+[(\[]")
 # kubectl describe secret: `password:  16 bytes`; openssl -text: `Private-Key: (256 bit)`
 _SIZE = re.compile(rb"\d+ bytes|\(\d+ bit(?:, \d+ primes)?\)")
 _WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
@@ -177,8 +177,8 @@ def not_a_value(value: bytes) -> bool:
 _CMDLETS = frozenset({b"convertto-securestring", b"read-host", b"get-credential",
                       b"get-secret", b"get-azkeyvaultsecret", b"get-content"})
 # an attribute of an object (`user.password`): the last name is what it reads
-_ATTRIBUTE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.([A-Za-z_]"
-                        rb"[A-Za-z0-9_]*)")
+_ATTRIBUTE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*\.([A-Za-z_]"
+                        rb"[A-Za-z0-9_]*+)")
 
 
 # a secret's name, then what happened to it, in lower-case words: a tool's message about a
