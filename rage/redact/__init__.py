@@ -183,18 +183,23 @@ class Redactor(RedactionEngine):
         import re
         import shlex
 
-        from rage.redact.argv import ArgvRedactor, join_words
+        from rage.redact.argv import ArgvRedactor, rejoin, word_spans
 
         prompt = re.match(r"\s*(?:(?:\$|#|>|\++)\s+)*", s)
         head, rest = (s[:prompt.end()], s[prompt.end():]) if prompt else ("", s)
         try:
-            words = shlex.split(rest)
+            words = shlex.split(rest, comments=True)  # `# ...` is no argument: the shell's
         except ValueError:
             return self._plain_text(s)
         if ArgvRedactor(str, lambda kind: None).redact(words) == words:
             return self._plain_text(s)  # no command-line rule applies: it is just text
         cleaned = ArgvRedactor(self._plain_text, self._count).redact(words)
-        return head + join_words(words, cleaned)
+        spans = word_spans(rest)
+        comment = ""
+        if spans is not None and len(spans) > len(words):  # a comment follows the words
+            cut = spans[len(words)][0]
+            rest, comment = rest[:cut], self._plain_text(rest[cut:])
+        return head + rejoin(rest, words, cleaned) + comment
 
     def _plain_text(self, s: str) -> str:
         try:

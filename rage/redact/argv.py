@@ -408,6 +408,61 @@ def join_words(original: list[str], cleaned: list[str]) -> str:
                     for o, c in zip(original, cleaned, strict=True))
 
 
+def word_spans(s: str) -> list[tuple[int, int]] | None:
+    """Where each word of ``s`` is, as :func:`shlex.split` reads them: blanks between
+    words; quotes and backslashes inside one. None when ``s`` does not split so (an
+    unclosed quote, a backslash at the end)."""
+    spans: list[tuple[int, int]] = []
+    i, n = 0, len(s)
+    while i < n:
+        if s[i] in " \t\r\n":
+            i += 1
+            continue
+        start = i
+        while i < n and s[i] not in " \t\r\n":
+            c = s[i]
+            if c == "'":
+                i = s.find("'", i + 1)
+            elif c == '"':
+                i += 1
+                while i < n and s[i] != '"':
+                    i += 2 if s[i] == "\\" else 1
+            elif c == "\\":
+                i += 1
+            if i < 0 or i >= n:
+                return None
+            i += 1
+        spans.append((start, i))
+    return spans
+
+
+def rejoin(s: str, words: list[str], cleaned: list[str]) -> str:
+    """``s`` with each word of it that redaction changed replaced, and nothing else: its
+    spacing, quotes, backslashes and comments stay as they were (a word that changed keeps
+    the quotes it had when its new text needs no others). ``words`` are ``s`` split by
+    :func:`shlex.split`; where the spans do not give them back, the words are joined anew
+    (:func:`join_words`)."""
+    spans = word_spans(s)
+    if spans is None or len(spans) != len(words) or any(
+            shlex.split(s[a:b]) != [w] for (a, b), w in zip(spans, words, strict=True)):
+        return join_words(words, cleaned)
+    out, last = [], 0
+    for (a, b), w, c in zip(spans, words, cleaned, strict=True):
+        if c == w:
+            continue
+        raw = s[a:b]
+        q = raw[:1]
+        if q in ("'", '"') and raw == q + w + q and q not in c and (q == "'" or not any(
+                ch in c for ch in '\\$`')):
+            new = q + c + q  # `"bob:X"` -> `"bob:[REDACTED:...]"`
+        else:
+            new = shlex.quote(c) if shlex.quote(w) != w else c  # as join_words
+        out += [s[last:a], new]
+        last = b
+    out.append(s[last:])
+    return "".join(out)
+
+
 def reads_a_secret(words: list[str]) -> bool:
     """Does this command read a password from its standard input?"""
     start = _program(words)
