@@ -11,6 +11,7 @@ prompt, a trace mark, a log prefix or ``ps`` columns, goes through the same rule
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -102,4 +103,10 @@ def test_a_real_shell_trace_in_a_recorded_run(tmp_path: Path) -> None:
     assert S.encode() not in raw
     stderr = subprocess.run(f"zstd -dc {shlex.quote(str(out))} | tar -xO run/stderr.log",
                             shell=True, check=True, capture_output=True, text=True).stdout
-    assert "+ sshpass -p [REDACTED:secret-field] ssh host" in stderr, stderr
+    # the script in argv is kept as written, so its secret is learned from it (round 28:
+    # before, its words were joined anew and did not align) and goes as a literal here
+    assert "+ sshpass -p [REDACTED:literal] ssh host" in stderr, stderr
+    assert "+ mysql -p[REDACTED:literal] db" in stderr, stderr
+    meta = subprocess.run(f"zstd -dc {shlex.quote(str(out))} | tar -xO run/meta.json",
+                          shell=True, check=True, capture_output=True, text=True).stdout
+    assert "mysql -p[REDACTED:secret-field] db; vault login" in json.loads(meta)["argv"][2]

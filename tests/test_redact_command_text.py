@@ -100,3 +100,23 @@ def test_real_report_note_keeps_the_command_a_user_typed(tmp_path: Path) -> None
     assert S.encode() not in raw
     want = f"net use \\\\fs\\share /user:deploy {R}   # mapped drive"
     assert json.dumps(want)[1:-1].encode() in raw or want.encode() in raw
+
+
+def test_a_script_given_with_c_keeps_its_text() -> None:
+    """`bash -c SCRIPT` in argv: the script's lines, blanks, quotes and comments stay;
+    before, its words were joined anew into one line."""
+    red = Redactor(pseudonymize=False)
+    script = f'set -e\nmysql  -p{S}  app\n  ls -l  # list\nredis-cli -a "{S}" ping && echo  ok'
+    out = red.argv(["bash", "-c", script])
+    assert out == ["bash", "-c", script.replace(S, R)]
+    fed = f"echo {S} | docker login -u me --password-stdin reg.example ;  date"
+    assert red.argv(["sh", "-c", fed]) == ["sh", "-c", fed.replace(S, R)]
+
+
+def test_word_spans_of_a_script_split_as_the_redactor_reads_it() -> None:
+    from rage.redact.argv import _script_words
+
+    for s in ["a&&b|c", 'x="a;b" ; y', "echo x # c\nls", "a#b c\nd", "f() { g; }"]:
+        spans = word_spans(s, script=True)
+        assert spans is not None
+        assert [w for a, b in spans for w in _script_words(s[a:b])] == _script_words(s)

@@ -183,7 +183,7 @@ class Redactor(RedactionEngine):
         import re
         import shlex
 
-        from rage.redact.argv import ArgvRedactor, rejoin, word_spans
+        from rage.redact.argv import ArgvRedactor, join_words, rejoin, word_spans
 
         prompt = re.match(r"\s*(?:(?:\$|#|>|\++)\s+)*", s)
         head, rest = (s[:prompt.end()], s[prompt.end():]) if prompt else ("", s)
@@ -199,7 +199,8 @@ class Redactor(RedactionEngine):
         if spans is not None and len(spans) > len(words):  # a comment follows the words
             cut = spans[len(words)][0]
             rest, comment = rest[:cut], self._plain_text(rest[cut:])
-        return head + rejoin(rest, words, cleaned) + comment
+        kept = rejoin(rest, words, cleaned)
+        return head + (kept if kept is not None else join_words(words, cleaned)) + comment
 
     def _plain_text(self, s: str) -> str:
         try:

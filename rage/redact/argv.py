@@ -408,18 +408,31 @@ def join_words(original: list[str], cleaned: list[str]) -> str:
                     for o, c in zip(original, cleaned, strict=True))
 
 
-def word_spans(s: str) -> list[tuple[int, int]] | None:
+def word_spans(s: str, *, script: bool = False) -> list[tuple[int, int]] | None:
     """Where each word of ``s`` is, as :func:`shlex.split` reads them: blanks between
-    words; quotes and backslashes inside one. None when ``s`` does not split so (an
-    unclosed quote, a backslash at the end)."""
+    words; quotes and backslashes inside one. ``script``: as :meth:`ArgvRedactor._entries`
+    reads a script (``shlex.shlex`` with punctuation): a run of ``();<>|&`` is a word of
+    its own, and ``#`` outside quotes starts a comment, to the line's end. None when ``s``
+    does not split so (an unclosed quote, a backslash at the end)."""
+    punct = "();<>|&" if script else ""
     spans: list[tuple[int, int]] = []
     i, n = 0, len(s)
     while i < n:
-        if s[i] in " \t\r\n":
+        c = s[i]
+        if c in " \t\r\n":
             i += 1
             continue
+        if script and c == "#":
+            i = n if (j := s.find("\n", i)) < 0 else j
+            continue
         start = i
-        while i < n and s[i] not in " \t\r\n":
+        if c in punct:
+            while i < n and s[i] in punct:
+                i += 1
+            spans.append((start, i))
+            continue
+        while i < n and s[i] not in " \t\r\n" and s[i] not in punct and not (
+                script and s[i] == "#"):
             c = s[i]
             if c == "'":
                 i = s.find("'", i + 1)
@@ -436,16 +449,28 @@ def word_spans(s: str) -> list[tuple[int, int]] | None:
     return spans
 
 
-def rejoin(s: str, words: list[str], cleaned: list[str]) -> str:
+def _script_words(s: str) -> list[str]:
+    lex = shlex.shlex(s, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    return list(lex)
+
+
+def rejoin(s: str, words: list[str], cleaned: list[str], *, script: bool = False
+           ) -> str | None:
     """``s`` with each word of it that redaction changed replaced, and nothing else: its
     spacing, quotes, backslashes and comments stay as they were (a word that changed keeps
     the quotes it had when its new text needs no others). ``words`` are ``s`` split by
-    :func:`shlex.split`; where the spans do not give them back, the words are joined anew
-    (:func:`join_words`)."""
-    spans = word_spans(s)
-    if spans is None or len(spans) != len(words) or any(
-            shlex.split(s[a:b]) != [w] for (a, b), w in zip(spans, words, strict=True)):
-        return join_words(words, cleaned)
+    :func:`shlex.split` (``script``: as a script, see :func:`word_spans`). None where the
+    spans do not give them back: the caller joins the words anew (:func:`join_words`)."""
+    spans = word_spans(s, script=script)
+    split = _script_words if script else shlex.split
+    try:
+        ok = spans is not None and len(spans) == len(words) and all(
+            split(s[a:b]) == [w] for (a, b), w in zip(spans, words, strict=True))
+    except ValueError:
+        ok = False
+    if not ok or spans is None:
+        return None
     out, last = [], 0
     for (a, b), w, c in zip(spans, words, cleaned, strict=True):
         if c == w:
@@ -737,7 +762,14 @@ class ArgvRedactor:
                 self.feed(*e)
         if entries is None or not any(isinstance(e, tuple) and e[0] != e[1] for e in entries):
             return self._text(script)
-        return " ".join(join_words(*e) if isinstance(e, tuple) else e for e in entries[:-1])
+        words: list[str] = []
+        cleaned: list[str] = []
+        for e in entries[:-1]:
+            words += e[0] if isinstance(e, tuple) else [e]
+            cleaned += e[1] if isinstance(e, tuple) else [e]
+        kept = rejoin(script, words, cleaned, script=True)  # the script as it was written
+        return kept if kept is not None else " ".join(
+            join_words(*e) if isinstance(e, tuple) else e for e in entries[:-1])
 
     def changes(self, script: str) -> list[tuple[str, str]]:
         """Each word of ``script`` that redaction changes, in order, with what it becomes."""
