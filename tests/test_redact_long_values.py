@@ -4,7 +4,9 @@ Found while making the key/value rules cheaper per secret: an unquoted value was
 one byte per repetition, at most 4096 of them, and a double-quoted one likewise, so a longer
 value lost only its first 4096 bytes (`password=X`, `--token X`, `setenv NAME X`) or
 nothing at all (`{"api_key": "X"}`, `password='X'`: the quoted form failed and no other
-took it). A YAML line's value (`password: X`) still ends after 8191 bytes: that form takes
+took it); the forms of particular tools (`.netrc`, `.pgpass`, `requirepass`,
+`::add-mask::`, Redis' AUTH, XML elements, LDIF, SASL...) capped theirs at 1-8 KiB. A YAML
+line's value (`password: X`) still ends after 8191 bytes: that form takes
 the rest of a line, and where a line over 1 MiB is cut in segments, a segment that starts
 with `"token": X` would lose the whole segment to it. Long
 secrets are ordinary: JWTs with group claims, session cookies, base64 of a service
@@ -14,6 +16,7 @@ repetition, matched at C speed (and no cap left to pass).
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import string
@@ -55,6 +58,38 @@ def test_a_long_value_goes_whole(form: str, n: int) -> None:
     assert v[:16] not in out and v[-16:] not in out, out[:200]
     assert "[REDACTED:" in out and sum(counts.values()) >= 1
     assert len(out) < 200  # nothing of the value is left beside the marker
+
+
+# the forms of particular tools and formats, which capped their values at 1-8 KiB too
+TOOL_FORMS = [
+    "machine db.internal login alice password {v}",
+    "requirepass {v}",
+    "db.internal:5432:app:alice:{v}",
+    "::add-mask::{v}",
+    "127.0.0.1:6379> AUTH {v}",
+    '127.0.0.1:6379> AUTH "{v}"',
+    "SQL> CONNECT scott/{v}@orcl",
+    '$p = ConvertTo-SecureString "{v}" -AsPlainText -Force',
+    "* Server auth using Basic with user '{v}'",
+    "BUNDLE_GEMS__EXAMPLE__COM=deploy:{v}",
+    "*cmd* 'PASS {v}'",
+    "ACL SETUSER alice on >{v} ~* +@all",
+    "<password>{v}</password>",
+    '{{"msg": "{{\\"password\\": \\"{v}\\"}}"}}',
+]
+B64_FORMS = ["send: 'AUTH PLAIN {v}'", "userPassword:: {v}"]
+
+
+@pytest.mark.parametrize("n", [5000, 20000])
+@pytest.mark.parametrize("form", TOOL_FORMS + B64_FORMS)
+def test_a_long_value_of_a_tool_form_goes_whole(form: str, n: int) -> None:
+    v = _value(n)
+    if form in B64_FORMS:
+        v = base64.b64encode(v.encode()).decode()
+    out, counts = red_both(form.format(v=v) + "\n")
+    assert v[:16] not in out and v[n // 2:n // 2 + 16] not in out and v[-16:] not in out, (
+        out[:300])
+    assert sum(counts.values()) >= 1 and len(out) < 300
 
 
 @pytest.mark.parametrize("n", [4097, 8000])

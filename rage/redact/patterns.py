@@ -120,13 +120,13 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     ("call", rb"(?:(?<=\()|(?<=\( ))(?P<k>[\"']" + _KEY + rb"[\"'])[ \t]*,[ \t]*(?P<v>"
      + _QUOTED + rb")"),
     # XML: `<password>...</password>`, `<Password type="x">...<`
-    ("xml", rb"<(?P<k>" + _KEY + rb")(?:[ \t][^<>\r\n]{0,512})?>(?P<v>[^<\r\n]{1,4096})</"),
+    ("xml", rb"<(?P<k>" + _KEY + rb")(?:[ \t][^<>\r\n]{0,512})?>(?P<v>[^<\r\n]+)</"),
     # escaped JSON inside a JSON string: `\"password\": \"value\"`
     # (and JSON escaped twice or more: `\\\"password\\\": \\\"x\\\"`, a log inside a log)
     ("escaped-json", rb"(?<=\\\")(?P<k>" + _KEY + rb")(?:\\\\)*\\\"[ \t]*:[ \t]*"
-     rb"(?P<v>(?:\\\\)*\\\"(?:[^\"\\\r\n]|\\[^\"\r\n]){0,4096}?(?:\\\\)*\\\"|[^\s,}\\\"]{1,4096})"),
+     rb"(?P<v>(?:\\\\)*\\\"(?:[^\"\\\r\n]|\\[^\"\r\n])*?(?:\\\\)*\\\"|[^\s,}\\\"]+)"),
     # LDIF: `userPassword:: <base64>`
-    ("ldif", rb"(?m:^)(?P<k>" + _KEY + rb")::[ \t]*(?P<v>[A-Za-z0-9+/]{4,8192}={0,2})"),
+    ("ldif", rb"(?m:^)(?P<k>" + _KEY + rb")::[ \t]*(?P<v>[A-Za-z0-9+/]{4,}={0,2})"),
     # a line that is only `key: value` (YAML, HTTP headers): the value is the rest of the
     # line, spaces included (`KEY=a b` is not a shell or .env assignment of "a b")
     ("line", rb"(?m:^)[ \t]*(?:- )?(?P<k>[\"']?" + _KEY + rb"[\"']?)[ \t]*:[ \t]*"
@@ -139,7 +139,7 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
      + rb"(?P<v>" + _QUOTED + rb"|" + _PY_QUOTED + rb"|" + _CROPPED + rb"|" + _BARE + rb")"),
     # .netrc: `machine h login u password p` (one line or one keyword per line)
     ("forced-netrc", rb"(?<![A-Za-z0-9_\-])(?P<k>password|passwd)[ \t]+"
-     rb"(?P<v>(?!\[REDACTED)[^\s\"']\S{0,1023}|" + _QUOTED + rb")"),
+     rb"(?P<v>(?!\[REDACTED)[^\s\"']\S*|" + _QUOTED + rb")"),
     # SQL: `PASSWORD 'x'`, `IDENTIFIED BY 'x'`, `PASSWORD = 'x'`
     # (MySQL: `SET PASSWORD FOR 'u'@'h' = 'x'`, `IDENTIFIED WITH plugin BY 'x'`)
     ("forced-sql", rb"(?<![A-Za-z0-9_\-])(?P<k>(?i:set[ \t]+password[ \t]+for[ \t]+[^\s=]{1,256}"
@@ -149,29 +149,29 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # a server's configuration word and its password (redis.conf, `CONFIG SET`, HAProxy's
     # userlist); not the commented example of redis.conf (`# requirepass foobared`)
     ("forced-config-word", rb"(?<![A-Za-z0-9_\-])(?<!# )(?P<k>(?i:requirepass|masterauth"
-     rb"|insecure-password))[ \t]+(?P<v>(?!\[REDACTED)[^\s\"']{1,1024}|" + _QUOTED + rb")"),
+     rb"|insecure-password))[ \t]+(?P<v>(?!\[REDACTED)[^\s\"']+|" + _QUOTED + rb")"),
     # .pgpass: `host:port:database:user:password`, the whole line
     ("forced-pgpass", rb"(?m:^)(?P<k>[A-Za-z0-9_.\-*\[\]]{1,253}:(?:\d{1,5}|\*):[^:\s]{1,256}:"
-     rb"[^:\s]{1,256}:)(?P<v>\S{1,1024})\r?(?=\n|\Z)"),
+     rb"[^:\s]{1,256}:)(?P<v>\S+)\r?(?=\n|\Z)"),
     # GitHub Actions: `::add-mask::VALUE` registers VALUE as a secret (a script's xtrace, or
     # a local runner, prints it before the runner can mask it)
-    ("forced-add-mask", rb"(?P<k>::add-mask::)(?P<v>(?!\[REDACTED)[^\s\"']{1,4096})"),
+    ("forced-add-mask", rb"(?P<k>::add-mask::)(?P<v>(?!\[REDACTED)[^\s\"']+)"),
     # Redis: `AUTH [user] password` at a redis-cli prompt, `"AUTH" ["user"] "password"` in
     # MONITOR's log
     ("forced-redis-auth", rb"(?P<k>(?:> |\] )\"?(?i:auth)\"?(?:[ \t]+\"?[A-Za-z0-9_.@\-]{1,64}"
-     rb"\"?(?=[ \t]+\S))?)[ \t]+(?P<v>(?!" + _MECHANISM + rb")\"(?:[^\"\\\r\n]|\\.){1,1024}\""
-     rb"|(?!" + _MECHANISM + rb")[^\s\"']{1,1024})"),
+     rb"\"?(?=[ \t]+\S))?)[ \t]+(?P<v>(?!" + _MECHANISM + rb")\"(?:[^\"\\\r\n]++|\\.)+\""
+     rb"|(?!" + _MECHANISM + rb")[^\s\"']+)"),
     # Oracle: `CONNECT user/password@db` in SQL*Plus, `sqlplus [-S] user/password@db`
     ("forced-oracle", rb"(?P<k>(?:(?:(?<![^\n])|(?<=SQL> ))(?i:conn(?:ect)?)"
      rb"|(?i:sqlplus)(?:[ \t]+-[A-Za-z]+)*)[ \t]+\"?[A-Za-z][A-Za-z0-9_$#.]{0,127}\"?/)"
-     rb"(?P<v>(?!\[REDACTED)[^\s@/\"']{1,1024})"),
+     rb"(?P<v>(?!\[REDACTED)[^\s@/\"']+)"),
     # PowerShell: `ConvertTo-SecureString "x" -AsPlainText`, the password in plain text
     ("forced-securestring", rb"(?P<k>(?i:convertto-securestring)[ \t]+(?:-String[ \t]+)?)"
-     rb"(?P<v>\"[^\"\r\n]{1,1024}\"|'[^'\r\n]{1,1024}')"),
+     rb"(?P<v>\"[^\"\r\n]+\"|'[^'\r\n]+')"),
     # curl -v: `* Server auth using Basic with user 'TOKEN'`, the user a token given as one
     # (`curl -u TOKEN:`); the handler keeps a name (values.token_shaped)
     ("forced-curl-user", rb"(?P<k>\* Server auth using [A-Za-z0-9\-]{1,32} with user ')"
-     rb"(?P<v>(?!\[REDACTED)[^'\r\n]{1,1024})(?=')"),
+     rb"(?P<v>(?!\[REDACTED)[^'\r\n]+)(?=')"),
     # `password%3Dvalue`: a query string inside another one (a redirect, an OAuth callback),
     # the value up to the next encoded field (`%26`); last, tried only where no other form
     # matched (before "inline" it cost 3% of a log full of secret words)
@@ -180,19 +180,19 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # Bundler: `BUNDLE_<HOST>=user:password`, a gem server's credentials (its host, dots as
     # `__`, in the name): the password
     ("forced-bundler", rb"(?<![A-Za-z0-9_])(?P<k>(?i:bundle_)[A-Za-z0-9_]{0,128}__"
-     rb"[A-Za-z0-9_]{1,128}=[\"']?[^\s:\"']{1,256}:)(?P<v>(?!\[REDACTED)[^\s\"']{1,1024})"),
+     rb"[A-Za-z0-9_]{1,128}=[\"']?[^\s:\"']{1,256}:)(?P<v>(?!\[REDACTED)[^\s\"']+)"),
     # mail protocols as their clients' debug output shows them (smtplib, poplib, imaplib):
     # SASL's `AUTH PLAIN <base64 of user and password>` (and XOAUTH2, OAUTHBEARER: a token),
     # `PASS x` (POP3, FTP) after the client's own mark, IMAP's `TAG LOGIN user "x"`
     ("forced-sasl", rb"(?P<k>(?<![A-Za-z0-9_])(?i:auth(?:enticate)?)[ \t]+"
-     rb"(?i:plain|xoauth2|oauthbearer)[ \t]+)(?P<v>(?!\[REDACTED)[A-Za-z0-9+/]{8,8192}={0,2})"),
+     rb"(?i:plain|xoauth2|oauthbearer)[ \t]+)(?P<v>(?!\[REDACTED)[A-Za-z0-9+/]{8,}={0,2})"),
     ("forced-pass-command", rb"(?P<k>(?:(?<=> )|(?<=\*cmd\* ')|(?<=send: ')|(?<=send: b')"
-     rb"|(?<=C: ))PASS )(?P<v>(?!\[REDACTED)[^\s'\\]{1,1024})"),
+     rb"|(?<=C: ))PASS )(?P<v>(?!\[REDACTED)[^\s'\\]+)"),
     ("forced-imap-login", rb"(?P<k>> b'[A-Za-z0-9]{1,16} (?i:login) (?:\"(?:[^\"\\\r\n]|\\.)"
-     rb"{1,256}\"|[^\s\"'\\]{1,256}) )(?P<v>\"(?:[^\"\\\r\n]|\\.){1,1024}\"|[^\s\"'\\]{1,1024})"),
+     rb"{1,256}\"|[^\s\"'\\]{1,256}) )(?P<v>\"(?:[^\"\\\r\n]++|\\.)+\"|[^\s\"'\\]+)"),
     # Redis ACL: `ACL SETUSER alice on >password ~* +@all`, the password after `>`
     ("forced-redis-acl", rb"(?P<k>(?i:acl)[ \t]+(?i:setuser)[ \t]+\S{1,128}"
-     rb"(?:[ \t]+[^\s>]\S{0,256}){0,16}[ \t]+>)(?P<v>(?!\[REDACTED)[^\s\"']{1,1024})"),
+     rb"(?:[ \t]+[^\s>]\S{0,256}){0,16}[ \t]+>)(?P<v>(?!\[REDACTED)[^\s\"']+)"),
     # a password prompt and the answer echoed after it (see PROMPT_KEY)
     ("forced-prompt", PROMPT_LEAD + rb"(?P<k>" + PROMPT_KEY + rb")[ \t]*:[ \t]+(?P<v>" + _REST
      + rb")"),

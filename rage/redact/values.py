@@ -47,7 +47,7 @@ def kept(value: bytes, name: str = "") -> bool:
 
 
 # a credential given where a user name goes (`curl -u TOKEN:`): a name is short, or a word
-_TOKEN_CHARS = re.compile(r"[^\s@:'\"]{12,1024}")
+_TOKEN_CHARS = re.compile(r"[^\s@:'\"]{12,}")
 # what providers' docs put after a token given as the user name, where no password is
 DUMMY_PASSWORDS = frozenset({"", "x", "X", "x-oauth-basic", "api_token"})
 
