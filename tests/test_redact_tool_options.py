@@ -24,6 +24,7 @@ Found by running, as a user would, the forms the tools document (round 27):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -212,3 +213,36 @@ def test_real_sudo_fed_by_a_pipe(tmp_path: Path) -> None:
     raw = reported("deploy", tmp_path / "s.tar.zst")
     assert S.encode() not in raw
     assert f"+ echo {R}".encode() in raw and b"+ sudo -S -k true" in raw
+
+
+def test_real_expect_script_given_with_c(tmp_path: Path) -> None:
+    """A real `expect -c` script answering a password prompt (round 28): its `send "X\\r"`
+    leaked from argv (meta.json, the manifest) and from an xtrace of the command, where the
+    expect rule looked only at a line that starts with `expect`."""
+    script = tmp_path / "deploy.sh"
+    digest = hashlib.sha256(S.encode()).hexdigest()[:16]  # the program checks it so
+    prompt = ('read -r -s -p Password: p; echo; [ "$(printf %s "$p" | sha256sum | cut -c1-16)"'
+              f' = {digest} ] && echo granted')
+    inner = f'spawn bash -c {{{prompt}}}; expect "assword:"; send "{S}\\r"; expect eof'
+    script.write_text("set -x\nexpect -c " + shlex.quote(inner) + "\n")
+    proc = run_rage("run", "--app", "expect", "--", "bash", str(script), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "granted" in proc.stdout  # the real expect answered the real prompt
+    assert S in proc.stderr  # the xtrace, as the user saw it
+    raw = reported("expect", tmp_path / "e.tar.zst")
+    assert S.encode() not in raw
+    assert b'send \\"[REDACTED:' in raw or b'send "[REDACTED:' in raw
+
+
+def test_real_expect_error_trace_of_a_failed_send(tmp_path: Path) -> None:
+    """The program an expect script spawned is gone before the password is sent: Tcl
+    prints the failed command in its error trace (`    while executing` / `"send "X\\r""`),
+    which the expect rule did not know. The script is a file, so nothing else in the run
+    names the password."""
+    exp = tmp_path / "login.exp"
+    exp.write_text(f'spawn true\nexpect "assword:"\nsend "{S}\\r"\n')
+    proc = run_rage("run", "--app", "expect2", "--", "expect", str(exp), timeout=60)
+    assert "while executing" in proc.stderr and S in proc.stderr, proc.stderr  # the trace
+    raw = reported("expect2", tmp_path / "t.tar.zst")
+    assert S.encode() not in raw
+    assert b'"send "[REDACTED:secret-field]\\r""' in raw

@@ -150,6 +150,9 @@ _RULES_BY_NEEDLE = (
     *((n, "command") for n in command_needles()),
     # expect(1) scripts: `expect "Password:"`, then `send "x\r"` (same line or the next)
     (b"expect ", "expect"),
+    # ...and Tcl's error trace of a `send` that failed (the spawned program had gone):
+    # `    while executing` then `"send "x\r""`
+    (b"while executing", "expect"),
     # PHP's var_dump: `["password"]=>` then `string(8) "x"` on the next line
     (b"]=>", "var-dump"),
     # an xtrace's pipeline, a command a line: `+ echo X` beside `+ docker login
@@ -707,10 +710,19 @@ def _var_dump(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_EXPECT = re.compile(rb"[ \t]*(?:-re[ \t]+)?expect\b[^\r\n]*(?i:assword|assphrase|pass phrase|"
-                     rb"\bpin\b|passcode)")
+# anywhere in its line, not only at its start: a script given with `expect -c '...; expect
+# "assword:"; send "x\r"'` (in argv, or as an xtrace prints it: `+ expect -c ...`)
+_EXPECT = re.compile(rb"(?<![A-Za-z0-9_\-])(?:-re[ \t]+)?expect\b[^\r\n]*(?i:assword|"
+                     rb"assphrase|pass phrase|\bpin\b|passcode)")
 _SEND = re.compile(rb"(?<![A-Za-z0-9_])send[ \t]+(?:--[ \t]+)?\"((?:[^\"\\\r\n]|\\.)+?)"
                    rb"(?:\\r|\\n)*\"")
+
+
+def _failed_send(lines: list[bytes], j: int) -> bool:
+    """Tcl's trace names a `send` (``"send "x\\r""``): what an expect script types into a
+    program, a password as often as not, and the script (a file) is not in the output to
+    tell which."""
+    return lines[j].lstrip().startswith(b'"send ')
 
 
 def _expect(lines: list[bytes], at: list[int], count: Count) -> bool:
@@ -718,7 +730,16 @@ def _expect(lines: list[bytes], at: list[int], count: Count) -> bool:
     `expect` of one, on its line or the next two."""
     hit = False
     for i in dict.fromkeys(at):
-        m = _EXPECT.match(lines[i])
+        if lines[i].strip() == b"while executing":
+            if i + 1 < len(lines) and _failed_send(lines, i + 1):
+                s = _SEND.search(lines[i + 1])
+                if s is not None and not s[1].startswith((b"[REDACTED", b"$")):
+                    count("secret-field")
+                    lines[i + 1] = (lines[i + 1][:s.start(1)] + b"[REDACTED:secret-field]"
+                                    + lines[i + 1][s.end(1):])
+                    hit = True
+            continue
+        m = _EXPECT.search(lines[i])
         if m is None:
             continue
         for j in range(i, min(len(lines), i + 3)):
