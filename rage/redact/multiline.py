@@ -718,39 +718,36 @@ _SEND = re.compile(rb"(?<![A-Za-z0-9_])send[ \t]+(?:--[ \t]+)?\"((?:[^\"\\\r\n]|
                    rb"(?:\\r|\\n)*\"")
 
 
-def _failed_send(lines: list[bytes], j: int) -> bool:
-    """Tcl's trace names a `send` (``"send "x\\r""``): what an expect script types into a
-    program, a password as often as not, and the script (a file) is not in the output to
-    tell which."""
-    return lines[j].lstrip().startswith(b'"send ')
+def _send(lines: list[bytes], j: int, s: re.Match[bytes], count: Count) -> bool:
+    """Redact what the `send` ``s`` of line ``j`` types (not a placeholder, not a variable)."""
+    if s[1].startswith((b"[REDACTED", b"$")):
+        return False
+    count("secret-field")
+    lines[j] = lines[j][:s.start(1)] + b"[REDACTED:secret-field]" + lines[j][s.end(1):]
+    return True
 
 
 def _expect(lines: list[bytes], at: list[int], count: Count) -> bool:
     """An expect(1) script's answer to a password prompt: the `send "x\\r"` after an
-    `expect` of one, on its line or the next two."""
+    `expect` of one, on its line or the next two. And Tcl's trace of a failed `send`
+    (``    while executing`` then ``"send "x\\r""``): what a script types into a program, a
+    password as often as not, and the script (a file) is not in the output to tell which."""
     hit = False
     for i in dict.fromkeys(at):
         if lines[i].strip() == b"while executing":
-            if i + 1 < len(lines) and _failed_send(lines, i + 1):
-                s = _SEND.search(lines[i + 1])
-                if s is not None and not s[1].startswith((b"[REDACTED", b"$")):
-                    count("secret-field")
-                    lines[i + 1] = (lines[i + 1][:s.start(1)] + b"[REDACTED:secret-field]"
-                                    + lines[i + 1][s.end(1):])
-                    hit = True
+            j = i + 1
+            if j < len(lines) and lines[j].lstrip().startswith(b'"send ') and (
+                    s := _SEND.search(lines[j])) is not None:
+                hit = _send(lines, j, s, count) or hit
             continue
         m = _EXPECT.search(lines[i])
         if m is None:
             continue
         for j in range(i, min(len(lines), i + 3)):
             s = _SEND.search(lines[j], m.end() if j == i else 0)
-            if s is None:
-                continue
-            if not s[1].startswith(b"[REDACTED") and not s[1].startswith(b"$"):
-                count("secret-field")
-                lines[j] = lines[j][:s.start(1)] + b"[REDACTED:secret-field]" + lines[j][s.end(1):]
-                hit = True
-            break
+            if s is not None:
+                hit = _send(lines, j, s, count) or hit
+                break
     return hit
 
 
