@@ -10,11 +10,12 @@ so a large member is compressed once, in parallel with its redaction, instead of
 and is never written to disk as plain text: the preview and the summary read the pieces
 they show (:meth:`Framed.read`).
 
-Frames use the bundle's level and carry their checksum and content size, as the writer's own.
-They are held in memory up to :data:`MEMORY_MAX` for the whole report (a member's default
-cap compresses to far less), past it in a 0600 file: the bundle then writes them once,
-where a file in between had them written twice (on the development machine, writing 42 MB
-to a new file took 0.11-0.14 s, a tenth of a 200 MB report).
+Frames use the bundle's level (with smaller match tables, see :data:`HASH_LOG`) and carry
+their checksum and content size, as the writer's own. They are held in memory up to
+:data:`MEMORY_MAX` for the whole report (a member's default cap compresses to far less),
+past it in a 0600 file: the bundle then writes them once, where a file in between had them
+written twice (on the development machine, writing 42 MB to a new file took 0.11-0.14 s,
+a tenth of a 200 MB report).
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ ZSTD_LEVEL = 3
 # size (0.1% smaller); content that repeats itself at a greater distance compresses less
 FRAME = 512 * 1024
 MEMORY_MAX = 64 * 1024 * 1024  # frames a report holds in memory, all members together
+# level 3's strategy with smaller match tables (2^15 hash, 2^14 chain entries: 32 KiB and
+# 16 KiB of them, which zstd fills anew for every frame) than level 3 picks for a 512 KiB
+# input (2^17, 2^16): 6-18% less CPU on logs and tracebacks (the words-heavy log of
+# bench_report 18%), output within 1% of level 3's (logs 0.1-1.2% smaller, Python source
+# 1% larger; bench note of issue 10)
+HASH_LOG, CHAIN_LOG = 15, 14
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,10 @@ class FrameCompressor:
     def __init__(self) -> None:
         import zstandard
 
-        self._cctx: Any = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
+        params = zstandard.ZstdCompressionParameters.from_level(
+            ZSTD_LEVEL, source_size=FRAME, hash_log=HASH_LOG, chain_log=CHAIN_LOG,
+            write_checksum=True, write_content_size=True)
+        self._cctx: Any = zstandard.ZstdCompressor(compression_params=params)
 
     def __call__(self, data: bytes) -> bytes:
         if len(data) <= FRAME:
