@@ -18,6 +18,12 @@ zstd's threads), which a machine whose speed drifts disturbs less than wall time
 secrets (`user`, `session`, `request`, `token`, `auth`), hex ids, and a secret on 1% of the
 lines: what costs a redactor most per byte.
 
+Each run is headed by the load average and what new memory costs here: a page of it touched
+by a new process, and a MB written to a new file. On the development machine (a virtual
+machine) both moved within one session, a new file's MB from 0.2 to 3.6 ms as the host took
+back and gave memory, and a report writes more new memory than `zstd` (the frames held for
+the bundle, then the bundle), with its workers done by then: its ratio moves with them.
+
 ``--fresh``: each report in a new interpreter, timed from before it imports the report's
 modules, as a user's `rage report` pays them (imports and the engine's build); by default the
 rounds share this process, so after the first they pay neither. As an installed rage has
@@ -98,6 +104,32 @@ def make_words_log(path: Path, size: int, seed: int = 11) -> None:
             text = "".join(block)
             f.write(text)
             written += len(text)
+
+
+NEW_MEMORY = r"""
+import mmap, os, sys, time
+n = 64 << 20
+m = mmap.mmap(-1, n)
+t = time.perf_counter()
+for i in range(0, n, 4096):
+    m[i] = 1
+page = (time.perf_counter() - t) / (n // 4096) * 1e6
+data = os.urandom(1 << 20) * 32
+t = time.perf_counter()
+with open(sys.argv[1], "wb") as f:
+    f.write(data)
+print(page, (time.perf_counter() - t) / 32 * 1e3)
+os.unlink(sys.argv[1])
+"""
+
+
+def new_memory_cost(tmp: Path) -> tuple[float, float]:
+    """Microseconds a new process pays to touch a 4 KiB page of new memory, and
+    milliseconds to write a MB to a new file (32 MB), each the best of 3."""
+    runs = [tuple(map(float, subprocess.run(
+        [sys.executable, "-c", NEW_MEMORY, str(tmp / "new-memory")], check=True,
+        capture_output=True, text=True).stdout.split())) for _ in range(3)]
+    return min(r[0] for r in runs), min(r[1] for r in runs)
 
 
 def cpu_now() -> float:
@@ -236,6 +268,9 @@ def main() -> int:
         kind = "words-heavy" if args.words else "realistic"
         print(f"input: {mb:.0f} MB {kind} log, best of {args.repeat}, {os.cpu_count()} cpus"
               + (", each report in a new interpreter" if args.fresh else ""))
+        page_us, file_ms = new_memory_cost(tmp)
+        print(f"load average {os.getloadavg()[0]:.2f}; new memory: {page_us:.2f} us a page "
+              f"touched, {file_ms:.2f} ms a MB written to a new file")
         print(f"{'what':<44} {'redact s':>8} {'bundle s':>8} {'total s':>8} {'MB/s':>7} "
               f"{'out MB':>7} {'vs zstd':>8} {'median':>7} {'cpu':>6}")
         print(f"{'zstd -3 -T0 (peer)':<44} {'':>8} {'':>8} {best_z:>8.2f} {mb / best_z:>7.1f} "
