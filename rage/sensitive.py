@@ -29,7 +29,10 @@ PASSWORD_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "pin", "psk", "otp",
 _JOINED = ("apikey", "accesskey", "privatekey", "secretkey", "masterkey", "accountkey",
            "storepass", "keypass", "requirepass", "motdepasse",
            # what sshpass -e and smbclient read from the environment
-           "sshpass", "smbpass")
+           "sshpass", "smbpass",
+           # OAuth: PKCE's code_verifier, OAuth 1.0a's oauth_verifier, the device flow's
+           # device_code (not its user_code, which the user is shown to type)
+           "codeverifier", "oauthverifier", "devicecode")
 # Words that make a name secret only as a whole part of it (DB_PASS, GITHUB_PAT, sig, dbPass,
 # storageAccountKey), since as substrings they are everywhere ("passed", "pattern", "signal").
 _PARTS = frozenset({"key", "pass", "pgpass", "pat", "sig", "pin", "otp", "mfa", "totp", "pw",

@@ -15,7 +15,7 @@
   host tokens, SQL as logged (:mod:`rage.redact.sql`), validation errors' inputs
   (:mod:`rage.redact.validation`), OpenVPN's ``<auth-user-pass>``, SMTP's ``AUTH LOGIN``
   password line, redis-cli's ``CONFIG GET`` reply, an expect(1) script's ``send`` after a
-  password prompt, PHP's ``var_dump``;
+  password prompt, PHP's ``var_dump``, OAuth authorization codes (:mod:`rage.redact.oauth`);
 - command lines printed in output (an xtrace's ``+ sshpass -p X``), and an argv printed as
   a list (a ``CalledProcessError``'s ``Command '['mysql', '-pX']'``).
 
@@ -40,6 +40,8 @@ from rage.redact.argv import (
 )
 from rage.redact.calls import ANNOTATION, annotated_values, positional_passwords
 from rage.redact.calls import NEEDLES as CALL_NEEDLES
+from rage.redact.oauth import NEEDLES as OAUTH_NEEDLES
+from rage.redact.oauth import authorization_codes
 from rage.redact.result_tables import (
     COPY,
     KEY_VALUE,
@@ -139,6 +141,8 @@ _RULES_BY_NEEDLE = (
     # validation errors: pydantic's `input_value='x'` under a secret field's location line,
     # and errors as data (`"loc": ["body", "password"], ..., "input": "x"`)
     (INPUT_VALUE_NEEDLE, "input-value"), *((n, "error-input") for n in LOC_NEEDLES),
+    # OAuth 2.0 authorization codes: `?code=X&state=Y`, `grant_type=authorization_code&code=X`
+    *((n, "oauth-code") for n in OAUTH_NEEDLES),
     # OpenVPN's inline credentials (a .ovpn profile): a user name, then its password
     (b"<auth-user-pass>", "ovpn"),
     # SMTP's AUTH LOGIN (smtplib's debug output): after the server's `334 UGFzc3dvcmQ6`
@@ -209,7 +213,8 @@ def redact_multiline(buf: bytes, count: Count,
              "key-value-table": key_value_tables,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
-             "var-dump": _var_dump, "expect": _expect, "fed": _fed}
+             "var-dump": _var_dump, "expect": _expect, "fed": _fed,
+             "oauth-code": authorization_codes}
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)

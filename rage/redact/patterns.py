@@ -41,6 +41,8 @@ SECRET_WORDS: tuple[bytes, ...] = (
     # (`PHPSESSID`), a credential's short name (`DB_CRED`)
     b"otp=", b"otp:", b"otp\"", b"otp'", b"_otp", b"otp_", b"totp", b"mfa_", b"_mfa", b"mfa=",
     b"sessid", b"_cred", b"cred_", b"cred=",
+    # OAuth's code_verifier, oauth_verifier and device_code (rage.sensitive._JOINED)
+    b"verifier", b"device_code", b"devicecode", b"device-code",
 )
 
 _KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(dict.fromkeys(

@@ -143,6 +143,15 @@ def _p(template: str, symbols: str = "!#%*", *, numeric: bool = False) -> Struct
     return make
 
 
+def _oauth(template: str) -> Structural:
+    """An OAuth code or verifier: 43 URL-safe characters, as PKCE's verifier is."""
+    def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+        c = r(rng, ALNUM + "-_", 43)
+        return template.format(c=c), (c,)
+
+    return make
+
+
 def _k8s_secret(rng: random.Random) -> tuple[str, tuple[str, ...]]:
     p = password(rng)
     text = (
@@ -374,6 +383,23 @@ STRUCTURAL: dict[str, Structural] = {
     "numeric-password-yaml": _p("  db_password: {p}", numeric=True),
     "numeric-k8s-name-value": _p('        - name: SIM_PIN\n          value: "{p}"', numeric=True),
     "numeric-csv-pin": _p("name,username,pin\nprod,bob,{p}", numeric=True),
+    # OAuth 2.0: the authorization code a login's callback received and the token request
+    # that spends it (RFC 6749 4.1.2, 4.1.3), PKCE's verifier, the device flow's code
+    "oauth-callback": _oauth('127.0.0.1 - - [05/Dec/2026 10:00:00] "GET /callback?code={c}'
+                             '&state=af0ifjsldkj&scope=email HTTP/1.1" 200 -'),
+    "oauth-redirect": _oauth("Redirecting to http://localhost:8085/?state=Q3xY9&code={c}"),
+    "oauth-session-state": _oauth("https://login.example.com/nativeclient?code={c}"
+                                  "&session_state=5c2d0e"),
+    "oauth-token-form": _oauth("0000: grant_type=authorization_code&code={c}&redirect_uri=htt"
+                               "p%3A%2F%2F127.0.0.1%3A8085%2F"),
+    "oauth-token-dict": _oauth("Supplying headers {{'Accept': 'application/json'}} and data "
+                               "{{'grant_type': 'authorization_code', 'code': '{c}', "
+                               "'redirect_uri': 'http://localhost:8085/'}}"),
+    "oauth-token-json": _oauth('{{"grant_type":"authorization_code","code":"{c}",'
+                               '"redirect_uri":"http://localhost:8085/"}}'),
+    "oauth-pkce-verifier": _oauth("code_verifier={c}"),
+    "oauth-device-code": _oauth('{{"device_code":"{c}","user_code":"WDJB-MJHT",'
+                                '"verification_uri":"https://example.com/device"}}'),
 }
 
 # command lines as the recorder stores them: (argv, secret) built from a generated password
