@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rage.redact.handlers import HOME_AFTER, HOME_BEFORE
+from rage.redact.normalize import TRACE_MARKS
 from rage.redact.scan import (
     DASH_LEADS,
     IDENT,
@@ -146,7 +147,8 @@ _LONGEST = 16  # longer than any secret word
 _NAME_BYTES = frozenset(IDENT_CHARS + b"\"'\\]")  # what a key's name holds, quoted or not
 # rage.redact.normalize.needs_normalizing, found in the same pass: the text is matched as
 # the terminal showed it, so where one is, the region is normalised and scanned again
-_DIRTY_EXPRESSIONS = (rb"\x1b", rb"\x08", rb"\r[^\n]", escape(b":\\/\\/"))
+_DIRTY_EXPRESSIONS = (rb"\x1b", rb"\x08", rb"\r[^\n]", escape(b":\\/\\/"),
+                      *(escape(m) for m in TRACE_MARKS))
 
 
 class Database:

@@ -1,7 +1,9 @@
 """What the terminal did to the text, undone before matching: escape sequences, ``\\r``
 redraws and backspace overstrike.
 
-JSON-escaped slashes in a URL (``https:\\/\\/host\\/path``) are written plainly too.
+JSON-escaped slashes in a URL (``https:\\/\\/host\\/path``) are written plainly too, and the
+lines of ``curl --trace-ascii`` that its 64-byte width cut are joined again (see
+:func:`unwrap_traces`).
 
 A token printed in colour (``\\e[32mghp_...\\e[0m``), a ``key=value`` cut by ``\\e[01;31m``
 from ``grep --color``, or a password typed and erased on a redrawn line would otherwise not
@@ -37,9 +39,19 @@ _ESCAPED_URL = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}:\\/\\/[^\s\"'<>]{1,40
 _DRAWN = re.compile(rb"[^\n]*(?:\x08|\r(?!\n|\Z))[^\n]*")
 
 
+# a record of `curl --trace-ascii` (`=> Send header, 330 bytes (0x14a)`, `<= Recv data...`),
+# then its data a line per 64 bytes or line end, each after its offset: `004f: ...`
+TRACE_MARKS = (b"=> Send ", b"<= Recv ")
+_TRACE_LINE = re.compile(rb"([0-9a-f]{4,8}): ([^\n]*?)(\r?)")
+_TRACE_WIDTH = 64
+
+
 def needs_normalizing(buf: bytes) -> bool:
-    """True when ``buf`` holds an escape, a backspace or a ``\\r`` that is not a line end."""
+    """True when ``buf`` holds an escape, a backspace or a ``\\r`` that is not a line end
+    (or a record of ``curl --trace-ascii``)."""
     if b"\x1b" in buf or b"\x08" in buf or b":\\/\\/" in buf:
+        return True
+    if TRACE_MARKS[0] in buf or TRACE_MARKS[1] in buf:
         return True
     n = buf.count(b"\r")
     return bool(n) and n != buf.count(b"\r\n") + buf.endswith(b"\r")
@@ -55,7 +67,33 @@ def normalize(buf: bytes) -> bytes:
         buf = _DRAWN.sub(_replay, buf)
     if b":\\/\\/" in buf:
         buf = _ESCAPED_URL.sub(lambda m: m.group(0).replace(b"\\/", b"/"), buf)
+    if TRACE_MARKS[0] in buf or TRACE_MARKS[1] in buf:
+        buf = unwrap_traces(buf)
     return buf
+
+
+def unwrap_traces(buf: bytes) -> bytes:
+    """``curl --trace-ascii`` prints a record's data 64 bytes a line, each line after its
+    offset, and starts a new line at each line end of the data: a header's long token, or a
+    form body's parameters, run over several lines (``004f: Authorization: Bearer eyJ...``,
+    ``008f: WIiOi...``), where neither the name nor the rest of the value would match. A
+    line whose offset is 64 past the line before it, which shows 64 bytes, continues that
+    line: it is joined to it, its offset dropped (a line that ended in the data moves the
+    next offset by its line end too)."""
+    lines = buf.split(b"\n")
+    out: list[bytes] = []
+    prev: re.Match[bytes] | None = None  # the last trace line, if the line before was one
+    for line in lines:
+        m = _TRACE_LINE.fullmatch(line)
+        if m is not None and prev is not None and len(prev[2]) == _TRACE_WIDTH and (
+                int(m[1], 16) == int(prev[1], 16) + _TRACE_WIDTH):
+            last = out[-1]
+            cut = len(last) - len(prev[3])  # before its `\r`, if it has one
+            out[-1] = last[:cut] + m[2] + m[3]
+        else:
+            out.append(line)
+        prev = m
+    return b"\n".join(out)
 
 
 def _replay(m: re.Match[bytes]) -> bytes:

@@ -80,6 +80,9 @@ TOKEN_CONTEXTS: dict[str, str] = {
     "overstrike": "{t}",
     "json-escaped-slash": '{{"{v}": "{t}"}}',
     "url-encoded": "GET /oauth/callback?state=xyz&credential={t}&next=%2Fhome",
+    # the line as `curl --trace-ascii` dumps it, 64 bytes a line (see DUMPS)
+    "curl-trace-header": "Authorization: Bearer {t}",
+    "curl-trace-form": "client_id=app-7f3a9c&scope=read%20write&{v}={t}&grant_type=x",
 }
 
 
@@ -99,6 +102,39 @@ TRANSFORMS: dict[str, tuple[Callable[[str], str], Callable[[str], str]]] = {
 }
 
 
+def curl_trace_ascii(data: bytes, what: str = "Send data") -> bytes:
+    """``data`` as ``curl --trace-ascii`` prints it (its `dump` in nohex mode, step for
+    step): 64 bytes a line, each after its offset; a CRLF of the data ends a line and is
+    skipped, also right after a line's 64th byte; other control bytes show as dots."""
+    out = [b"=> %s, %d bytes (0x%x)" % (what.encode(), len(data), len(data))]
+    i, size = 0, len(data)
+    while i < size:
+        line = b"%04x: " % i
+        c, nxt = 0, i + 64
+        while c < 64 and i + c < size:
+            if i + c + 1 < size and data[i + c:i + c + 2] == b"\r\n":
+                nxt = i + c + 2
+                break
+            ch = data[i + c]
+            line += bytes([ch]) if 0x20 <= ch < 0x7F else b"."
+            if i + c + 2 < size and data[i + c + 1:i + c + 3] == b"\r\n":
+                nxt = i + c + 3
+                break
+            c += 1
+        out.append(line)
+        i = nxt
+    return b"\n".join(out) + b"\n"
+
+
+# context -> how the whole rendered line is printed: curl's dump of a request it sent
+DUMPS: dict[str, Callable[[str], str]] = {
+    "curl-trace-header": lambda line: curl_trace_ascii(
+        b"POST /v1/token HTTP/1.1\r\nHost: api.example.com\r\n" + line.encode()
+        + b"\r\nAccept: */*\r\n\r\n", "Send header").decode(),
+    "curl-trace-form": lambda line: curl_trace_ascii(line.encode()).decode(),
+}
+
+
 def names(kind: str) -> tuple[str, str]:
     """(ENV_NAME, config_name) a tool would store this kind under."""
     base = kind.split("/", maxsplit=1)[0]
@@ -109,7 +145,8 @@ def render(template: str, planted: str, kind: str, ctx: str = "") -> str:
     env, cfg = names(kind)
     if ctx in TRANSFORMS:
         planted = TRANSFORMS[ctx][0](planted)
-    return template.format(t=planted, V=env, v=cfg)
+    text = template.format(t=planted, V=env, v=cfg)
+    return DUMPS[ctx](text) if ctx in DUMPS else text
 
 
 def shown(secret: str, ctx: str) -> str:

@@ -1,0 +1,108 @@
+"""`curl --trace-ascii`: a record's data 64 bytes a line, each line after its offset.
+
+A long token in a header, or a form body's parameters, run over several lines of the dump:
+before, the first line's part of a Bearer token went and the rest stayed, and a parameter
+cut by the width was not seen at all. The lines the width cut are joined before matching
+(rage.redact.normalize.unwrap_traces), so the bundle holds one line per line of the data.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rage.redact.normalize import normalize, unwrap_traces
+from tests.conftest import run_rage
+from tests.corpus.contexts import curl_trace_ascii
+
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9l"
+       "IiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+SECRET = "Zq8s3cR3t-0123456789abcdefGHIJ"
+
+
+def _trace(data: bytes) -> bytes:
+    return curl_trace_ascii(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text("abcXYZ019 =&%-_.:/", min_size=0, max_size=150), min_size=1,
+                max_size=6))
+def test_the_lines_the_width_cut_are_joined(lines: list[str]) -> None:
+    """Each line of the data comes back as one line after its first offset, whatever its
+    length: 64 bytes exactly, 128, empty, or cut anywhere."""
+    data = "\r\n".join(lines).encode() + b"\r\n"
+    got = unwrap_traces(_trace(data)).split(b"\n")[1:-1]
+    assert [g.split(b": ", 1)[1] for g in got] == [s.encode() for s in lines]
+
+
+def test_a_trace_in_a_pty_recording_keeps_its_line_ends() -> None:
+    text = _trace(b"Authorization: Bearer " + JWT.encode() + b"\r\nAccept: */*\r\n")
+    crlf = text.replace(b"\n", b"\r\n")
+    assert normalize(crlf) == unwrap_traces(text).replace(b"\n", b"\r\n")
+    assert b"Bearer " + JWT.encode() + b"\r\n" in normalize(crlf)
+
+
+def test_other_dumps_are_left_as_they_are() -> None:
+    """xxd's lines have offsets too, but no curl record around them; a 64-byte line of a
+    trace followed by the data's own line end is not joined to the next."""
+    xxd = (b"00000000: 7f45 4c46 0201 0100 0000 0000 0000 0000  .ELF............\n"
+           b"00000010: 0300 3e00 0100 0000 6011 0000 0000 0000  ..>.....`.......\n")
+    assert normalize(xxd) == xxd
+    exact = _trace(b"x" * 64 + b"\r\n" + b"y" * 10 + b"\r\n")
+    assert unwrap_traces(exact) == exact
+
+
+LOGIN = textwrap.dedent('''
+    import http.server, subprocess, sys, threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(401)
+            self.end_headers()
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    token, secret = open(sys.argv[1]).read().split()
+    form = "client_id=app-7f3a9c&scope=read%20write&client_secret=" + secret + "&x=1"
+    subprocess.run(["curl", "-s", "--trace-ascii", "-", "-o", "/dev/null",
+                    "-H", "Authorization: Bearer " + token, "-d", form,
+                    "http://127.0.0.1:%d/token" % server.server_address[1]], check=True)
+    sys.exit(2)
+''')
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_a_real_curl_trace_in_a_recorded_run(tmp_path: Path) -> None:
+    """A real curl --trace-ascii of a request with a long Bearer token and a form body whose
+    client_secret the 64-byte width cuts, recorded with `rage run`: the dump the user saw is
+    unchanged; the bundle holds no part of either secret."""
+    script = tmp_path / "login.py"
+    script.write_text(LOGIN)
+    (tmp_path / "secrets").write_text(f"{JWT} {SECRET}")
+    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
+    proc = run_rage("run", "--", sys.executable, str(script), str(tmp_path / "secrets"),
+                    env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert JWT[:20] in proc.stdout and JWT[-20:] in proc.stdout  # as curl printed it
+    assert "client_secret=" + SECRET not in proc.stdout  # the width cut it: 64 bytes a line
+    out = tmp_path / "b.tar.zst"
+    assert run_rage("report", "--last", "--yes", "--output", str(out), env=env).returncode == 0
+    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+    for part in (JWT[:12], JWT[64:80], JWT[-12:], SECRET[:8], SECRET[-8:]):
+        assert part.encode() not in raw, part
+    stdout = subprocess.run(f"zstd -dc {shlex.quote(str(out))} | tar -xO run/stdout.log",
+                            shell=True, check=True, capture_output=True, text=True).stdout
+    assert "Authorization: Bearer [REDACTED:" in stdout
+    assert "client_id=app-7f3a9c&scope=read%20write&client_secret=[REDACTED:" in stdout
