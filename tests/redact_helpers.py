@@ -47,3 +47,26 @@ def reported(app: str, out: Path, env: dict[str, str] | None = None) -> bytes:
                    **({} if env is None else {"env": env}))
     assert rep.returncode == 0, rep.stderr
     return subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
+
+
+def record_script(tmp_path: Path, script: str, secrets: str
+                  ) -> tuple[subprocess.CompletedProcess[str], bytes, Path]:
+    """Run the Python ``script`` under `rage run`, the ``secrets`` in a file it is given (as
+    a browser or a keyring would hand them: never in argv), then `rage report` it: the run's
+    process, the bundle decompressed, and the bundle's path."""
+    path = tmp_path / "script.py"
+    path.write_text(script)
+    (tmp_path / "secrets").write_text(secrets)
+    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
+    proc = run_rage("run", "--", sys.executable, str(path), str(tmp_path / "secrets"), env=env)
+    out = tmp_path / "b.tar.zst"
+    rep = run_rage("report", "--last", "--yes", "--output", str(out), env=env)
+    assert rep.returncode == 0, rep.stderr
+    return proc, subprocess.run(["zstd", "-dc", str(out)], check=True,
+                                capture_output=True).stdout, out
+
+
+def member(bundle: Path, name: str) -> str:
+    """One member of ``bundle``, as text, read with the system's zstd and tar."""
+    return subprocess.run(["tar", "--zstd", "-xOf", str(bundle), name], check=True,
+                          capture_output=True, text=True).stdout

@@ -8,11 +8,7 @@ cut by the width was not seen at all. The lines the width cut are joined before 
 
 from __future__ import annotations
 
-import os
-import shlex
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -21,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rage.redact.normalize import normalize, unwrap_traces
-from tests.conftest import run_rage
 from tests.corpus.contexts import curl_trace_ascii
+from tests.redact_helpers import member, record_script
 
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9l"
        "IiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
@@ -88,21 +84,12 @@ def test_a_real_curl_trace_in_a_recorded_run(tmp_path: Path) -> None:
     """A real curl --trace-ascii of a request with a long Bearer token and a form body whose
     client_secret the 64-byte width cuts, recorded with `rage run`: the dump the user saw is
     unchanged; the bundle holds no part of either secret."""
-    script = tmp_path / "login.py"
-    script.write_text(LOGIN)
-    (tmp_path / "secrets").write_text(f"{JWT} {SECRET}")
-    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
-    proc = run_rage("run", "--", sys.executable, str(script), str(tmp_path / "secrets"),
-                    env=env)
+    proc, raw, out = record_script(tmp_path, LOGIN, f"{JWT} {SECRET}")
     assert proc.returncode == 2, proc.stderr
     assert JWT[:20] in proc.stdout and JWT[-20:] in proc.stdout  # as curl printed it
     assert "client_secret=" + SECRET not in proc.stdout  # the width cut it: 64 bytes a line
-    out = tmp_path / "b.tar.zst"
-    assert run_rage("report", "--last", "--yes", "--output", str(out), env=env).returncode == 0
-    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
     for part in (JWT[:12], JWT[64:80], JWT[-12:], SECRET[:8], SECRET[-8:]):
         assert part.encode() not in raw, part
-    stdout = subprocess.run(f"zstd -dc {shlex.quote(str(out))} | tar -xO run/stdout.log",
-                            shell=True, check=True, capture_output=True, text=True).stdout
+    stdout = member(out, "run/stdout.log")
     assert "Authorization: Bearer [REDACTED:" in stdout
     assert "client_id=app-7f3a9c&scope=read%20write&client_secret=[REDACTED:" in stdout

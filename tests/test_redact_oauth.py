@@ -9,7 +9,6 @@ shapes take it; exit codes, status codes and states stay.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rage.redact import Redactor
-from tests.conftest import run_rage
+from tests.redact_helpers import member, record_script
 
 CODE = "4/0AfJohXk2vQ8s9LmZpQw7rTyU3iO1pA5sD6fG8hJ"
 VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
@@ -119,22 +118,12 @@ LOGIN = textwrap.dedent('''
 def test_a_real_login_callback_and_token_request(tmp_path: Path) -> None:
     """A real local callback server (http.server) and real curl requests, recorded with
     `rage run`: the user saw the code; the bundle holds none of it, and keeps the rest."""
-    script = tmp_path / "login.py"
-    script.write_text(LOGIN)
-    (tmp_path / "secrets").write_text(f"{CODE} {VERIFIER}")
-    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
-    proc = run_rage("run", "--", sys.executable, str(script), str(tmp_path / "secrets"),
-                    env=env)
+    proc, raw, out = record_script(tmp_path, LOGIN, f"{CODE} {VERIFIER}")
     assert proc.returncode == 1, proc.stderr
     assert f"GET /callback?code={CODE}&state=af0ifjsldkj" in proc.stderr  # as it was
     assert f"&code={CODE}&code_verifier={VERIFIER}" in proc.stdout
-    out = tmp_path / "b.tar.zst"
-    assert run_rage("report", "--last", "--yes", "--output", str(out), env=env).returncode == 0
-    raw = subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
     assert CODE.encode() not in raw and VERIFIER.encode() not in raw
-    stderr, stdout = (subprocess.run(
-        f"zstd -dc {shlex.quote(str(out))} | tar -xO run/{name}", shell=True, check=True,
-        capture_output=True, text=True).stdout for name in ("stderr.log", "stdout.log"))
+    stderr, stdout = member(out, "run/stderr.log"), member(out, "run/stdout.log")
     assert '"GET /callback?code=[REDACTED:oauth-code]&state=af0ifjsldkj HTTP/1.1" 200' in stderr
     assert ("token request body: grant_type=authorization_code&code=[REDACTED:oauth-code]"
             "&code_verifier=") in stdout
