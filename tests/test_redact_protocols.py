@@ -295,3 +295,52 @@ def test_a_real_tls_key_log(tmp_path: Path) -> None:
     for label, client_random, secret in lines:
         assert secret.encode() not in raw
         assert f"{label} {client_random} [REDACTED:tls-session-secret]".encode() in raw
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-cli") is None,
+                    reason="redis is not installed (.ci/run installs redis-server)")
+def test_a_real_redis_cli_piped_out_of_a_terminal(tmp_path: Path) -> None:
+    """redis-cli with no terminal prints `CONFIG GET`'s reply raw: the name alone on its
+    line, the value alone on the next. A real server on 127.0.0.1 with its masterauth and
+    TLS key passphrase set (no client needs a password for those), recorded with `rage run`:
+    both values go, every other setting of `CONFIG GET *` stays as redis printed it."""
+    import socket
+    import subprocess
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    server = subprocess.Popen(
+        ["redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(tmp_path), "--masterauth", S,
+         "--tls-key-file-pass", S[::-1]], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if subprocess.run(["redis-cli", "-p", port, "ping"], capture_output=True,
+                              text=True, check=False).stdout.strip() == "PONG":
+                break
+            threading.Event().wait(0.05)
+        env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"),
+                   RAGE_CONFIG=str(tmp_path / "n.toml"))
+        script = f"redis-cli -p {port} CONFIG GET '*'; redis-cli -p {port} CONFIG GET masterauth"
+        proc = run_rage("run", "--", "sh", "-c", script, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert f"masterauth\n{S}\n" in proc.stdout  # as redis-cli printed it, piped
+        raw = reported("sh", tmp_path / "b.tar.zst", env)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert S.encode() not in raw and S[::-1].encode() not in raw
+    assert b"masterauth\n[REDACTED:secret-field]\n" in raw
+    assert b"tls-key-file-pass\n[REDACTED:secret-field]\n" in raw
+    assert b"requirepass\n\n" in raw  # never set: nothing to hide
+    assert b"maxclients\n10000\n" in raw
+
+
+@pytest.mark.parametrize("text", [
+    f"masterauth\n{S}\n", f"requirepass\r\n{S}\r\n",
+    f"rdbchecksum\nyes\ntls-key-file-pass\n{S}\n",
+])
+def test_redis_replies_piped_lose_the_value_in_both_scans(text: str) -> None:
+    native, pure = both_scans(text)
+    assert native == pure and S not in native and "[REDACTED:secret-field]" in native

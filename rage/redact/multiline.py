@@ -91,9 +91,11 @@ _PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
 _PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
 _SASL_PASSWORD_PROMPTS = (b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6")  # `Password:`, `password:`
 _VAR_DUMP_KEY = b"]=>"
+# redis' secret settings, as `CONFIG GET` names them
+REDIS_SECRETS = (b"requirepass", b"masterauth", b"tls-key-file-pass", b"tls-client-key-file-pass")
 _OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
                                b"<auth-user-pass>", *_SASL_PASSWORD_PROMPTS,
-                               b'"requirepass"', b'"masterauth"', _VAR_DUMP_KEY,
+                               *REDIS_SECRETS, _VAR_DUMP_KEY,
                                b"Bearer", b"bearer", b"eyJ", b"apiVersion:", b"CREATE TABLE ",
                                KEY_VALUE)
 # a JWK's `kty`, and the private members printed before it when keys are sorted (`crv`, `d`,
@@ -148,8 +150,10 @@ _RULES_BY_NEEDLE = (
     # SMTP's AUTH LOGIN (smtplib's debug output): after the server's `334 UGFzc3dvcmQ6`
     # (base64 of `Password:`), the client's next line is the password in base64
     (_SASL_PASSWORD_PROMPTS[0], "sasl-login"), (_SASL_PASSWORD_PROMPTS[1], "sasl-login"),
-    # redis-cli `CONFIG GET requirepass` (or `*`): the numbered line after the name
-    (b') "requirepass"', "redis-config"), (b') "masterauth"', "redis-config"),
+    # redis-cli `CONFIG GET requirepass` (or `*`): the numbered line after the name, or,
+    # piped, the line after the name alone
+    *((b') "' + n + b'"', "redis-config") for n in REDIS_SECRETS),
+    *((n + end, "redis-config") for n in REDIS_SECRETS for end in (b"\n", b"\r\n")),
     # a command line printed in output (`+ sshpass -p X ssh h`): see rage.redact.argv
     *((n, "command") for n in command_needles()),
     # expect(1) scripts: `expect "Password:"`, then `send "x\r"` (same line or the next)
@@ -798,15 +802,29 @@ def _sasl_login(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_REDIS_NAME = re.compile(rb'[ \t]*\d{1,6}\) "(?:requirepass|masterauth)"\r?')
+_REDIS_NAME = re.compile(rb'[ \t]*\d{1,6}\) "(?:' + b"|".join(REDIS_SECRETS) + rb')"\r?')
 _REDIS_VALUE = re.compile(rb'([ \t]*\d{1,6}\) ")((?:[^"\\\r\n]|\\.)+)("\r?)')
+_REDIS_RAW_NAME = re.compile(rb"(?:" + b"|".join(REDIS_SECRETS) + rb")\r?")
 
 
 def _redis_config(lines: list[bytes], at: list[int], count: Count) -> bool:
-    """redis-cli's reply to `CONFIG GET`: `1) "requirepass"` then `2) "X"`."""
+    """redis-cli's reply to `CONFIG GET`: `1) "requirepass"` then `2) "X"` on a terminal;
+    piped (no terminal: no numbers, no quotes), the name alone on its line, then the value
+    alone on the next (an empty one, a password never set, stays)."""
     hit = False
     for i in at:
-        if i + 1 >= len(lines) or _REDIS_NAME.fullmatch(lines[i]) is None:
+        if i + 1 >= len(lines):
+            continue
+        if _REDIS_RAW_NAME.fullmatch(lines[i]) is not None:
+            value = lines[i + 1]
+            cr = value[-1:] if value.endswith(b"\r") else b""
+            if kept(value[:len(value) - len(cr)]):
+                continue
+            count("secret-field")
+            lines[i + 1] = b"[REDACTED:secret-field]" + cr
+            hit = True
+            continue
+        if _REDIS_NAME.fullmatch(lines[i]) is None:
             continue
         m = _REDIS_VALUE.fullmatch(lines[i + 1])
         if m is not None and not m[2].startswith(b"[REDACTED"):
