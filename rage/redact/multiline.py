@@ -52,7 +52,7 @@ from rage.redact.result_tables import (
     pipe_tables,
 )
 from rage.redact.result_tables import RULES as TABLE_RULES
-from rage.redact.scan import finds
+from rage.redact.scan import find_many, finds
 from rage.redact.sql import (
     CREATE_NEEDLES,
     INSERT_NEEDLES,
@@ -226,12 +226,12 @@ def redact_multiline(buf: bytes, count: Count,
 
 
 def _needles(buf: bytes) -> list[tuple[bytes, str, list[int] | None]]:
-    """The needles in ``buf``: with Hyperscan, all in one pass (positions known);
-    else one ``find`` each (positions found later)."""
+    """The needles in ``buf``, with their positions, all in one pass: Hyperscan's, or
+    :func:`rage.redact.scan.find_many`."""
     find = _finder()
     if find is None:
-        present = {n for n in _UNIQUE if n in buf}
-        return [(n, rule, None) for n, rule in _RULES_BY_NEEDLE if n in present]
+        at = find_many(buf, _UNIQUE)  # one pass, not one `in` a needle
+        return [(n, rule, at[n]) for n, rule in _RULES_BY_NEEDLE if n in at]
     pos = find(buf)
     return [(_RULES_BY_NEEDLE[k][0], _RULES_BY_NEEDLE[k][1], v) for k, v in sorted(pos.items())]
 
