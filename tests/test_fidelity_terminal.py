@@ -58,7 +58,8 @@ class Session:
         deadline = time.monotonic() + timeout
         while needle not in self.screen[start:]:
             left = deadline - time.monotonic()
-            assert left > 0, f"timed out waiting for {needle!r}; saw {bytes(self.screen)!r}"
+            assert left > 0, (f"timed out waiting for {needle!r}; saw {bytes(self.screen)!r}; "
+                              f"processes:\n{self.processes()}")
             assert self.pump(left), f"terminal closed before {needle!r}; saw {self.screen!r}"
 
     def wait_for(self, pred: Callable[[], bool], what: str, timeout: float = 60) -> None:
