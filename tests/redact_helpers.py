@@ -40,11 +40,11 @@ def red_both(text: str) -> tuple[str, dict[str, int]]:
     return out, counts
 
 
-def reported(app: str, out: Path, env: dict[str, str] | None = None) -> bytes:
-    """`rage report` of ``app``'s last run into ``out`` (in ``env``, if given): the bundle,
-    decompressed."""
-    rep = run_rage("report", "--last", "--app", app, "--yes", "--output", str(out),
-                   **({} if env is None else {"env": env}))
+def reported(app: str | None, out: Path, env: dict[str, str] | None = None) -> bytes:
+    """`rage report` of ``app``'s last run (the last run of any app for None) into ``out``
+    (in ``env``, if given): the bundle, decompressed."""
+    rep = run_rage("report", "--last", *(() if app is None else ("--app", app)), "--yes",
+                   "--output", str(out), **({} if env is None else {"env": env}))
     assert rep.returncode == 0, rep.stderr
     return subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
 
@@ -60,10 +60,7 @@ def record_script(tmp_path: Path, script: str, secrets: str
     env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
     proc = run_rage("run", "--", sys.executable, str(path), str(tmp_path / "secrets"), env=env)
     out = tmp_path / "b.tar.zst"
-    rep = run_rage("report", "--last", "--yes", "--output", str(out), env=env)
-    assert rep.returncode == 0, rep.stderr
-    return proc, subprocess.run(["zstd", "-dc", str(out)], check=True,
-                                capture_output=True).stdout, out
+    return proc, reported(None, out, env), out
 
 
 def member(bundle: Path, name: str) -> str:

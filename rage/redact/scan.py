@@ -324,33 +324,18 @@ def _trie(heads: list[bytes], depth: int) -> bytes:
 def _find_all(region: bytes, hay: bytes, plan: Plan, starts: set[int]) -> None:
     """The starts of ``plan``'s triggers found in ``hay`` (``region`` or its lower-cased
     copy): with plain finds, or in one pass for a plan of many."""
-    add = starts.add
-    if len(plan) >= _MANY:
-        where = find_many(hay, tuple(t for t, _ in plan))
-        for t, modes in plan:
-            for i in where.get(t, ()):
-                for mode in modes:
-                    if mode >= 0:
-                        add(i - mode)
-                    else:
-                        run_starts(region, i, mode, starts)
-        return
+    where = find_many(hay, tuple(t for t, _ in plan)) if len(plan) >= _MANY else None
     for t, modes in plan:
-        i = hay.find(t)
-        if i < 0:
-            continue
+        at = finds(hay, t) if where is None else where.get(t, ())
         if modes == (0,):  # the common case, kept tight
-            while i >= 0:
-                add(i)
-                i = hay.find(t, i + 1)
+            starts.update(at)
             continue
-        while i >= 0:
+        for i in at:
             for mode in modes:
                 if mode >= 0:
-                    add(i - mode)
+                    starts.add(i - mode)
                 else:
                     run_starts(region, i, mode, starts)
-            i = hay.find(t, i + 1)
 
 
 def _merge(starts: set[int], names: set[int], formats: set[int],
