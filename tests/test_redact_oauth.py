@@ -105,6 +105,7 @@ LOGIN = textwrap.dedent('''
     code, verifier = open(sys.argv[1]).read().split()  # as the browser would hand them
     subprocess.run(["curl", "-s", base + "/callback?code=" + code + "&state=af0ifjsldkj"],
                    check=True)
+    print("debug: exchanging", code, "for a token", flush=True)  # bare: no shape says code
     form = ("grant_type=authorization_code&code=" + code + "&code_verifier=" + verifier
             + "&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback")
     answer = subprocess.run(["curl", "-s", "-d", form, base + "/token"], check=True,
@@ -117,7 +118,8 @@ LOGIN = textwrap.dedent('''
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_a_real_login_callback_and_token_request(tmp_path: Path) -> None:
     """A real local callback server (http.server) and real curl requests, recorded with
-    `rage run`: the user saw the code; the bundle holds none of it, and keeps the rest."""
+    `rage run`: the user saw the code; the bundle holds none of it, even where the program
+    printed it bare, and keeps the rest."""
     proc, raw, out = record_script(tmp_path, LOGIN, f"{CODE} {VERIFIER}")
     assert proc.returncode == 1, proc.stderr
     assert f"GET /callback?code={CODE}&state=af0ifjsldkj" in proc.stderr  # as it was
@@ -128,3 +130,5 @@ def test_a_real_login_callback_and_token_request(tmp_path: Path) -> None:
     assert ("token request body: grant_type=authorization_code&code=[REDACTED:oauth-code]"
             "&code_verifier=") in stdout
     assert 'login failed: {"error":"invalid_grant"}' in stdout
+    # the code printed bare, where nothing says it is one: learned from the shapes that do
+    assert "debug: exchanging [REDACTED:literal] for a token" in stdout

@@ -360,7 +360,10 @@ class RedactionEngine(Handlers):
             names_only -= at
             formats_only -= at
         if not starts:
-            return redact_multiline(region, self._count, tables=self._tables) if multi else region
+            if not multi:
+                return region
+            return redact_multiline(region, self._count, tables=self._tables,
+                                    learn=self._learner())
         # no needle in the input (the native scan says so): the only ones in the output are
         # in replacements (see multiline.REDACTED_NEEDLES), found here as they are made,
         # rather than by another pass over the whole output
@@ -454,8 +457,9 @@ class RedactionEngine(Handlers):
             parts.append(view[last:])
             out = b"".join(parts)
         if made:
-            return redact_multiline(out, self._count, made, self._tables)
-        return redact_multiline(out, self._count, tables=self._tables) if multi else out
+            return redact_multiline(out, self._count, made, self._tables, self._learner())
+        return (redact_multiline(out, self._count, tables=self._tables, learn=self._learner())
+                if multi else out)
 
 
 _CATALOGUE: tuple[Compiled, ...] | None = None

@@ -129,6 +129,15 @@ class Handlers:
     def _count(self, kind: str, n: int = 1) -> None:
         self._counts[kind] = self._counts.get(kind, 0) + n
 
+    def _learner(self) -> Callable[[bytes], None] | None:
+        """What takes a value a multi-line rule removed, while learning (else None)."""
+        return None if self._learned is None else self._learn
+
+    def _learn(self, value: bytes) -> None:
+        learned = self._learned
+        if learned is not None and len(value) >= LEARN_MIN and len(learned) < LEARN_MAX:
+            learned[value] = None  # kept only if learnable (Redactor.learned)
+
     def _inside(self, buf: bytes, a: int, b: int) -> bytes:
         """``buf[a:b]`` redacted on its own by the line rules (the engine's): the names in
         a prompt a match takes whole."""

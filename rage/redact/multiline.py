@@ -190,11 +190,14 @@ def needed(buf: bytes) -> bool:
 
 def redact_multiline(buf: bytes, count: Count,
                      needles: dict[bytes, list[int]] | None = None,
-                     tables: Tables | None = None) -> bytes:
+                     tables: Tables | None = None,
+                     learn: Callable[[bytes], None] | None = None) -> bytes:
     """Apply every rule to ``buf`` (already redacted line by line). ``needles``: where each
     needle is in ``buf``, ascending, when the caller knows (else they are searched).
     ``tables``: the SQL tables' columns seen so far in the stream, which the CREATE TABLEs
-    in ``buf`` add to (see :func:`rage.redact.sql.create_tables`)."""
+    in ``buf`` add to (see :func:`rage.redact.sql.create_tables`). ``learn``: called with
+    each value a rule removed (a line's text that a marker replaced), for the report to
+    redact wherever else it appears (an OAuth code the program also prints bare)."""
     schema: Tables = {} if tables is None else tables
     where = _needles(buf) if needles is None else [
         (n, rule, needles[n]) for n, rule in _RULES_BY_NEEDLE if n in needles]
@@ -219,10 +222,28 @@ def redact_multiline(buf: bytes, count: Count,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
              "var-dump": _var_dump, "expect": _expect, "fed": _fed,
              "oauth-code": authorization_codes}
+    before = list(lines) if learn is not None else None
     hit = False
     for rule, at in found:
         hit |= rules[rule](lines, at, count)
+    if hit and before is not None and learn is not None:
+        _removed_values(before, lines, learn)
     return b"\n".join(lines) if hit else buf
+
+
+def _removed_values(before: list[bytes], after: list[bytes],
+                    learn: Callable[[bytes], None]) -> None:
+    """Each value the rules removed: what a marker stands for in a line they changed (not
+    learned where a line cannot be aligned with what it was, or the lines were rejoined)."""
+    from rage.redact.known import removed
+
+    if len(before) != len(after):
+        return
+    for old, new in zip(before, after, strict=True):
+        if old is not new and old != new:
+            for value in removed(old.decode("utf-8", "surrogateescape"),
+                                 new.decode("utf-8", "surrogateescape")):
+                learn(value.encode("utf-8", "surrogateescape"))
 
 
 def _needles(buf: bytes) -> list[tuple[bytes, str, list[int] | None]]:
