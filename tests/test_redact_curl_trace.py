@@ -74,7 +74,7 @@ LOGIN = textwrap.dedent('''
     form = "client_id=app-7f3a9c&scope=read%20write&client_secret=" + secret + "&x=1"
     subprocess.run(["curl", "-s", "--trace-ascii", "-", "-o", "/dev/null",
                     "-H", "Authorization: Bearer " + token, "-d", form,
-                    "http://127.0.0.1:%d/token" % server.server_address[1]], check=True)
+                    f"http://127.0.0.1:{server.server_address[1]}/token"], check=True)
     sys.exit(2)
 ''')
 
@@ -93,3 +93,81 @@ def test_a_real_curl_trace_in_a_recorded_run(tmp_path: Path) -> None:
     stdout = member(out, "run/stdout.log")
     assert "Authorization: Bearer [REDACTED:" in stdout
     assert "client_id=app-7f3a9c&scope=read%20write&client_secret=[REDACTED:" in stdout
+
+
+def test_a_stream_never_parts_a_record_where_the_width_cut_a_line() -> None:
+    """A stream redacts a block of whole lines at a time: a cut between a line the width cut
+    and the line that continues it (or away from its record's `=> Send` line, without which
+    nothing is unwrapped) kept the secret's other part. Every cut gives the output of the
+    whole text redacted at once (the workers cut as this does: the parent plans the cuts)."""
+    from rage.redact import Redactor
+
+    form = f"client_id=app-7f3a9c&scope=read%20write&client_secret={SECRET}&x=1"
+    text = (b"2026-12-06 10:00:00 INFO starting the login\n" * 40
+            + _trace(form.encode()) + b"2026-12-06 10:00:01 INFO done\n" * 40)
+    whole = Redactor().bytes(text)
+    assert SECRET[:8].encode() not in whole and SECRET[-8:].encode() not in whole
+    ends = [i + 1 for i, c in enumerate(text) if c == 10]
+    for cut in ends:
+        out = b"".join(Redactor().stream([text[:cut], text[cut:]], block=cut, workers=0))
+        assert out == whole, cut
+
+
+def _real_curl_trace(form: str) -> bytes:
+    """What real curl prints with --trace-ascii for a form POST to a local server."""
+    import http.server
+    import subprocess
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(401)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        return subprocess.run(
+            ["curl", "-s", "--trace-ascii", "-", "-o", "/dev/null", "-d", form,
+             f"http://127.0.0.1:{server.server_address[1]}/token"],
+            check=True, capture_output=True).stdout
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+@pytest.mark.parametrize("total_mb", [2, 10], ids=["in-process", "workers"])
+def test_a_real_trace_at_a_block_boundary(tmp_path: Path, total_mb: int) -> None:
+    """A real curl trace recorded after a MiB of log lines, placed so that the report's
+    first block (1 MiB) ends inside the line that continues a cut client_secret: the
+    bundle holds neither part. Past 8 MiB the report redacts in worker processes."""
+    import os
+
+    from tests.conftest import run_rage
+    from tests.redact_helpers import reported
+
+    form = f"client_id=app-7f3a9c&scope=read%20write&client_secret={SECRET}&x=1"
+    trace = _real_curl_trace(form)
+    head = trace.index(b"client_secret=")
+    cut_line_end = trace.index(b"\n", head) + 1  # the width cut the value on this line
+    assert not trace[:cut_line_end].endswith(SECRET.encode() + b"&x=1\n"), "not cut here"
+    line = b"2026-12-06 10:00:00.123 INFO sync.worker batch processed n=42 ok\n"
+    fill = (1 << 20) - cut_line_end - 2  # the block ends 2 bytes into the next line
+    filler = line * (fill // len(line))
+    filler += b"x" * (fill - len(filler) - 1) + b"\n"
+    tail = line * (((total_mb << 20) - len(filler) - len(trace)) // len(line))
+    log = tmp_path / "app.log"
+    log.write_bytes(filler + trace + tail)
+    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"),
+               RAGE_OUTPUT_CAP=str(64 << 20))
+    proc = run_rage("run", "--", "cat", str(log), env=env)
+    assert proc.returncode == 0 and SECRET[-8:] in proc.stdout, proc.stderr[-500:]
+    assert len(proc.stdout) > (total_mb - 1) << 20
+    raw = reported(None, tmp_path / "b.tar.zst", env)
+    assert SECRET[:8].encode() not in raw and SECRET[-8:].encode() not in raw
+    assert b"client_id=app-7f3a9c&scope=read%20write&client_secret=[REDACTED:" in raw

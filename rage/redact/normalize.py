@@ -96,6 +96,29 @@ def unwrap_traces(buf: bytes) -> bytes:
     return b"\n".join(out)
 
 
+def trace_record_start(buf: bytes, lo: int, limit: int) -> int:
+    """Where a stream may end a block at ``limit`` (a line's start) without parting a curl
+    trace's record: ``limit``, unless the line before it is a record's ``=> Send``/``<=
+    Recv`` line or one of its data lines; then the start of that record, if it is at ``lo``
+    or after. A block is unwrapped (:func:`unwrap_traces`) only if it holds a record's
+    start, and a line the width cut must meet the line that continues it. A longer record
+    is parted where it is."""
+    end = limit - 1  # the newline that ends the line before ``limit``
+    if end < lo or buf[end:limit] != b"\n":
+        return limit
+    start = buf.rfind(b"\n", 0, end) + 1
+    if not buf.startswith(TRACE_MARKS, start) and _TRACE_LINE.fullmatch(buf, start, end) is None:
+        return limit
+    while start >= lo:
+        if buf.startswith(TRACE_MARKS, start):
+            return start
+        if start == 0 or _TRACE_LINE.fullmatch(buf, start, end) is None:
+            break  # lines with offsets (xxd), but no curl record around them
+        end = start - 1
+        start = buf.rfind(b"\n", 0, end) + 1
+    return limit
+
+
 def _replay(m: re.Match[bytes]) -> bytes:
     line = m.group(0)
     crlf = line.endswith(b"\r")
