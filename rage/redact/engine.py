@@ -13,6 +13,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterable
 
+from rage.redact import hexdump
 from rage.redact import patterns as P
 from rage.redact.catalogue import Compiled, LazyPattern, compiled_catalogue, search_starts
 from rage.redact.handlers import Handler as _Handler
@@ -312,6 +313,11 @@ class RedactionEngine(Handlers):
             out = pat.sub(self._custom_repl, out)
         return out
 
+    def _dump_data(self, data: bytes) -> bytes:
+        """The bytes of a hex dump, redacted as a text of their own."""
+        limit, spans = self.plan(data, final=True)
+        return self.apply(data, limit, spans)
+
     def _inside(self, buf: bytes, a: int, b: int) -> bytes:
         return self._lines(self.build(), buf, a, b)
 
@@ -337,9 +343,11 @@ class RedactionEngine(Handlers):
         # the native scan tells whether the multi-line rules can apply (a needle in the
         # input: a redaction adds only its own, see _multiline); else they always run
         multi: list[bool] = [] if native else [True]
+        dumps: list[bool] = []
         starts = candidate_starts(region, self._scan, reference=self.reference_scan,
                                   found=found, names_only=names_only,
-                                  formats_only=formats_only, dirty=dirty, multiline=multi)
+                                  formats_only=formats_only, dirty=dirty, multiline=multi,
+                                  dumps=dumps)
         if dirty:
             region = buf = normalize(region)
             a = 0
@@ -347,8 +355,15 @@ class RedactionEngine(Handlers):
             names_only.clear()
             formats_only.clear()
             multi.clear()
+            dumps.clear()
             starts = candidate_starts(region, self._scan, found=found, names_only=names_only,
-                                      formats_only=formats_only, multiline=multi)
+                                      formats_only=formats_only, multiline=multi,
+                                      dumps=dumps)
+        if dumps if native else hexdump.present(region):
+            # the bytes a dump shows, masked where their text is redacted: the same length,
+            # so the starts found stay where they are
+            region = buf = hexdump.mask_dumps(region, self._dump_data)
+            a = 0
         hits: dict[int, list[_Format]] = {}
         if self._searched:
             search_starts(region, self._searched, hits, found)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rage.redact.handlers import HOME_AFTER, HOME_BEFORE
+from rage.redact.hexdump import EXPRESSION as DUMP_EXPRESSION
 from rage.redact.normalize import TRACE_MARKS
 from rage.redact.scan import (
     DASH_LEADS,
@@ -33,6 +34,7 @@ from rage.redact.scan import (
     KEY_NAME,
     KEY_SEPARATORS,
     NAME_REACH,
+    NEEDS_DUMPS,
     NEEDS_MULTILINE,
     NEEDS_NORMALIZING,
     NETRC_BEFORE,
@@ -55,6 +57,7 @@ _LEAD = 8  # a secret word in an identifier after a lead (KEY_BEFORE: `--`, `<`,
 _MULTI = 9  # a needle of a multi-line rule (rage.redact.multiline): that pass is needed
 _SPACED_KEY = 10  # blanks then a key shape's separator: a secret word's shape, if one is before
 _LINE = 11  # a shape whose line is a start (line_shapes: the prompt of a password)
+_DUMP = 12  # a line that may be a hex dump's (rage.redact.hexdump)
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
 
 
@@ -323,6 +326,7 @@ class Native:
             d.add(expr, 0, (_DIRTY, 0, None))
         for t in multiline:
             d.add(escape(t), 0, (_MULTI, 0, None))
+        d.add(DUMP_EXPRESSION, line_mode, (_DUMP, 0, None))
         for expr in line_shapes:  # `(?m:^)` is Hyperscan's `^` in multi-line mode
             d.add(expr.replace(b"(?m:^)", b"^"), line_mode, (_LINE, 0, None))
         after = dict(names_after)
@@ -422,11 +426,13 @@ class Native:
         ``names`` the starts of the names (user, host, home), ``formats`` those of the
         catalogue's prefixes (into ``starts`` when None). Returns :data:`NEEDS_NORMALIZING`
         if ``region`` needs normalising (:func:`rage.redact.normalize.needs_normalizing`),
-        or'ed with :data:`NEEDS_MULTILINE` if it holds a needle of the multi-line rules."""
+        or'ed with :data:`NEEDS_MULTILINE` if it holds a needle of the multi-line rules and
+        :data:`NEEDS_DUMPS` if a line may be a hex dump's."""
         if self._db is None:
             return NEEDS_MULTILINE
         dirty: list[bool] = []
         multi: list[bool] = []
+        dumps: list[bool] = []
         add = starts.add
         add_name = add if names is None else names.add
         add_format = add if formats is None else formats.add
@@ -450,6 +456,9 @@ class Native:
                 elif kind == _MULTI:
                     if not multi:
                         multi.append(True)
+                elif kind == _DUMP:
+                    if not dumps:
+                        dumps.append(True)
                 elif kind == _SHAPED:
                     run_starts(region, i, IDENT, starts)
                 elif kind == _KEYED:  # no blank before its separator (or a `value` form's)
@@ -472,7 +481,8 @@ class Native:
 
         with self._guard.lock:
             self._db.scan(region, match_event_handler=hit)
-        return (NEEDS_NORMALIZING if dirty else 0) | (NEEDS_MULTILINE if multi else 0)
+        return ((NEEDS_NORMALIZING if dirty else 0) | (NEEDS_MULTILINE if multi else 0)
+                | (NEEDS_DUMPS if dumps else 0))
 
 
 _FINDERS: dict[tuple[tuple[bytes, ...], bool], Finder | None] = {}

@@ -65,7 +65,8 @@ _KEY_OPENERS = frozenset(b"\"'<")  # before a name, where a key/value form start
 _LINE_KEY_LEAD = re.compile(rb"[ \t]*(?:- )?[\"']?")  # before the name of the "line" form
 _SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
-NEEDS_NORMALIZING, NEEDS_MULTILINE = 1, 2  # what the native scan says of a region, or'ed
+NEEDS_NORMALIZING, NEEDS_MULTILINE, NEEDS_DUMPS = 1, 2, 4  # what the native scan says of a
+# region, or'ed (NEEDS_DUMPS: a line may be a hex dump's, rage.redact.hexdump)
 Plan = tuple[tuple[bytes, tuple[int, ...]], ...]
 # bytes whose triggers are found together, by one regex: `re` runs through the text to each
 # occurrence of the byte at memory speed and checks the triggers around it with lookarounds,
@@ -198,7 +199,8 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
                      names_only: set[int] | None = None,
                      formats_only: set[int] | None = None,
                      dirty: list[bool] | None = None,
-                     multiline: list[bool] | None = None) -> list[int]:
+                     multiline: list[bool] | None = None,
+                     dumps: list[bool] | None = None) -> list[int]:
     """Sorted positions in ``region`` where a match may start.
 
     ``reference`` searches every plain trigger and never an anchor: slower, the same
@@ -209,7 +211,9 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
     ``formats_only`` those that only a catalogue prefix gave, ``dirty`` a True when the
     region needs normalising (the pure-Python scan leaves that to
     :func:`rage.redact.normalize.needs_normalizing`) and ``multiline`` a True when it holds
-    a needle of :mod:`rage.redact.multiline` (the pure-Python scan leaves that to it).
+    a needle of :mod:`rage.redact.multiline` (the pure-Python scan leaves that to it), and
+    ``dumps`` a True when a line may be a hex dump's (the pure-Python scan leaves that to
+    :func:`rage.redact.hexdump.present`).
     """
     starts: set[int] = set()
     names: set[int] = set()
@@ -224,6 +228,8 @@ def candidate_starts(region: bytes, plan: ScanPlan, *, reference: bool = False,
             dirty.append(True)
         if needs & NEEDS_MULTILINE and multiline is not None:
             multiline.append(True)
+        if needs & NEEDS_DUMPS and dumps is not None:
+            dumps.append(True)
         if plan.url_at:
             _url_starts(region, starts)
         return _merge(starts, names, formats, names_only, formats_only)

@@ -1,0 +1,266 @@
+"""Hex dumps (rage.redact.hexdump): what curl --trace, xxd, hexdump -C, od and tcpdump -X show.
+
+A dump prints each byte twice, as hex and as a character, 16 a line: a token runs over
+several lines in both columns and no line holds a match. Every dump here is made by the
+real program; the redacted dump must show no part of the secret in either column, keep its
+layout, and keep every line that held none of it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rage.redact import Redactor
+from rage.redact.hexdump import parse
+
+TOKEN = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngAbCdEf0123"
+BEARER = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.dGhpcyBpcyBub3QgYSByZWFsIHNpZw"
+PASSWORD = "correct-Horse-battery-9"
+
+DUMPERS = {
+    "xxd": ["xxd"],
+    "xxd -g1": ["xxd", "-g1"],
+    "xxd -c32": ["xxd", "-c32"],
+    "hexdump -C": ["hexdump", "-C"],
+    "od": ["od", "-A", "x", "-t", "x1z", "-v"],
+}
+needs = pytest.mark.skipif(any(shutil.which(c[0]) is None for c in DUMPERS.values()),
+                           reason="xxd, hexdump or od is not installed")
+
+
+def dump(tool: str, data: bytes) -> bytes:
+    return subprocess.run(DUMPERS[tool], input=data, capture_output=True, check=True).stdout
+
+
+def red(text: bytes) -> bytes:
+    return Redactor(home="/home/alice", user="alice", hostname="laptop").bytes(text)
+
+
+def shown(out: bytes) -> tuple[str, str]:
+    """All hex digits and all characters the dump's lines show, each column run together
+    (a masked byte breaks neither: it is no digit)."""
+    hexes, chars = [], []
+    for line in out.split(b"\n"):
+        m = re.match(rb"[ \t]*(?:0x)?[0-9a-f]{4,8}:? {1,2}(.*)", line)
+        if m is None:
+            continue
+        body = m[1].decode("latin-1")
+        hexes.append("".join(re.findall(r"\b[0-9a-f*]{2,8}\b", body[:len(body) * 3 // 4])))
+        chars.append(body[-16:])
+    return "".join(hexes), "".join(chars)
+
+
+def leaked(out: bytes, secret: str) -> list[str]:
+    """The 6-byte parts of ``secret`` that ``out`` shows, in hex or as characters."""
+    hexes, chars = shown(out)
+    parts = [secret[i:i + 6] for i in range(0, len(secret) - 5)]
+    return [p for p in parts if p.encode().hex() in hexes or p in chars]
+
+
+@needs
+@pytest.mark.parametrize("tool", DUMPERS)
+@pytest.mark.parametrize(("request_text", "secret"), [
+    (f"GET /api HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer {BEARER}\r\n\r\n",
+     BEARER),
+    (f"POST /login HTTP/1.1\r\n\r\nusername=alice&password={PASSWORD}&remember=1", PASSWORD),
+    (f'{{"event": "push", "token": "{TOKEN}", "ok": true}}\n', TOKEN),
+    (f"export GITHUB_TOKEN={TOKEN}\nmake deploy\n", TOKEN),
+])
+def test_a_secret_in_a_dump_goes_from_both_columns(tool: str, request_text: str,
+                                                   secret: str) -> None:
+    data = request_text.encode()
+    text = b"before the dump\n" + dump(tool, data) + b"after it\n"
+    out = red(text)
+    assert not leaked(out, secret), leaked(out, secret)
+    assert secret[:6].encode().hex() in shown(text)[0]  # the test sees what leaks
+    assert out.startswith(b"before the dump\n") and out.endswith(b"after it\n")
+    assert b"**" in out
+    kept = [a for a, b in zip(text.split(b"\n"), out.split(b"\n"), strict=True) if a == b]
+    assert len(kept) >= 3  # the lines that hold none of it stay (the first is the dump's)
+
+
+@needs
+@pytest.mark.parametrize("tool", DUMPERS)
+def test_a_dump_without_secrets_stays(tool: str) -> None:
+    """An executable's head, a text with the words `token` and `password` but no value, and
+    lines that start like a dump's but are not one."""
+    with open(sys.executable, "rb") as f:
+        binary = f.read(4096)
+    prose = b"the token expired; please enter your password again\nretry=3 ok\n"
+    for data in (binary, prose):
+        text = dump(tool, data)
+        assert red(text) == text
+    lines = (b"deadbeef: 12 items processed\n"
+             b"0001  ab cd  not a dump line\n"
+             b"2026  12 06 10:00 cron started\n")
+    assert red(lines) == lines
+
+
+@needs
+def test_each_line_parses_as_its_program_printed_it() -> None:
+    data = bytes(range(256)) + b"  leading and trailing blanks  "
+    for tool in DUMPERS:
+        lines = [ln for ln in dump(tool, data).split(b"\n") if ln and b" " in ln.strip()]
+        parsed = [parse(ln) for ln in lines]
+        assert all(p is not None for p in parsed), (tool, lines[[
+            p is None for p in parsed].index(True)])
+        assert b"".join(p.data for p in parsed if p is not None) == data, tool
+
+
+@needs
+def test_both_scans_agree() -> None:
+    text = (dump("xxd", f"Authorization: Bearer {BEARER}\r\n".encode())
+            + dump("hexdump -C", f"password={PASSWORD}\n".encode()))
+    outs = []
+    for native in ("1", "0"):
+        env = dict(os.environ, RAGE_NATIVE_SCAN=native)
+        outs.append(subprocess.run([sys.executable, "-m", "rage", "redact"], input=text,
+                                   env=env, capture_output=True, check=True).stdout)
+    assert outs[0] == outs[1]
+    assert not leaked(outs[0], BEARER) and not leaked(outs[0], PASSWORD)
+
+
+@needs
+@settings(max_examples=40, deadline=None)
+@given(st.binary(max_size=40), st.binary(max_size=40), st.sampled_from(sorted(DUMPERS)))
+def test_a_token_anywhere_in_binary_data(before: bytes, after: bytes, tool: str) -> None:
+    """Wherever the token falls on the dump's lines, between whatever bytes."""
+    data = before + b" token=" + TOKEN.encode() + b" " + after
+    out = red(dump(tool, data))
+    assert not leaked(out, TOKEN), (tool, leaked(out, TOKEN))
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_a_real_curl_trace_recorded(tmp_path: Path) -> None:
+    """`curl --trace -` (hex and characters, 16 bytes a line) of a request with a Bearer
+    token and a form body's password, recorded with `rage run` and reported."""
+    from tests.redact_helpers import member, record_script
+
+    script = '''
+import http.server, subprocess, sys, threading
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(403)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+token, password = open(sys.argv[1]).read().split()
+subprocess.run(["curl", "-s", "--trace", "-", "-o", "/dev/null",
+                "-H", "Authorization: Bearer " + token,
+                "-d", "user=alice&password=" + password,
+                f"http://127.0.0.1:{server.server_address[1]}/login"], check=True)
+sys.exit(4)
+'''
+    proc, raw, out = record_script(tmp_path, script, f"{BEARER} {PASSWORD}")
+    assert proc.returncode == 4, proc.stderr
+    assert BEARER[:6].encode().hex(" ") in proc.stdout  # curl showed it, in hex
+    stdout = member(out, "run/stdout.log").encode()
+    assert b"=> Send header" in stdout and b"<= Recv header" in stdout
+    assert not leaked(stdout, BEARER) and not leaked(stdout, PASSWORD)
+    assert not leaked(raw, BEARER) and not leaked(raw, PASSWORD)
+    assert b"48 54 54 50 2f 31 2e 30 20 34 30 33 20 46 6f 72 HTTP/1.0 403 For" in stdout
+
+
+@pytest.mark.skipif(shutil.which("curl") is None or shutil.which("xxd") is None,
+                    reason="curl or xxd is not installed")
+def test_the_corpus_dumps_are_the_real_programs(tmp_path: Path) -> None:
+    """The corpus renders its hex-dump contexts with ports of xxd and of curl's dump in hex
+    mode: byte for byte what the programs print, for every byte value and a short line."""
+    import http.server
+    import threading
+
+    from tests.corpus.contexts import curl_trace_hex, xxd
+
+    data = bytes(range(256)) + b"Authorization: Bearer x\r\n"
+    for chunk in (data, data[:7], data[:16], data[:17]):
+        assert xxd(chunk) == dump("xxd", chunk)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    body = tmp_path / "body"
+    body.write_bytes(data)
+    try:
+        trace = subprocess.run(
+            ["curl", "-s", "--trace", "-", "-o", "/dev/null", "--data-binary", f"@{body}",
+             f"http://127.0.0.1:{server.server_address[1]}/"],
+            check=True, capture_output=True).stdout
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert curl_trace_hex(data) in trace
+
+
+def _tcpdump_of_a_request(token: str) -> bytes | None:
+    """What real `tcpdump -X` prints of an HTTP request on the loopback carrying ``token``
+    (None where tcpdump cannot capture here: not installed, or no permission)."""
+    import http.server
+    import threading
+    import time
+
+    if shutil.which("tcpdump") is None or shutil.which("curl") is None:
+        return None
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        with subprocess.Popen(["tcpdump", "-i", "lo", "-X", "-n", "-l", "-c", "1",
+                               f"tcp dst port {port} and tcp[tcpflags] & tcp-push != 0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as cap:
+            assert cap.stderr is not None
+            said = [cap.stderr.readline() for _ in range(2)]  # "listening on lo, ..."
+            if not any(b"listening" in line for line in said):
+                cap.kill()
+                cap.communicate()
+                return None
+            time.sleep(0.2)
+            subprocess.run(["curl", "-s", "-o", "/dev/null", "-H",
+                            f"Authorization: Bearer {token}", f"http://127.0.0.1:{port}/"],
+                           check=True)
+            out, _ = cap.communicate(timeout=10)
+    finally:
+        server.shutdown()
+        server.server_close()
+    return out
+
+
+def test_a_real_tcpdump_of_a_request() -> None:
+    out = _tcpdump_of_a_request(BEARER)
+    if out is None:
+        pytest.skip("tcpdump cannot capture on the loopback here")
+    assert BEARER[:6].encode().hex()[:4].encode() in out  # tcpdump showed it
+    assert "Authorization:.Bearer." in shown(out)[1]  # tcpdump shows a blank as `.`
+    got = red(out)
+    assert not leaked(got, BEARER), leaked(got, BEARER)
+    assert got.count(b"\n") == out.count(b"\n") and b"0x0000:  4500" in got
