@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -83,6 +84,9 @@ TOKEN_CONTEXTS: dict[str, str] = {
     # the line as `curl --trace-ascii` dumps it, 64 bytes a line (see DUMPS)
     "curl-trace-header": "Authorization: Bearer {t}",
     "curl-trace-form": "client_id=app-7f3a9c&scope=read%20write&{v}={t}&grant_type=x",
+    # the line as a hex dump shows it: hex and characters, 16 bytes a line (see DUMPS)
+    "xxd-dump": "{V}={t}",
+    "curl-trace-hex": "Authorization: Bearer {t}",
 }
 
 
@@ -126,13 +130,59 @@ def curl_trace_ascii(data: bytes, what: str = "Send data") -> bytes:
     return b"\n".join(out) + b"\n"
 
 
+def _shown(c: int) -> bytes:
+    return bytes([c]) if 0x20 <= c < 0x7F else b"."
+
+
+def xxd(data: bytes) -> bytes:
+    """``data`` as ``xxd`` prints it by default: 16 bytes a line in groups of two, after
+    the offset, then the characters (printable ASCII, else a dot)."""
+    out = []
+    for i in range(0, len(data), 16):
+        row = data[i:i + 16]
+        hexes = " ".join(row[j:j + 2].hex() for j in range(0, len(row), 2))
+        out.append(b"%08x: %-39s  %s" % (i, hexes.encode(),
+                                         b"".join(_shown(c) for c in row)))
+    return b"\n".join(out) + b"\n"
+
+
+def curl_trace_hex(data: bytes, what: str = "Send data") -> bytes:
+    """``data`` as ``curl --trace`` prints it (its `dump` in hex mode): 16 bytes a line,
+    each as two hex digits and a blank, padded, then the characters."""
+    out = [b"=> %s, %d bytes (0x%x)" % (what.encode(), len(data), len(data))]
+    for i in range(0, len(data), 16):
+        row = data[i:i + 16]
+        hexes = b"".join(b"%02x " % c for c in row) + b"   " * (16 - len(row))
+        out.append(b"%04x: %s%s" % (i, hexes, b"".join(_shown(c) for c in row)))
+    return b"\n".join(out) + b"\n"
+
+
+_REQUEST = b"POST /v1/token HTTP/1.1\r\nHost: api.example.com\r\n"
+
 # context -> how the whole rendered line is printed: curl's dump of a request it sent
 DUMPS: dict[str, Callable[[str], str]] = {
     "curl-trace-header": lambda line: curl_trace_ascii(
-        b"POST /v1/token HTTP/1.1\r\nHost: api.example.com\r\n" + line.encode()
-        + b"\r\nAccept: */*\r\n\r\n", "Send header").decode(),
+        _REQUEST + line.encode() + b"\r\nAccept: */*\r\n\r\n", "Send header").decode(),
     "curl-trace-form": lambda line: curl_trace_ascii(line.encode()).decode(),
+    "xxd-dump": lambda line: xxd(b"# deploy settings\n" + line.encode() + b"\n").decode(),
+    "curl-trace-hex": lambda line: curl_trace_hex(
+        _REQUEST + line.encode() + b"\r\nAccept: */*\r\n\r\n", "Send header").decode(),
 }
+# contexts whose redaction masks bytes (`**`) rather than writing a [REDACTED:...] marker
+MASKED = frozenset({"xxd-dump", "curl-trace-hex"})
+_DUMP_ROW = re.compile(r"[ \t]*(?:0x)?[0-9a-f]{4,8}:? {1,2}((?:[0-9a-f*]{2,8} {1,2})+) *(.*)")
+
+
+def dump_columns(out: str) -> tuple[str, str]:
+    """The hex digits and the characters that the dump lines of ``out`` show, each column
+    run together over the lines (a masked byte as a gap: it joins nothing)."""
+    hexes, chars = [], []
+    for line in out.splitlines():
+        m = _DUMP_ROW.fullmatch(line)
+        if m is not None:
+            hexes.append(m[1].replace(" ", "").replace("*", "|"))
+            chars.append(m[2].strip("|<>"))
+    return "".join(hexes), "".join(chars)
 
 
 def names(kind: str) -> tuple[str, str]:
