@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rage.redact import Redactor
@@ -67,3 +69,30 @@ def member(bundle: Path, name: str) -> str:
     """One member of ``bundle``, as text, read with the system's zstd and tar."""
     return subprocess.run(["tar", "--zstd", "-xOf", str(bundle), name], check=True,
                           capture_output=True, text=True).stdout
+
+
+@contextmanager
+def http_server(status: int) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 (http.server, in a thread) that answers every GET
+    and POST with ``status`` after reading the request's body: its base URL."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(status)
+            self.end_headers()
+
+        do_POST = do_GET
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

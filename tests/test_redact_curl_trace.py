@@ -115,29 +115,13 @@ def test_a_stream_never_parts_a_record_where_the_width_cut_a_line() -> None:
 
 def _real_curl_trace(form: str) -> bytes:
     """What real curl prints with --trace-ascii for a form POST to a local server."""
-    import http.server
     import subprocess
-    import threading
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
-            self.send_response(401)
-            self.end_headers()
+    from tests.redact_helpers import http_server
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        return subprocess.run(
-            ["curl", "-s", "--trace-ascii", "-", "-o", "/dev/null", "-d", form,
-             f"http://127.0.0.1:{server.server_address[1]}/token"],
-            check=True, capture_output=True).stdout
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server(401) as url:
+        return subprocess.run(["curl", "-s", "--trace-ascii", "-", "-o", "/dev/null", "-d",
+                               form, url + "/token"], check=True, capture_output=True).stdout
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
