@@ -233,8 +233,9 @@ def looks_harmless_value(value: str, key: str = "") -> bool:
         return True  # `preferred_auths = ['CRAM-MD5', 'PLAIN']`, `auth: ["LOGIN"]`
     if _file_name(v):
         return True  # `-key k.pem`, `--auth-user-pass creds.txt`: where a secret is kept
-    if v.startswith(("...", "\u2026")) or not v.strip("=-_~#"):
-        return True  # an elision (`{'Authorization': ...}`), a ruler (`session] =====`)
+    if v.startswith(("...", "\u2026")) or not v.strip("=-_~#*"):
+        return True  # an elision (`{'Authorization': ...}`), a ruler (`session] =====`), a
+        # mask (`password: **`, a dump's characters rage.redact.hexdump masked)
     if v.startswith("${") and not v.startswith("${{"):
         return v.endswith("}") and _plain_parameter(v[2:-1])
     if v.startswith(("${{", "$(", "{{", "%", "<", "[REDACTED", "[FILTERED", "[MASKED", "[HIDDEN",

@@ -45,9 +45,9 @@ def red(text: bytes) -> bytes:
     return Redactor(home="/home/alice", user="alice", hostname="laptop").bytes(text)
 
 
-def shown(out: bytes) -> tuple[str, str]:
+def shown(out: bytes, width: int = 16) -> tuple[str, str]:
     """All hex digits and all characters the dump's lines show, each column run together
-    (a masked byte breaks neither: it is no digit)."""
+    (a masked byte breaks neither: it is no digit); ``width``: bytes a line shows."""
     hexes, chars = [], []
     for line in out.split(b"\n"):
         m = re.match(rb"[ \t]*(?:0x)?[0-9a-f]{4,8}:? {1,2}(.*)", line)
@@ -55,7 +55,7 @@ def shown(out: bytes) -> tuple[str, str]:
             continue
         body = m[1].decode("latin-1")
         hexes.append("".join(re.findall(r"\b[0-9a-f*]{2,8}\b", body[:len(body) * 3 // 4])))
-        chars.append(body[-16:])
+        chars.append(body[-width:])
     return "".join(hexes), "".join(chars)
 
 
@@ -71,7 +71,7 @@ def leaked(out: bytes, secret: str) -> list[str]:
 @pytest.mark.parametrize(("request_text", "secret"), [
     (f"GET /api HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer {BEARER}\r\n\r\n",
      BEARER),
-    (f"POST /login HTTP/1.1\r\n\r\nusername=alice&password={PASSWORD}&remember=1", PASSWORD),
+    (f"POST /login HTTP/1.1\r\n\r\nusername=bob&password={PASSWORD}&remember=1", PASSWORD),
     (f'{{"event": "push", "token": "{TOKEN}", "ok": true}}\n', TOKEN),
     (f"export GITHUB_TOKEN={TOKEN}\nmake deploy\n", TOKEN),
 ])
@@ -83,9 +83,21 @@ def test_a_secret_in_a_dump_goes_from_both_columns(tool: str, request_text: str,
     assert not leaked(out, secret), leaked(out, secret)
     assert secret[:6].encode().hex() in shown(text)[0]  # the test sees what leaks
     assert out.startswith(b"before the dump\n") and out.endswith(b"after it\n")
-    assert b"**" in out
+    # its bytes, and no others, masked: `**` in the hex and `*` in the characters each
+    assert out.count(b"*") - text.count(b"*") == 3 * len(secret)
     kept = [a for a, b in zip(text.split(b"\n"), out.split(b"\n"), strict=True) if a == b]
     assert len(kept) >= 3  # the lines that hold none of it stay (the first is the dump's)
+
+
+@needs
+@pytest.mark.parametrize("tool", DUMPERS)
+def test_a_pseudonymised_name_is_masked_whole(tool: str) -> None:
+    """A name the report pseudonymises in text (the user's, in a home) is masked in a dump:
+    every byte of it, no letter left because the pseudonym shares it."""
+    text = dump(tool, b"cwd=/home/alice/projects/demo user=alice shell=/bin/bash\n")
+    _, chars = shown(red(text), 32 if "-c32" in tool else 16)
+    assert not any(part in chars for part in ("alic", "lice")), chars
+    assert chars.count("*") >= 2 * len("alice"), chars
 
 
 @needs

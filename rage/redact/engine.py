@@ -362,8 +362,10 @@ class RedactionEngine(Handlers):
         if dumps if native else hexdump.present(region):
             # the bytes a dump shows, masked where their text is redacted: the same length,
             # so the starts found stay where they are
-            region = buf = hexdump.mask_dumps(region, self._dump_data)
+            region, dump_lines = hexdump.mask_dumps(region, self._dump_data)
+            buf = region
             a = 0
+            starts = hexdump.outside(starts, dump_lines)
         hits: dict[int, list[_Format]] = {}
         if self._searched:
             search_starts(region, self._searched, hits, found)

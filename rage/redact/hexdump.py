@@ -29,7 +29,9 @@ _AT_START = re.compile(_LINE_START)
 EXPRESSION = b"^" + _LINE_START
 _HEAD = re.compile(rb"[ \t]*(?:0x)?[0-9a-fA-F]{4,8}:? {1,2}(?=[0-9a-fA-F]{2})")
 _GROUP = re.compile(rb"((?:[0-9a-fA-F]{2}){1,4})( {1,2}|\r?$)")
-_MAX_GROUPS = 32  # bytes a line shows at most: 32 (xxd -c 32)
+_GROUPS = re.compile(rb"(?:[0-9a-fA-F]{2}){1,4}(?: {1,2}(?:[0-9a-fA-F]{2}){1,4}){0,31}")
+_HEX = re.compile(rb"(?:[0-9a-fA-F]{2})+")
+_MAX_GROUPS = 32  # groups a line shows at most: 32 bytes (xxd -c 32)
 _SHOWN = bytes(c if 0x20 <= c < 0x7F else 0x2E for c in range(256))  # `.` for the rest
 _GRAPHIC = _SHOWN[:0x20] + b"." + _SHOWN[0x21:]  # tcpdump shows a blank as `.` too
 _FRAMES = ((b"", b""), (b"|", b"|"), (b">", b"<"))  # around the characters: xxd, -C, od
@@ -39,19 +41,25 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 _MARKER = re.compile(rb"\[REDACTED:[a-z0-9-]+\]")
 _DIFF_MAX = 16 * 1024  # bytes a run is aligned by difflib at most, when markers cannot
 _RUN_MAX = 64 * 1024  # bytes of a run decoded and redacted together
+_NEAR = 4  # changes closer than this are one (see _diff)
 
 Redact = Callable[[bytes], bytes]
 
 
 class _Line:
-    """A dump line: its bytes, where each byte's hex digits are, where its characters start."""
+    """A dump line: its bytes, where its hex column is, where its characters start."""
 
-    __slots__ = ("chars", "data", "hex_at")
+    __slots__ = ("chars", "data", "hex_end", "hex_start")
 
-    def __init__(self, data: bytes, hex_at: list[int], chars: int) -> None:
+    def __init__(self, data: bytes, hex_start: int, hex_end: int, chars: int) -> None:
         self.data = data
-        self.hex_at = hex_at
+        self.hex_start, self.hex_end = hex_start, hex_end
         self.chars = chars
+
+    def hex_at(self, line: bytes) -> list[int]:
+        """Where each byte's two hex digits are in ``line`` (only for a line to mask)."""
+        return [g.start() + i for g in _HEX.finditer(line, self.hex_start, self.hex_end)
+                for i in range(0, g.end() - g.start(), 2)]
 
 
 def present(text: bytes) -> bool:
@@ -65,41 +73,64 @@ def parse(line: bytes) -> _Line | None:
     if m is None:
         return None
     body = line[:-1] if line.endswith(b"\r") else line
-    groups: list[tuple[int, bytes]] = []
-    pos = m.end()
-    while len(groups) < _MAX_GROUPS and (g := _GROUP.match(body, pos)) is not None:
-        groups.append((g.start(1), g[1]))
-        pos = g.end()
-        if not g[2]:
-            break
+    start = m.end()
+    g = _GROUPS.match(body, start)
+    if g is not None:  # mostly the longest run of groups is the hex column: one try
+        found = _column(body, start, g.end())
+        if found is not None:
+            return found
     # the characters may start like hex (`ab cd`): the longest run of groups whose
     # rendering ends the line, after at least one blank
-    for k in range(len(groups), 0, -1):
-        start, last = groups[k - 1]
-        end = start + len(last)
-        data = bytes.fromhex(b"".join(t for _, t in groups[:k]).decode("ascii"))
-        tail = body[end:]
-        renderings = (data.translate(_SHOWN), data.translate(_GRAPHIC)) if 0x20 in data else (
-            data.translate(_SHOWN),)
-        for (before, after), shown in ((f, r) for f in _FRAMES for r in renderings):
-            column = before + shown + after
-            pad = len(tail) - len(column)
-            if pad >= 1 and tail.endswith(column) and not tail[:pad].strip(b" "):
-                hex_at = [s + i for s, t in groups[:k] for i in range(0, len(t), 2)]
-                return _Line(data, hex_at, len(body) - len(after) - len(shown))
+    ends: list[int] = []
+    pos = start
+    while len(ends) < _MAX_GROUPS and (h := _GROUP.match(body, pos)) is not None:
+        ends.append(h.end(1))
+        pos = h.end()
+        if not h[2]:
+            break
+    for end in reversed(ends[:-1] if g is not None and ends and ends[-1] == g.end() else ends):
+        found = _column(body, start, end)
+        if found is not None:
+            return found
     return None
 
 
-def mask_dumps(text: bytes, redact: Redact) -> bytes:
+def _column(body: bytes, start: int, end: int) -> _Line | None:
+    """The dump line whose hex column is ``body[start:end]``, if what follows it is their
+    characters, after at least one blank."""
+    data = bytes.fromhex(body[start:end].decode("ascii"))  # blanks between bytes are allowed
+    if not 0 < len(data) <= _MAX_GROUPS * 4:
+        return None
+    tail = body[end:]
+    renderings = (data.translate(_SHOWN), data.translate(_GRAPHIC)) if 0x20 in data else (
+        data.translate(_SHOWN),)
+    for (before, after), shown in ((f, r) for f in _FRAMES for r in renderings):
+        column = before + shown + after
+        pad = len(tail) - len(column)
+        if pad >= 1 and tail.endswith(column) and not tail[:pad].strip(b" "):
+            return _Line(data, start, end, len(body) - len(after) - len(shown))
+    return None
+
+
+def mask_dumps(text: bytes, redact: Redact) -> tuple[bytes, list[tuple[int, int]]]:
     """``text`` with what ``redact`` removes from each dump's bytes masked where the dump
-    shows them. The same length as ``text``: positions found in it stay valid."""
+    shows them, and where its dump lines are (start, end), in order. The same length as
+    ``text``: positions found in it stay valid. The dump lines need no other redaction
+    (their characters are their bytes, redacted here), and get none: a masked value would
+    otherwise be taken as a value again (`password=**|`)."""
     lines = text.split(b"\n")
     out = lines[:]
     run: list[tuple[int, _Line]] = []
+    spans: list[tuple[int, int]] = []
     size = 0
     changed = False
+    pos = 0
     for i in range(len(lines) + 1):
         parsed = parse(lines[i]) if i < len(lines) else None
+        if parsed is not None:
+            spans.append((pos, pos + len(lines[i])))
+        if i < len(lines):
+            pos += len(lines[i]) + 1
         if parsed is not None and size + len(parsed.data) <= _RUN_MAX:
             run.append((i, parsed))
             size += len(parsed.data)
@@ -110,7 +141,20 @@ def mask_dumps(text: bytes, redact: Redact) -> bytes:
         if parsed is not None:  # a run's size reached: this line starts the next
             run.append((i, parsed))
             size = len(parsed.data)
-    return b"\n".join(out) if changed else text
+    return (b"\n".join(out) if changed else text), spans
+
+
+def outside(starts: list[int], spans: list[tuple[int, int]]) -> list[int]:
+    """The ``starts`` (ascending) that are in none of the ``spans`` (ascending)."""
+    kept = []
+    k = 0
+    for s in starts:
+        while k < len(spans) and spans[k][1] < s:
+            k += 1
+        if k < len(spans) and spans[k][0] <= s <= spans[k][1]:
+            continue
+        kept.append(s)
+    return kept
 
 
 def _mask_run(run: list[tuple[int, _Line]], out: list[bytes], redact: Redact) -> bool:
@@ -129,8 +173,9 @@ def _mask_run(run: list[tuple[int, _Line]], out: list[bytes], redact: Redact) ->
         hit = [j for j in range(n) if masked[first + j]]
         if hit:
             line = bytearray(out[i])
+            hex_at = p.hex_at(out[i])
             for j in hit:
-                h = p.hex_at[j]
+                h = hex_at[j]
                 line[h:h + 2] = b"**"
                 line[p.chars + j] = 0x2A  # `*`
             out[i] = bytes(line)
@@ -139,12 +184,22 @@ def _mask_run(run: list[tuple[int, _Line]], out: list[bytes], redact: Redact) ->
 
 
 def _removed(data: bytes, red: bytes) -> bytearray:
-    """A flag per byte of ``data``: 1 where redaction removed it (``red`` is what it made)."""
+    """A flag per byte of ``data``: 1 where redaction removed it (``red`` is what it made).
+    Line by line (redaction keeps the lines: a marker holds no newline), each changed line
+    aligned by its markers, or by difflib where a name was pseudonymised."""
     flags = bytearray(len(data))
-    pieces = _MARKER.split(red)
-    spans = _align(data, pieces) if len(pieces) > 1 else None
-    if spans is None:
+    old_lines, new_lines = data.split(b"\n"), red.split(b"\n")
+    if len(old_lines) != len(new_lines):  # a value across lines went whole
         spans = _diff(data, red)
+    else:
+        spans = []
+        pos = 0
+        for old, new in zip(old_lines, new_lines, strict=True):
+            if old != new:
+                pieces = _MARKER.split(new)
+                found = _align(old, pieces) if len(pieces) > 1 else None
+                spans += [(pos + a, pos + b) for a, b in found or _diff(old, new)]
+            pos += len(old) + 1
     for a, b in spans:
         flags[a:b] = b"\x01" * (b - a)
     return flags
@@ -172,8 +227,10 @@ def _align(data: bytes, pieces: list[bytes]) -> list[tuple[int, int]] | None:
 
 
 def _diff(data: bytes, red: bytes) -> list[tuple[int, int]]:
-    """The bytes of ``data`` that ``red`` does not keep: by difflib for a small run, else
-    everything between their common start and end."""
+    """The bytes of ``data`` that ``red`` does not keep: by difflib for a short text, its
+    changes a few bytes apart taken together (a pseudonym shares a letter with the name it
+    replaced, which is no reason to show it); else everything between their common start
+    and end."""
     head = 0
     while head < min(len(data), len(red)) and data[head] == red[head]:
         head += 1
@@ -187,4 +244,12 @@ def _diff(data: bytes, red: bytes) -> list[tuple[int, int]]:
     from difflib import SequenceMatcher
 
     ops = SequenceMatcher(None, mid, red[head:len(red) - tail], autojunk=False).get_opcodes()
-    return [(head + a, head + b) for op, a, b, _, _ in ops if op in ("replace", "delete")]
+    spans: list[tuple[int, int]] = []
+    for op, a, b, _, _ in ops:
+        if op == "equal":
+            continue
+        if spans and head + a - spans[-1][1] < _NEAR:
+            spans[-1] = (spans[-1][0], head + b)
+        else:
+            spans.append((head + a, head + b))
+    return [(a, b) for a, b in spans if b > a]
