@@ -82,6 +82,7 @@ class Session:
                                "SigIgn", "SigCgt"):
                         fields[key] = value.strip()
             lines.append(f"  {pid} {comm} {state} {fields}")
+            lines.extend(f"    thread {tid}: {where}" for tid, where in _threads(pid))
         return "\n".join(lines)
 
     def type(self, keys: bytes) -> None:
@@ -121,6 +122,20 @@ def session(argv: list[str], tmp_path: Path) -> Iterator[Session]:
         yield s
     finally:
         s.close()
+
+
+def _threads(pid: int) -> list[tuple[str, str]]:
+    """Each thread of ``pid`` and where it waits: its kernel wait channel and system call
+    (number and first arguments), to tell a poll from a read or a futex in a hang."""
+    found = []
+    with suppress(OSError):
+        for tid in sorted(os.listdir(f"/proc/{pid}/task")):
+            where = []
+            for name in ("wchan", "syscall"):
+                with suppress(OSError), open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                    where.append(" ".join(f.read().split()[:4]))
+            found.append((tid, " / ".join(where)))
+    return found
 
 
 def descendants(pid: int) -> dict[int, tuple[str, str]]:

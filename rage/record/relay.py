@@ -51,6 +51,16 @@ def _suppress_oserror(fn: Callable[[], object]) -> None:
         pass
 
 
+def _own_description(fd: int) -> int | None:
+    """The user's terminal ``fd`` opened again, as an open file description of our own,
+    non-blocking (its own flags: the shell's stay as they are). None where it cannot be
+    (no /proc, or a terminal we may not open)."""
+    try:
+        return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return None
+
+
 def _cooked_again(master: int) -> None:
     """The user's terminal is out of raw mode again and does its own output processing
     (\n -> \r\n): the pty must stop doing it too, or lines would end in \r\r\n."""
@@ -200,6 +210,8 @@ class _Relay:
                 self.input = st
             else:
                 self.outputs[src] = st
+        # the keys are read from here (see _read_input); polled on the shared descriptor
+        self.keys = _own_description(self.input.src) if self.input is not None else None
         self._update_masks()
 
     def _update_masks(self) -> None:
@@ -239,6 +251,9 @@ class _Relay:
 
     def _close_input(self) -> None:
         inp, self.input = self.input, None
+        keys, self.keys = self.keys, None
+        if keys is not None:
+            _suppress_oserror(lambda: os.close(keys))
         if inp is not None:
             self._unregister(inp.src)  # the user's stdin: never close it
             if inp.dst in self.outputs:
@@ -362,8 +377,19 @@ class _Relay:
             # ^Z then `bg`: the keys are the shell's; hold ours back until `fg`
             self.held = True
             return
+        # The terminal is shared with the user's shell, which reads it while we are stopped
+        # or in the background: keys poll() saw then may be gone by now that it is ours
+        # again (`fg` typed while we were stopping: the shell read it, then gave us the
+        # foreground). A blocking read would then wait for a key that may never come, deaf
+        # to the command's end. So never block: through a non-blocking description of our
+        # own, else by looking again first.
+        keys = self.keys
+        if keys is None:
+            if not select.select([inp.src], [], [], 0)[0]:
+                return
+            keys = inp.src
         try:
-            data = os.read(inp.src, CHUNK)
+            data = os.read(keys, CHUNK)
         except BlockingIOError:
             return
         except OSError:
