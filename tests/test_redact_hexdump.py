@@ -234,3 +234,29 @@ def test_a_real_tcpdump_of_a_request() -> None:
     got = red(out)
     assert not leaked(got, BEARER), leaked(got, BEARER)
     assert got.count(b"\n") == out.count(b"\n") and b"0x0000:  4500" in got
+
+
+@needs
+def test_a_stream_never_parts_a_dump() -> None:
+    """Every cut of a stream between a dump's lines gives the output of the whole text: a
+    block never ends inside a run of dump lines (held back to the run's start), so a
+    secret's bytes are decoded together."""
+    data = b"x" * 150 + f" token={TOKEN} ".encode() + b"y" * 150
+    text = b"log before\n" * 5 + dump("xxd", data) + b"log after\n" * 5
+    whole = red(text)
+    assert not leaked(whole, TOKEN)
+    for cut in [i + 1 for i, c in enumerate(text) if c == 10][:-1]:
+        r = Redactor(home="/home/alice", user="alice", hostname="laptop")
+        out = b"".join(r.stream([text[:cut], text[cut:]], block=cut, workers=0))
+        assert out == whole, cut
+
+
+@needs
+def test_a_text_that_starts_within_a_dump() -> None:
+    """A block of a long dump, or a dump from an offset (`xxd -s`), holds no line at an
+    offset ending in 0000 (what the native scan looks for): its first line tells."""
+    data = b"z" * 300 + f" password={PASSWORD}\n".encode()
+    text = subprocess.run(["xxd", "-s", "0x100"], input=data, capture_output=True,
+                          check=True).stdout
+    assert not text.startswith(b"00000000") and b"0000: " not in text
+    assert not leaked(red(text), PASSWORD)

@@ -359,7 +359,7 @@ class RedactionEngine(Handlers):
             starts = candidate_starts(region, self._scan, found=found, names_only=names_only,
                                       formats_only=formats_only, multiline=multi,
                                       dumps=dumps)
-        if dumps if native else hexdump.present(region):
+        if (dumps or hexdump.starts_in_dump(region)) if native else hexdump.present(region):
             # the bytes a dump shows, masked where their text is redacted: the same length,
             # so the starts found stay where they are
             region, dump_lines = hexdump.mask_dumps(region, self._dump_data)

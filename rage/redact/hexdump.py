@@ -25,8 +25,12 @@ from collections.abc import Callable
 _LINE_START = rb"[ \t]*(?:0x)?[0-9a-fA-F]{4,8}:? {1,2}[0-9a-fA-F]{2}"
 _AFTER_NEWLINE = re.compile(b"\n" + _LINE_START)
 _AT_START = re.compile(_LINE_START)
-# the same where a line starts, for Hyperscan (HS_FLAG_MULTILINE: `^` at each line)
-EXPRESSION = b"^" + _LINE_START
+# for Hyperscan (HS_FLAG_MULTILINE: `^` at each line), a dump's line whose offset ends in
+# 0000: its first (and each record's of curl, each packet's of tcpdump), then one every
+# 64 KiB of data. The literal makes it nearly free: the same expression without it (any
+# offset) made the whole scan 12-38% slower (5 ms more per 20 MB of log, no literal to
+# look for). A text that starts within a dump is told by its first line (starts_in_dump).
+EXPRESSION = rb"^[ \t]*(?:0x)?[0-9a-fA-F]{0,4}0000:? {1,2}[0-9a-fA-F]{2}"
 _HEAD = re.compile(rb"[ \t]*(?:0x)?[0-9a-fA-F]{4,8}:? {1,2}(?=[0-9a-fA-F]{2})")
 _GROUP = re.compile(rb"((?:[0-9a-fA-F]{2}){1,4})( {1,2}|\r?$)")
 _GROUPS = re.compile(rb"(?:[0-9a-fA-F]{2}){1,4}(?: {1,2}(?:[0-9a-fA-F]{2}){1,4}){0,31}")
@@ -65,6 +69,34 @@ class _Line:
 def present(text: bytes) -> bool:
     """Whether ``text`` may hold a dump's line (the pure-Python scan's test)."""
     return _AT_START.match(text) is not None or _AFTER_NEWLINE.search(text) is not None
+
+
+def run_start(buf: bytes, lo: int, limit: int) -> int:
+    """Where a stream may end a block at ``limit`` (a line's start) without parting a
+    dump's lines: ``limit``, unless the line before it is a dump's; then the start of the
+    run of dump lines it ends, if that is at ``lo`` or after. A longer run is parted where
+    it is (a secret across that cut is decoded in two halves)."""
+    end = limit - 1
+    if end < lo or buf[end:limit] != b"\n":
+        return limit
+    start = buf.rfind(b"\n", 0, end) + 1
+    if _AT_START.match(buf, start, end) is None or parse(buf[start:end]) is None:
+        return limit
+    while start > lo:
+        before = buf.rfind(b"\n", 0, start - 1) + 1
+        if before < lo:
+            return limit
+        if _AT_START.match(buf, before, start - 1) is None or parse(
+                buf[before:start - 1]) is None:
+            return start
+        start = before
+    return start if start >= lo else limit
+
+
+def starts_in_dump(text: bytes) -> bool:
+    """Whether ``text`` starts with what may be a dump's line (a stream's block cut within
+    a long dump): the native scan's other test."""
+    return _AT_START.match(text) is not None
 
 
 def parse(line: bytes) -> _Line | None:

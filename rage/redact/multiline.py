@@ -40,6 +40,7 @@ from rage.redact.argv import (
 )
 from rage.redact.calls import ANNOTATION, annotated_values, positional_passwords
 from rage.redact.calls import NEEDLES as CALL_NEEDLES
+from rage.redact.hexdump import run_start as dump_run_start
 from rage.redact.normalize import trace_record_start
 from rage.redact.oauth import NEEDLES as OAUTH_NEEDLES
 from rage.redact.oauth import authorization_codes
@@ -283,10 +284,12 @@ def hold_back(buf: bytes, limit: int) -> int:
     line of the first opener in the last :data:`SPAN` bytes before ``limit`` (``limit``
     itself if there is none). 0 when that line starts ``buf``: the stream then waits for
     more (at most :data:`SPAN` bytes), as it must to see the lines after an opener (a
-    wrapped token after ``Bearer``, a JWT) together with it. A curl trace's record that
-    ends the block is held back whole (:func:`rage.redact.normalize.trace_record_start`)."""
+    wrapped token after ``Bearer``, a JWT) together with it. A curl trace's record and a
+    hex dump's run of lines that end the block are held back whole, within the window
+    (:func:`rage.redact.normalize.trace_record_start`, :func:`rage.redact.hexdump.run_start`)."""
     lo = max(0, limit - SPAN)
     limit = trace_record_start(buf, lo, limit)  # a curl trace's record stays whole
+    limit = dump_run_start(buf, lo, limit)  # and a hex dump's run of lines
     find = _openers() if limit - lo >= _NATIVE_WINDOW else None
     if find is None:
         first = min((i for o in _OPENERS if (i := buf.find(o, lo, limit)) >= 0), default=-1)
