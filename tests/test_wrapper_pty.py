@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import rage_cmd, run_rage
 
@@ -27,10 +28,13 @@ def set_size(fd: int, rows: int, cols: int) -> None:
 class Terminal:
     """The user's side: a pty master we type into and read the screen from."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], master: int, slave: int) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], master: int, slave: int,
+                 before: list[Any] | None = None) -> None:
         self.proc = proc
         self.master = master
         self.slave = slave
+        # the terminal's modes before rage started (it makes them raw): read before the spawn
+        self.before = termios.tcgetattr(slave) if before is None else before
         self.seen = b""
 
     def read_until(self, needle: bytes, timeout: float = 20) -> bytes:
@@ -75,9 +79,10 @@ class Terminal:
 def terminal(*argv: str, rows: int = 24, cols: int = 80) -> Iterator[Terminal]:
     master, slave = os.openpty()
     set_size(master, rows, cols)
+    before = termios.tcgetattr(slave)
     proc = subprocess.Popen(rage_cmd("run", *argv), stdin=slave, stdout=slave, stderr=slave,
                             start_new_session=True)
-    term = Terminal(proc, master, slave)
+    term = Terminal(proc, master, slave, before)
     try:
         yield term
     finally:
@@ -106,12 +111,13 @@ CHILD_TTY = (
 def test_child_gets_a_terminal_on_all_streams_and_the_session_is_recorded() -> None:
     with terminal("--app", "ttyapp", "--", sys.executable, "-c", CHILD_TTY,
                   rows=33, cols=101) as term:
-        before = termios.tcgetattr(term.slave)
         assert term.finish() == 0
         after = termios.tcgetattr(term.slave)
     assert b"tty True True True os.terminal_size(columns=101, lines=33)\r\n" in term.seen
     assert b"to-stderr\r\n\x1b[31mred\x1b[0m\r\n" in term.seen
-    assert before == after  # raw mode was undone
+    # raw mode was undone (the modes read before rage started: read after, under load, they
+    # could already be raw)
+    assert term.before == after
     run = only_run("ttyapp")
     assert run["mode"] == "pty"
     log = (Path(str(run["dir"])) / "output.log").read_bytes()
@@ -174,14 +180,13 @@ def test_term_to_wrapper_reaches_child_and_terminal_is_restored(tmp_path: Path) 
              f"open({str(ready)!r}, 'w').close()\n"
              "time.sleep(30)\n")
     with terminal("--app", "termed", "--", sys.executable, "-c", child) as term:
-        before = termios.tcgetattr(term.slave)
         deadline = time.monotonic() + 20
         while not ready.exists():
             assert time.monotonic() < deadline
             time.sleep(0.01)
         term.proc.send_signal(signal.SIGTERM)
         assert term.finish() == 3
-        assert termios.tcgetattr(term.slave) == before
+        assert termios.tcgetattr(term.slave) == term.before
     assert b"bye\r\n" in term.seen
     assert only_run("termed")["exit_code"] == 3
 
