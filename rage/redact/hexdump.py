@@ -43,7 +43,7 @@ _CONTROLS = bytes(0x2E if (c < 0x20 and c not in b"\t\n\r") or c == 0x7F else c
                   for c in range(256))
 _LONE_CR = re.compile(rb"\r(?!\n)")
 _MARKER = re.compile(rb"\[REDACTED:[a-z0-9-]+\]")
-_DIFF_MAX = 16 * 1024  # bytes a run is aligned by difflib at most, when markers cannot
+_DIFF_MAX = 4 * 1024  # bytes between a line's first and last change aligned by difflib at most
 _RUN_MAX = 64 * 1024  # bytes of a run decoded and redacted together
 _NEAR = 4  # changes closer than this are one (see _diff)
 
