@@ -81,6 +81,14 @@ _MAX_LINES = 400
 _BLOCK_KEY = re.compile(rb"([ \t]*)(?:- )?[\"']?([A-Za-z0-9_.\-]{1,128})[\"']?[ \t]*:[ \t]*"
                         rb"[|>][-+0-9]{0,3}[ \t]*\r?")
 _WRAPPED = re.compile(rb"[ \t]*[A-Za-z0-9._~+/=\-]{8,}\r?")
+# A value under a secret name that its line's end cut: a program that wraps at its console's
+# width (Rich folds a word longer than it, `fold` any line) goes on at the next line's
+# start. Only then, and only for lines of token bytes as wide as a console (40 or more)
+# and of one width, is the next line its rest: then the leading token bytes of the line
+# after them too (`p9S19a7D9JzF7de== for the job`)
+_CUT = b"[REDACTED:secret-field]"
+_CUT_LINE = re.compile(rb"[A-Za-z0-9._~+/=\-]{40,}\r?")
+_CUT_END = re.compile(rb"[A-Za-z0-9._~+/=\-]+(?=[ \t\r]|$)")
 _NAME_LINE = re.compile(rb"[ \t]*(?:- )?[\"']?name[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z0-9_.\-]{1,128})"
                         rb"[\"']?[ \t]*,?[ \t]*\r?")
 _VALUE_LINE = re.compile(rb"[ \t]*[\"']?value[\"']?[ \t]*:[ \t]*(?:\"((?:[^\"\\\r\n]|\\.)*)\""
@@ -112,6 +120,7 @@ _RULES_BY_NEEDLE = (
     (b": |", "block"), (b": >", "block"), (b"kind: Secret", "secret"), (b"value:", "pair"),
     (b"value\":", "pair"), (b"value':", "pair"), (b"Private-Lines:", "ppk"),
     (b"[REDACTED:auth-header]", "wrapped"), (b"[REDACTED:jwt]", "wrapped"),
+    (_CUT, "wrapped"),
     (b",password", "table"), (b"password,", "table"), (b"\tpassword", "table"),
     (b"password\t", "table"), (b",secret", "table"), (b",token", "table"),
     # a PIN or a numeric password column (`name,username,pin`, `host\tpass`)
@@ -358,6 +367,9 @@ def _wrapped(lines: list[bytes], at: list[int], count: Count) -> bool:
     hit = False
     for i in at:
         prev = lines[i].rstrip(b"\r")
+        if prev.endswith(_CUT):
+            hit |= _console_wrapped(lines, i + 1)
+            continue
         if not prev.endswith((b"[REDACTED:auth-header]", b"[REDACTED:jwt]")):
             continue
         kind = prev[prev.rindex(b"[REDACTED:") + 10:-1].decode()
@@ -368,6 +380,35 @@ def _wrapped(lines: list[bytes], at: list[int], count: Count) -> bool:
             hit = True
             j += 1
     return hit
+
+
+def _console_wrapped(lines: list[bytes], j: int) -> bool:
+    """The rest of a value cut at its line's end, from line ``j`` on (see :data:`_CUT`)."""
+    width = 0
+    hit = False
+    while j < len(lines):
+        body = lines[j].rstrip(b"\r")
+        # (past the first line the width is known: a piece of base64 may start like a path)
+        if _CUT_LINE.fullmatch(body) and (len(body) == width if width else _tokenish(body)) and (
+                _tail_of_token(body)):
+            width = len(body)
+            lines[j] = _mask(lines[j], "secret-field", _no_count)
+            hit = True
+            j += 1
+            continue
+        if width and (m := _CUT_END.match(body)) is not None and m.end() < width and (
+                _tail_of_token(m[0])):
+            lines[j] = _CUT + lines[j][m.end():]  # the wrap's last line: the value's end
+        break
+    return hit
+
+
+def _tail_of_token(run: bytes) -> bool:
+    """The last piece of a wrapped token, rather than the next text's first word (a token
+    that filled its last line exactly: `Done`, `for the job`): a digit, base64's padding,
+    or mixed case in 8 bytes or more."""
+    return any(48 <= c <= 57 for c in run) or run.endswith(b"=") or (
+        len(run) >= 8 and run.lower() != run and run.upper() != run)
 
 
 def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list[int]:
@@ -382,7 +423,8 @@ def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list
             e += 1
         if buf[e:e + 1] == b"\n":
             le = buf.find(b"\n", e + 1)
-            if _WRAPPED.fullmatch(buf, e + 1, le if le >= 0 else len(buf)):
+            line = _CUT_LINE if needle == _CUT else _WRAPPED
+            if line.fullmatch(buf, e + 1, le if le >= 0 else len(buf)):
                 out.append(i)
     return out
 
