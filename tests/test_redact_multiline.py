@@ -106,3 +106,23 @@ def test_native_prefilter_and_pure_python_agree(tmp_path: Path) -> None:
         outs.append((proc.stdout, json.loads(proc.stderr)))
     assert outs[0] == outs[1]
     assert outs[0][1]["total"] >= len(SAMPLES)
+
+
+def test_a_tagged_block_scalar_as_pyyaml_writes_bytes() -> None:
+    """PyYAML dumps bytes as `key: !!binary |` and their base64 below it (Ansible writes a
+    vaulted value as `!vault |`): under a secret name the block goes, as an untagged one
+    does; a tagged block under another name stays."""
+    import base64
+
+    import yaml  # type: ignore[import-untyped]  # (yamllint, a test extra, brings it)
+
+    secret = b"hunter2-very-secret-password-value-0123456789abcdef" * 2  # two lines of base64
+    text = yaml.dump({"db": {"password": secret}, "token": secret[:24], "icon": b"GIF89a.."})
+    out = red(text)
+    encoded = base64.b64encode(secret).decode()
+    assert encoded[:40] in text.replace("\n", "").replace(" ", "")  # PyYAML wrote it so
+    flat = out.replace("\n", "").replace(" ", "")
+    for part in (encoded[:12], encoded[-12:], base64.b64encode(secret[:24]).decode()[:12]):
+        assert part not in flat, out
+    assert base64.b64encode(b"GIF89a..").decode() in out  # no secret name above it
+    assert "password: !!binary |" in out and "token: !!binary |" in out

@@ -79,7 +79,7 @@ SPAN = 64 * 1024  # how far a multi-line value may reach past its opener in a st
 _MAX_LINES = 400
 
 _BLOCK_KEY = re.compile(rb"([ \t]*)(?:- )?[\"']?([A-Za-z0-9_.\-]{1,128})[\"']?[ \t]*:[ \t]*"
-                        rb"[|>][-+0-9]{0,3}[ \t]*\r?")
+                        rb"(?:!{1,2}[A-Za-z0-9_./:\-]*[ \t]+)?[|>][-+0-9]{0,3}[ \t]*\r?")
 _WRAPPED = re.compile(rb"[ \t]*[A-Za-z0-9._~+/=\-]{8,}\r?")
 # A value under a secret name that its line's end cut: a program that wraps at its console's
 # width (Rich folds a word longer than it, `fold` any line) goes on at the next line's
@@ -103,7 +103,8 @@ _SASL_PASSWORD_PROMPTS = (b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6")  # `Password:`, `pas
 _VAR_DUMP_KEY = b"]=>"
 # redis' secret settings, as `CONFIG GET` names them
 REDIS_SECRETS = (b"requirepass", b"masterauth", b"tls-key-file-pass", b"tls-client-key-file-pass")
-_OPENERS: tuple[bytes, ...] = (b": |", b": >", b"Private-Lines:", b"name", b"kind: Secret",
+_OPENERS: tuple[bytes, ...] = (b": |", b": >", b": !!binary", b": !vault", b"Private-Lines:",
+                               b"name", b"kind: Secret",
                                b"<auth-user-pass>", *_SASL_PASSWORD_PROMPTS,
                                *REDIS_SECRETS, _VAR_DUMP_KEY,
                                b"Bearer", b"bearer", b"eyJ", b"apiVersion:", b"CREATE TABLE ",
@@ -117,7 +118,8 @@ Count = Callable[[str], None]
 
 
 _RULES_BY_NEEDLE = (
-    (b": |", "block"), (b": >", "block"), (b"kind: Secret", "secret"), (b"value:", "pair"),
+    (b": |", "block"), (b": >", "block"), (b": !!binary", "block"), (b": !vault", "block"),
+    (b"kind: Secret", "secret"), (b"value:", "pair"),
     (b"value\":", "pair"), (b"value':", "pair"), (b"Private-Lines:", "ppk"),
     (b"[REDACTED:auth-header]", "wrapped"), (b"[REDACTED:jwt]", "wrapped"),
     (_CUT, "wrapped"),

@@ -155,6 +155,11 @@ def chained(buf: bytes, vs: int, ve: int) -> bool:
         _ASSIGN_NEXT.match(buf, ve) is not None
 
 
+# a YAML tag before a block scalar's indicator: PyYAML writes bytes as `!!binary |`,
+# Ansible a vaulted value as `!vault |`
+_TAGGED_BLOCK = re.compile(rb"!{1,2}[A-Za-z0-9_./:\-]*[ \t]+[|>][-+0-9]{0,3}[ \t]*")
+
+
 def not_a_value(value: bytes) -> bool:
     """A value that names or computes a secret instead of being one: another secret name
     (``key: password``, ``auth: token``), a code expression, a tool's placeholder phrase."""
@@ -162,6 +167,8 @@ def not_a_value(value: bytes) -> bool:
         return True
     if value.startswith(b":"):
         return True  # `auth::tests::rejects_expired_token`: a path, `::` is no separator
+    if _TAGGED_BLOCK.fullmatch(value):
+        return True  # YAML's `token: !!binary |`: the value is the block below (multiline)
     if value.lower() in _CMDLETS:
         return True  # `$password = ConvertTo-SecureString "x"`: the cmdlet's own rule takes x
     if (attr := _ATTRIBUTE.fullmatch(value)) is not None and looks_secret_name(
