@@ -230,6 +230,22 @@ def _p(template: str, symbols: str = "!#%*", *, numeric: bool = False) -> Struct
     return make
 
 
+def _yaml_binary(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    """bytes as PyYAML dumps them: `!!binary |`, the base64 below, 76 characters a line."""
+    p = password(rng) * 4
+    encoded = base64.b64encode(p.encode()).decode()
+    lines = "\n".join("    " + encoded[i:i + 76] for i in range(0, len(encoded), 76))
+    return f"db:\n  password: !!binary |\n{lines}\n  port: 5432", (encoded, p)
+
+
+def _console_wrapped(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    """A long value under a secret name, folded at 80 columns as Rich prints a word longer
+    than its console (on a pipe) and `fold` does."""
+    p = "".join(rng.choice(ALNUM) for _ in range(300))
+    text = f"exporting AWS_SESSION_TOKEN={p} for the job"
+    return "\n".join(text[i:i + 80] for i in range(0, len(text), 80)), (p,)
+
+
 def _oauth(template: str) -> Structural:
     """An OAuth code or verifier: 43 URL-safe characters, as PKCE's verifier is."""
     def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
@@ -312,6 +328,8 @@ STRUCTURAL: dict[str, Structural] = {
     "tsv": _p("name\tusername\tpassword\nprod-db\tapp_user\t{p}"),
     "yaml-block-literal": _p("db_password: |\n  {p}\nnext_key: 1"),
     "yaml-block-folded": _p("api_token: >-\n  {p}\nnext_key: 1"),
+    "yaml-binary-tag": _yaml_binary,
+    "console-wrapped-value": _console_wrapped,
     "k8s-name-value": _p("        - name: DB_PASSWORD\n          value: {p}"),
     "k8s-name-value-quoted": _p('        - name: "STRIPE_SECRET"\n          value: "{p}"'),
     "json-name-value": _p('{{"name": "API_TOKEN", "value": "{p}"}}'),
