@@ -9,11 +9,14 @@ A tool printing a value it took from ``--password`` kept it the same way.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rage.redact import Redactor
 from rage.redact.known import learnable, removed
@@ -144,3 +147,20 @@ def test_a_real_script_repeating_a_secret_it_named_once(tmp_path: Path) -> None:
     for line in (b"connecting with [REDACTED:literal] first", b"+ PASS=[REDACTED:secret-field]",
                  b"+ ping_db [REDACTED:literal]", b"later [REDACTED:literal]"):
         assert line in raw, line
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.text("ab:=[]x ", max_size=6), st.text("abx=:", min_size=1,
+                                                                  max_size=6)),
+                min_size=1, max_size=5),
+       st.text("ab:=x ", max_size=6), st.text("ab", max_size=2))
+def test_removed_aligns_as_its_expression_does(parts: list[tuple[str, str]], tail: str,
+                                               noise: str) -> None:
+    """The one-pass alignment (marker_spans) gives what `(.+?)` between the pieces,
+    matched whole, gives (what removed() used to run), aligned or not: texts full of
+    repeats, pieces that recur."""
+    original = "".join(kept + value for kept, value in parts) + tail
+    redacted = "".join(kept + "[REDACTED:x]" for kept, _ in parts) + tail + noise
+    pieces = re.split(r"\[REDACTED:[a-z0-9-]+\]", redacted)
+    m = re.fullmatch("(.+?)".join(map(re.escape, pieces)), original, re.S)
+    assert removed(original, redacted) == (list(m.groups()) if m else [])

@@ -219,6 +219,8 @@ def _removed(data: bytes, red: bytes) -> bytearray:
     """A flag per byte of ``data``: 1 where redaction removed it (``red`` is what it made).
     Line by line (redaction keeps the lines: a marker holds no newline), each changed line
     aligned by its markers, or by difflib where a name was pseudonymised."""
+    from rage.redact.known import marker_spans  # only once a dump held a secret
+
     flags = bytearray(len(data))
     old_lines, new_lines = data.split(b"\n"), red.split(b"\n")
     if len(old_lines) != len(new_lines):  # a value across lines went whole
@@ -229,33 +231,12 @@ def _removed(data: bytes, red: bytes) -> bytearray:
         for old, new in zip(old_lines, new_lines, strict=True):
             if old != new:
                 pieces = _MARKER.split(new)
-                found = _align(old, pieces) if len(pieces) > 1 else None
+                found = marker_spans(old, pieces) if len(pieces) > 1 else None
                 spans += [(pos + a, pos + b) for a, b in found or _diff(old, new)]
             pos += len(old) + 1
     for a, b in spans:
         flags[a:b] = b"\x01" * (b - a)
     return flags
-
-
-def _align(data: bytes, pieces: list[bytes]) -> list[tuple[int, int]] | None:
-    """Where the markers between ``pieces`` stand in ``data`` (each replaced at least one
-    byte); None if the text between them is not ``data``'s (a name was pseudonymised)."""
-    if not data.startswith(pieces[0]):
-        return None
-    spans = []
-    pos = len(pieces[0])
-    for k, piece in enumerate(pieces[1:], 1):
-        if k == len(pieces) - 1:
-            at = len(data) - len(piece)
-            if not data.endswith(piece) or at <= pos:
-                return None
-        else:
-            at = data.find(piece, pos + 1)
-            if at < 0:
-                return None
-        spans.append((pos, at))
-        pos = at + len(piece)
-    return spans
 
 
 def _diff(data: bytes, red: bytes) -> list[tuple[int, int]]:

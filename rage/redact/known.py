@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, AnyStr
 
 from rage.sensitive import looks_harmless_value
 
@@ -33,8 +33,34 @@ def removed(original: str, redacted: str) -> list[str]:
     pieces = _MARKER.split(redacted)
     if len(pieces) == 1:
         return []
-    m = re.fullmatch("(.+?)".join(map(re.escape, pieces)), original, re.S)
-    return list(m.groups()) if m else []
+    spans = marker_spans(original, pieces)
+    return [] if spans is None else [original[a:b] for a, b in spans]
+
+
+def marker_spans(text: AnyStr, pieces: Sequence[AnyStr]) -> list[tuple[int, int]] | None:
+    """Where each marker between ``pieces`` (a redacted text split at its markers) stands
+    in ``text``, the text it was made from: each replaced at least one character, and the
+    text after it starts at its earliest place; None if they cannot be aligned. The
+    earliest place never rules out an alignment a later one allows (it leaves more of the
+    text to what follows), so this finds what ``(.+?)`` between the pieces, matched whole,
+    finds first, in one pass, where that expression took the square of the text to fail
+    (1.9 s for 400 KB and 800 markers)."""
+    if not text.startswith(pieces[0]):
+        return None
+    spans = []
+    pos = len(pieces[0])
+    for k, piece in enumerate(pieces[1:], 1):
+        if k == len(pieces) - 1:
+            at = len(text) - len(piece)
+            if not text.endswith(piece) or at <= pos:
+                return None
+        else:
+            at = text.find(piece, pos + 1)
+            if at < 0:
+                return None
+        spans.append((pos, at))
+        pos = at + len(piece)
+    return spans
 
 
 def learnable(value: str) -> bool:

@@ -256,8 +256,7 @@ def _removed_values(before: list[bytes], after: list[bytes],
     if len(before) != len(after):
         return
     for old, new in zip(before, after, strict=True):
-        # (a line past _LEARN_LINE_MAX is not aligned: a failed alignment of many markers
-        # grows with the square of the line, 1.9 s for 400 KB and 800 markers)
+        # (a line past _LEARN_LINE_MAX is not aligned: the work per changed line is bounded)
         if old is not new and len(old) <= _LEARN_LINE_MAX and old != new:
             for value in removed(old.decode("utf-8", "surrogateescape"),
                                  new.decode("utf-8", "surrogateescape")):
