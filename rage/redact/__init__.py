@@ -217,9 +217,7 @@ class Redactor(RedactionEngine):
 
     def bytes(self, b: _Bytes) -> _Bytes:
         """Redact bytes; bytes that are not UTF-8 pass through unchanged unless in a secret."""
-        buf = _Bytes(b)
-        limit, spans = self.plan(buf, final=True)
-        return self.apply(buf, limit, spans)
+        return self.redact_whole(_Bytes(b))
 
     def stream(self, chunks: Iterable[_Bytes], *, block: int = BLOCK,
                workers: int | None = None, size: int | None = None) -> Iterator[_Bytes]:

@@ -313,10 +313,10 @@ class RedactionEngine(Handlers):
             out = pat.sub(self._custom_repl, out)
         return out
 
-    def _dump_data(self, data: bytes) -> bytes:
-        """The bytes of a hex dump, redacted as a text of their own."""
-        limit, spans = self.plan(data, final=True)
-        return self.apply(data, limit, spans)
+    def redact_whole(self, buf: bytes) -> bytes:
+        """``buf`` redacted as one whole text (Redactor.bytes; a hex dump's bytes)."""
+        limit, spans = self.plan(buf, final=True)
+        return self.apply(buf, limit, spans)
 
     def _inside(self, buf: bytes, a: int, b: int) -> bytes:
         return self._lines(self.build(), buf, a, b)
@@ -362,7 +362,7 @@ class RedactionEngine(Handlers):
         if (dumps or hexdump.starts_in_dump(region)) if native else hexdump.present(region):
             # the bytes a dump shows, masked where their text is redacted: the same length,
             # so the starts found stay where they are
-            region, dump_lines = hexdump.mask_dumps(region, self._dump_data)
+            region, dump_lines = hexdump.mask_dumps(region, self.redact_whole)
             buf = region
             a = 0
             starts = hexdump.outside(starts, dump_lines)
