@@ -96,3 +96,30 @@ def http_server(status: int) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+_SERVED = """\
+import http.server, subprocess, sys, threading
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response({status})
+        self.end_headers()
+    do_GET = do_POST
+    def log_message(self, *args):
+        pass
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = "http://127.0.0.1:%d" % server.server_address[1]
+"""
+
+
+def served_script(status: int, body: str) -> str:
+    """A script for :func:`record_script` that serves HTTP on 127.0.0.1 (every request
+    answered with ``status``, nothing logged; its base URL in ``url``), then runs ``body``
+    (a client such as curl, as a program under rage would)."""
+    import textwrap
+
+    return _SERVED.format(status=status) + textwrap.dedent(body)

@@ -9,7 +9,6 @@ cut by the width was not seen at all. The lines the width cut are joined before 
 from __future__ import annotations
 
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 
 from rage.redact.normalize import normalize, unwrap_traces
 from tests.corpus.contexts import curl_trace_ascii
-from tests.redact_helpers import member, record_script
+from tests.redact_helpers import member, record_script, served_script
 
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9l"
        "IiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
@@ -57,24 +56,12 @@ def test_other_dumps_are_left_as_they_are() -> None:
     assert unwrap_traces(exact) == exact
 
 
-LOGIN = textwrap.dedent('''
-    import http.server, subprocess, sys, threading
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            self.rfile.read(int(self.headers["Content-Length"]))
-            self.send_response(401)
-            self.end_headers()
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+LOGIN = served_script(401, '''
     token, secret = open(sys.argv[1]).read().split()
     form = "client_id=app-7f3a9c&scope=read%20write&client_secret=" + secret + "&x=1"
     subprocess.run(["curl", "-s", "--trace-ascii", "-", "-o", "/dev/null",
-                    "-H", "Authorization: Bearer " + token, "-d", form,
-                    f"http://127.0.0.1:{server.server_address[1]}/token"], check=True)
+                    "-H", "Authorization: Bearer " + token, "-d", form, url + "/token"],
+                   check=True)
     sys.exit(2)
 ''')
 

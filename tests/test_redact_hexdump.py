@@ -150,28 +150,15 @@ def test_a_token_anywhere_in_binary_data(before: bytes, after: bytes, tool: str)
 def test_a_real_curl_trace_recorded(tmp_path: Path) -> None:
     """`curl --trace -` (hex and characters, 16 bytes a line) of a request with a Bearer
     token and a form body's password, recorded with `rage run` and reported."""
-    from tests.redact_helpers import member, record_script
+    from tests.redact_helpers import member, record_script, served_script
 
-    script = '''
-import http.server, subprocess, sys, threading
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        self.send_response(403)
-        self.end_headers()
-    def log_message(self, *args):
-        pass
-
-server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-threading.Thread(target=server.serve_forever, daemon=True).start()
-token, password = open(sys.argv[1]).read().split()
-subprocess.run(["curl", "-s", "--trace", "-", "-o", "/dev/null",
-                "-H", "Authorization: Bearer " + token,
-                "-d", "user=alice&password=" + password,
-                f"http://127.0.0.1:{server.server_address[1]}/login"], check=True)
-sys.exit(4)
-'''
+    script = served_script(403, '''
+        token, password = open(sys.argv[1]).read().split()
+        subprocess.run(["curl", "-s", "--trace", "-", "-o", "/dev/null",
+                        "-H", "Authorization: Bearer " + token,
+                        "-d", "user=alice&password=" + password, url + "/login"], check=True)
+        sys.exit(4)
+    ''')
     proc, raw, out = record_script(tmp_path, script, f"{BEARER} {PASSWORD}")
     assert proc.returncode == 4, proc.stderr
     assert BEARER[:6].encode().hex(" ") in proc.stdout  # curl showed it, in hex
