@@ -98,3 +98,34 @@ def test_at_most_eight_databases_are_kept() -> None:
     _redact()
     kept = _stored()
     assert len(kept) == dbcache.KEEP and db in kept
+
+
+STREAM = """
+import sys
+from rage.redact import Redactor, register_literal
+register_literal(sys.argv[1])
+r = Redactor(home="/home/alice", user="alice", hostname="alice-laptop")
+line = b"INFO request finished for the user in 12 ms " + sys.argv[1].encode() + b"\\n"
+out = b"".join(r.stream([line * 20000], workers=1))
+assert sys.argv[1].encode() not in out and b"[REDACTED:literal]" in out, out[:200]
+print(len(out))
+"""
+
+
+def test_the_engines_own_finders_are_stored_and_loaded_again_but_not_a_literals() -> None:
+    """A stream's block holds back a multi-line value: the finder of its openers (20-28 ms
+    to compile) is stored like the main database and loaded by the next process; the
+    finder of a registered literal is not stored."""
+    secret = "zq-literal-5b7e0d2c91aa"
+
+    def stream() -> None:
+        subprocess.run([sys.executable, "-c", STREAM, secret], check=True,
+                       capture_output=True, env=os.environ.copy())
+
+    stream()
+    stored = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in _stored()}
+    assert len(stored) >= 2, "the main database and the openers' finder"
+    assert all(secret.encode() not in data for _, data in stored.values())
+    stream()
+    assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in _stored()} == stored, (
+        "loaded, not compiled and written again")

@@ -1,9 +1,10 @@
 """Compiled Hyperscan databases kept on disk, so a process does not compile its own.
 
 Compiling the one-pass database (:mod:`rage.redact.native`) takes 25-30 ms, at the start of
-every report and ``rage redact``, before any worker can start; loading it back takes
-microseconds. A database is stored under ``<rage home>/.cache/`` (0700), named by a hash of
-its expressions, their flags and the Hyperscan version, as a 0600 file written atomically.
+every report and ``rage redact``, before any worker can start, and the finder of the
+multi-line openers 20-28 ms more; loading them back takes microseconds. A database is
+stored under ``<rage home>/.cache/`` (0700), named by a hash of its expressions, their flags
+and the Hyperscan version, as a 0600 file written atomically.
 It is loaded only if it is a regular file this user owns that no one else can write
 (:func:`rage.fsutil.read_own`): a database is code for Hyperscan, so a planted one is never
 read. Hyperscan checks the bytes itself (a checksum, its version, the CPU's features) and

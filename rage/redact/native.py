@@ -489,23 +489,28 @@ _FINDERS: dict[tuple[tuple[bytes, ...], bool], Finder | None] = {}
 
 
 def finder(needles: tuple[bytes, ...]) -> Finder | None:
-    """:func:`find_all` of ``needles``, compiled once per process; None without Hyperscan
+    """:func:`find_all` of ``needles``, the engine's own fixed needles (never a secret: the
+    database is stored, see :mod:`rage.redact.dbcache`), compiled once per process and
+    kept on disk for the next one (the multi-line openers took 20-28 ms to compile, at
+    the start of every report, before its workers could start); None without Hyperscan
     (or with RAGE_NATIVE_SCAN=0, which tests and benchmarks switch within a process)."""
     on = available()
     if (needles, on) not in _FINDERS:
-        _FINDERS[needles, on] = find_all(list(needles)) if on else None
+        _FINDERS[needles, on] = find_all(list(needles), stored=True) if on else None
     return _FINDERS[needles, on]
 
 
-def find_all(needles: list[bytes]) -> Finder | None:
-    """A finder of every needle in one pass: ``buf`` -> needle index -> its positions."""
+def find_all(needles: list[bytes], *, stored: bool = False) -> Finder | None:
+    """A finder of every needle in one pass: ``buf`` -> needle index -> its positions.
+    ``stored``: the database may come from, and go to, the disk; never for secrets (the
+    literals a user registered)."""
     if not available() or not needles:
         return None
     d = Database()
     for i, n in enumerate(needles):
         d.add(escape(n), 0, (_ADD, len(n), i))
     try:
-        d.compile()
+        d.compile(stored=stored)
     except Exception as e:  # as in native_scan
         _broken(e)
         return None
