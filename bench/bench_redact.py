@@ -142,8 +142,9 @@ def main() -> None:
         counts: list[dict[str, int]] = []
         from rage.redact.native import available as native_available
 
-        modes = [("rage, every trigger, 1 process", 1, True, False),
-                 ("rage, pure-Python scan, 1 process", 1, False, False)]
+        modes: list[tuple[str, int | None, bool, bool]] = [
+            ("rage, every trigger, 1 process", 1, True, False),
+            ("rage, pure-Python scan, 1 process", 1, False, False)]
         if native_available():
             modes.append(("rage, Hyperscan scan, 1 process", 1, False, True))
         modes.append((f"rage Redactor.file() ({default_workers()} workers)", None, False,

@@ -98,7 +98,7 @@ def in_process(per_kind: dict[str, list[int]]) -> None:
     rows.append(("ALL", sum(r[1] for r in rows), sum(r[2] for r in rows)))
     _table("Structural shapes (in process)", rows)
 
-    rows = []
+    argv_rows: list[tuple[str, int, int, int]] = []
     as_list = getattr(red, "argv", None)  # Redactor.argv: the engine branch; data() before
     for name, build in ARGV.items():
         secret = _argv_secret(name)
@@ -107,7 +107,7 @@ def in_process(per_kind: dict[str, list[int]]) -> None:
         outs = (json.dumps(clean), shlex.join(clean))
         listed = (f"subprocess.CalledProcessError: Command '{argv!r}' returned non-zero exit "
                   f"status 1.\nargs: {json.dumps(argv)}\n")
-        rows.append(
+        argv_rows.append(
             (
                 name,
                 int(all(leaks(secret, o) is None for o in outs)),
@@ -118,11 +118,11 @@ def in_process(per_kind: dict[str, list[int]]) -> None:
     _table(
         "argv forms (in process): as the stored argv list / as command-line text / printed as "
         "a list (a CalledProcessError)",
-        [(n, a, 1) for n, a, _, _ in rows]
+        [(n, a, 1) for n, a, _, _ in argv_rows]
         + [
-            ("ALL (argv list)", sum(r[1] for r in rows), len(rows)),
-            ("ALL (command-line text)", sum(r[2] for r in rows), len(rows)),
-            ("ALL (printed list)", sum(r[3] for r in rows), len(rows)),
+            ("ALL (argv list)", sum(r[1] for r in argv_rows), len(argv_rows)),
+            ("ALL (command-line text)", sum(r[2] for r in argv_rows), len(argv_rows)),
+            ("ALL (printed list)", sum(r[3] for r in argv_rows), len(argv_rows)),
         ],
     )
 

@@ -83,9 +83,9 @@ def write_bundle(path: Path, files: dict[str, bytes], **manifest: object) -> byt
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
-    data: bytes = zstandard.ZstdCompressor().compress(buf.getvalue())
-    path.write_bytes(data)
-    return data
+    bundle: bytes = zstandard.ZstdCompressor().compress(buf.getvalue())
+    path.write_bytes(bundle)
+    return bundle
 
 
 def make_bundle(path: Path, payload: int) -> Path:

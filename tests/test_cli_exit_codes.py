@@ -27,9 +27,10 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 def rage(*args: str, env: dict[str, str] | None = None, stdin: int | None = subprocess.DEVNULL,
          timeout: float = 60, **kw: object) -> subprocess.CompletedProcess[str]:
     """Run the installed console script, as a user would."""
-    return subprocess.run([RAGE, *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=stdin, env={**os.environ, **(env or {})}, check=False,
-                          **kw)  # type: ignore[call-overload,no-any-return]
+    proc: subprocess.CompletedProcess[str] = subprocess.run(  # type: ignore[call-overload]
+        [RAGE, *args], capture_output=True, text=True, timeout=timeout, stdin=stdin,
+        env={**os.environ, **(env or {})}, check=False, **kw)
+    return proc
 
 
 def pty_script(*args: str, env: dict[str, str] | None = None) -> Pty:

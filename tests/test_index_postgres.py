@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import uuid
 from collections.abc import Iterator
+from typing import Literal
 
 import pytest
 
@@ -15,7 +16,7 @@ from tests.services import Postgres, run_postgres
 pytest.importorskip("psycopg")
 pytestmark = pytest.mark.slow
 
-from rage.server.index import Index, Query  # noqa: E402
+from rage.server.index import Event, Index, Query  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,7 @@ def test_migrated_once_and_reopened(pg: Postgres) -> None:
 
 def _writer(url: str, worker: int, n: int, q: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     ix = Index(url)
-    events = []
+    events: list[Event | Literal["dup", "counted-twice"] | None] = []
     for i in range(n):
         k = worker * n + i
         r = ix.record(T.sig(f"cmd{k % 5}"), T.facts(k, reporter=f"r{k % 7}"))

@@ -364,12 +364,15 @@ def test_option_names_match_the_settings() -> None:
     import dataclasses
 
     from rage.config import Settings, load_settings
+    from rage.errors import ConfigError
     from rage.integration.options import RECORDING_NAMES, SETTING_NAMES
     from rage.record.store import RecordingSettings
 
     assert {f.name for f in dataclasses.fields(Settings)} == SETTING_NAMES
     assert set(RecordingSettings.__slots__) == RECORDING_NAMES
-    assert load_settings  # the full loader still validates recording app defaults
+    # the full loader still validates recording app defaults
+    with pytest.raises(ConfigError, match=r"^app defaults: output_cap: not a size: 'lots'"):
+        load_settings("tool", app_defaults={"output_cap": "lots"})
 
 
 @pytest.mark.parametrize(("stmt", "code"), [("raise SystemExit(4)", 4), ("raise SystemExit", 0)])

@@ -50,10 +50,10 @@ def test_a_printed_command_line_is_redacted_as_one(name: str) -> None:
         assert out.count(b"\n") == buf.count(b"\n")
         assert sum(r.counts.values()) >= 1
     # what is not the secret stays: the program and the words around the value
-    out = Redactor(pseudonymize=False).bytes(line.encode()).decode()
+    text = Redactor(pseudonymize=False).bytes(line.encode()).decode()
     prog = next(w for w in ("sshpass", "redis-cli", "mysqldump", "mysql", "vault", "docker",
                             "curl", "ldapsearch", "sqlplus") if w in line)
-    assert prog in out and out.split(prog)[0] == line.split(prog)[0]
+    assert prog in text and text.split(prog)[0] == line.split(prog)[0]
 
 
 def test_in_a_stream_through_the_workers() -> None:

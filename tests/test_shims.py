@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rage.record.shims import MARKER
+from rage.record.shimboot import MARKER
 from tests.conftest import run_rage
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # no rage here: shims must not need it on PATH

@@ -11,6 +11,7 @@ import sys
 import sysconfig
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -108,7 +109,7 @@ def test_shim_outlives_rage(tmp_path: Path) -> None:
     assert direct.stderr.startswith(b"ls: ")  # ls names itself by argv[0]
     same(sh(argv, path), direct)
     assert len(runs("ls")) == 1
-    broken = [
+    broken: list[Callable[[], object]] = [
         (site / "rage" / "_version.py").unlink,  # rage cannot be imported
         lambda: shutil.rmtree(site / "rage"),  # pip uninstall
         lambda: shutil.rmtree(venv),  # the venv (or its Python) is gone

@@ -124,7 +124,7 @@ def test_child_signal_death_is_the_wrappers_death_and_crash_hint() -> None:
     assert proc.returncode == -signal.SIGSEGV
     run = only_run("boom")
     assert proc.stderr == (b"rage: boom crashed (SIGSEGV); to report it: "
-                           b"rage report " + run["id"].rsplit("-", 1)[-1].encode() + b"\n")
+                           b"rage report " + str(run["id"]).rsplit("-", 1)[-1].encode() + b"\n")
     assert run["status"] == "crashed" and run["signal"] == signal.SIGSEGV
     # a non-crash signal: no hint, and the wrapper dies of the same signal
     proc = wrap("--app", "term", "--", "sh", "-c", "kill -TERM $$")
@@ -158,7 +158,7 @@ def test_hint_on_failure_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAGE_HINT_ON_FAILURE", "1")
     proc = wrap("--app", "fails", "--", "sh", "-c", "exit 4")
     assert proc.returncode == 4
-    short = only_run("fails")["id"].rsplit("-", 1)[-1].encode()
+    short = str(only_run("fails")["id"]).rsplit("-", 1)[-1].encode()
     assert proc.stderr == (b"rage: fails failed (exit 4); to report it: "
                            b"rage report " + short + b"\n")
 

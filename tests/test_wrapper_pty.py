@@ -195,7 +195,7 @@ def test_crash_on_a_terminal_prints_the_hint_after_restoring() -> None:
     with terminal("--app", "segv", "--", "sh", "-c", "kill -SEGV $$") as term:
         assert term.finish() == -signal.SIGSEGV, term.seen
     run = only_run("segv")
-    short = run["id"].rsplit("-", 1)[-1].encode()
+    short = str(run["id"]).rsplit("-", 1)[-1].encode()
     assert b"rage: segv crashed (SIGSEGV); to report it: rage report " + short + b"\r\n" \
         in term.seen
     assert run["status"] == "crashed"
