@@ -37,6 +37,7 @@ import re
 import shlex
 from collections.abc import Callable
 
+from rage.redact.regexcache import compiled
 from rage.redact.values import DUMMY_PASSWORDS, token_shaped
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
@@ -254,7 +255,7 @@ def redact_command_line(line: str, count: Callable[[str], None]) -> str | None:
     return line[:start] + cleaned + after
 
 
-_XTRACE = re.compile(r"(\++) ")
+_XTRACE = compiled(r"(\++) ")
 
 
 def redact_fed_lines(lines: list[str], i: int, count: Callable[[str], None]) -> list[int]:
@@ -317,8 +318,8 @@ def _in_place(text: str, changes: list[tuple[str, str]]) -> str | None:
 
 
 _STR = r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\""
-_LITERAL = re.compile(_STR)
-_LIST = re.compile(rf"\[[ \t]*(?:{_STR})(?:[ \t]*,[ \t]*(?:{_STR}))+[ \t]*,?[ \t]*\]")  # 2+
+_LITERAL = compiled(_STR)
+_LIST = compiled(rf"\[[ \t]*(?:{_STR})(?:[ \t]*,[ \t]*(?:{_STR}))+[ \t]*,?[ \t]*\]")  # 2+
 
 
 def redact_argv_lists(line: str, count: Callable[[str], None]) -> str | None:

@@ -14,9 +14,9 @@ of (loguru's default ``diagnose=True``, better_exceptions)::
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from rage.redact.regexcache import compiled
 from rage.redact.reprs import STRING, parse
 from rage.redact.values import kept
 from rage.sensitive import looks_secret_name
@@ -35,8 +35,8 @@ _CALLS = tuple(name + b"(" for name in _POSITION)
 # what each call holds (few: without Hyperscan each is one search of the whole text)
 NEEDLES = (b"login(", b"Auth(", b"FTP", b"_password(", b"pass_(")
 ANNOTATION = "\u2514 ".encode()  # `└ `, the mark of a value under its name
-_MARKS = re.compile(r"[ \u2502]*\u2514 (.*?)\r?")  # `│   └ value`
-_NAME_AT = re.compile(r"[A-Za-z_][\w.]*")
+_MARKS = compiled(r"[ \u2502]*\u2514 (.*?)\r?")  # `│   └ value`
+_NAME_AT = compiled(r"[A-Za-z_][\w.]*")
 
 
 def positional_passwords(lines: list[bytes], at: list[int], count: Count) -> bool:

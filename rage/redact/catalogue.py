@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from rage.redact.formats import FORMATS, SecretFormat
+from rage.redact.regexcache import compiled
 from rage.redact.scan import finds
 
 # not glued to a letter or digit on the left, except the `m`/`K` that ends a colour code
@@ -29,7 +30,7 @@ from rage.redact.scan import finds
 _BEFORE = rb"(?:(?<![A-Za-z0-9])|(?<=[0-9;\[][mK]))"
 _AFTER = rb"(?![A-Za-z0-9])"
 MIN_PREFIX = 3
-_GLOBAL_FLAGS = re.compile(rb"\(\?([aiLmsux]+)\)")
+_GLOBAL_FLAGS = compiled(rb"\(\?([aiLmsux]+)\)")
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Compiled:
 
 _T = TypeVar("_T", bound=tuple[Any, ...])
 SKIPPED: list[tuple[str, str]] = []  # (kind, why): entries the engine left out
-_NEVER = re.compile(rb"(?!)")
+_NEVER = compiled(rb"(?!)")
 
 
 class LazyPattern:
@@ -65,14 +66,14 @@ class LazyPattern:
         if name not in ("match", "finditer"):
             raise AttributeError(name)
         try:
-            compiled = re.compile(self.source)
-            if compiled.match(b"") is not None:
+            pattern = compiled(self.source)
+            if pattern.match(b"") is not None:
                 raise re.error("regex matches the empty string")
         except re.error as e:
             SKIPPED.append((self.kind, f"regex unusable: {e}"))
-            compiled = _NEVER
-        self.match, self.finditer = compiled.match, compiled.finditer
-        return getattr(compiled, name)
+            pattern = _NEVER
+        self.match, self.finditer = pattern.match, pattern.finditer
+        return getattr(pattern, name)
 
 
 def _leading(regex: str) -> set[str] | None:

@@ -65,19 +65,19 @@ def store(hyperscan: Any, expressions: list[bytes], flags: list[int], db: Any) -
         if not is_own_dir(head):  # never into a planted symlink's target
             return
         write_atomic(path, hyperscan.dumpb(db))
-        _prune(head)
+        prune(head, _PREFIX, KEEP)
     except Exception:  # any failure only costs the next process a compile
         pass
 
 
-def _prune(head: str) -> None:
-    """Keep the :data:`KEEP` newest databases."""
+def prune(head: str, prefix: str, keep: int) -> None:
+    """Keep the ``keep`` newest files named ``prefix``... in ``head``."""
     found = []
     with os.scandir(head) as it:
         for entry in it:
-            if entry.name.startswith(_PREFIX) and entry.is_file(follow_symlinks=False):
+            if entry.name.startswith(prefix) and entry.is_file(follow_symlinks=False):
                 found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
-    for _mtime, path in sorted(found, reverse=True)[KEEP:]:
+    for _mtime, path in sorted(found, reverse=True)[keep:]:
         try:  # noqa: SIM105
             os.unlink(path)
         except OSError:

@@ -13,7 +13,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterable
 
-from rage.redact import hexdump
+from rage.redact import hexdump, regexcache
 from rage.redact import patterns as P
 from rage.redact.catalogue import Compiled, LazyPattern, compiled_catalogue, search_starts
 from rage.redact.handlers import Handler as _Handler
@@ -24,6 +24,7 @@ from rage.redact.multiline import REDACTED_NEEDLES, hold_back, redact_multiline
 from rage.redact.native import finder, native_scan
 from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.patterns import compile_custom
+from rage.redact.regexcache import compiled
 from rage.redact.scan import (
     GROUP_BYTES,
     GROUP_BYTES_CI,
@@ -71,7 +72,7 @@ class RedactionEngine(Handlers):
         self._group_alt: list[int] = []
         self._scan = ScanPlan(cs=(), ci=(), anchors={}, fallback={}, url_at=False)
         self.reference_scan = False  # tests: search every plain trigger (see rage.redact.scan)
-        self._pem = re.compile(P.PRIVATE_KEY)
+        self._pem = compiled(P.PRIVATE_KEY)
         self._lits: re.Pattern[bytes] | None = None
         self._lit_bytes: tuple[bytes, ...] = ()
         self._lit_find: Callable[[bytes], dict[int, list[int]]] | None = None
@@ -197,19 +198,20 @@ class RedactionEngine(Handlers):
                               url_at=True, groups=groups, ci_groups=ci_groups, native=native,
                               names_cs=tuple(names_cs), names_ci=tuple(names_ci),
                               formats=fmt_rest, format_groups=fmt_groups)
-        master = re.compile(b"|".join(alts))
+        master = compiled(b"|".join(alts))
         self._group_alt = _alternatives(master)
         # where only a name starts, only the names can match there (every other shape has
         # triggers of its own): the same alternatives, numbered as in the master
         self._names: re.Pattern[bytes] | None = None
         if self._pseudonymize:
-            self._names = re.compile(b"|".join(alts[self._first_name:]))
+            self._names = compiled(b"|".join(alts[self._first_name:]))
             self._names_alt = _alternatives(self._names)
             # every name alternative starts with one of the names' literals: the cheap test
             # before a shape that was no secret lets a name match where it started
             lower = tuple(t.lower() for t in names_ci)
             self._name_heads = (tuple(names_cs), lower, max(map(len, lower), default=0))
         self._master = master
+        regexcache.save()  # for the next process: its patterns then cost no parsing
         self._use_literals(lits)
         return master
 

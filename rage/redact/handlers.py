@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rage.redact import patterns as P
+from rage.redact.regexcache import compiled
 from rage.redact.reprs import LITERAL, STRING, parse
 from rage.redact.values import (
     ESCAPED_EOL,
@@ -32,7 +33,7 @@ from rage.redact.values import (
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
-_PSEUDONYM = re.compile(r"user-\d+")
+_PSEUDONYM = compiled(r"user-\d+")
 _HOMES_MAX = 4096  # names of other homes whose replacement is remembered
 LEARN_MIN = 8  # shorter values are not learned (rage.redact.known.MIN_LEN)
 LEARN_MAX = 1024  # values learned at most (a report's outputs rarely name more secrets)
@@ -47,7 +48,7 @@ _SECRET_KEYS: dict[bytes, bool] = {}  # looks_secret_name of the keys seen: a lo
 
 
 _AUTH_KEYS = frozenset({b"authorization", b"proxy-authorization"})
-_ESCAPED_QUOTE = re.compile(rb'(?:\\\\)*\\"')
+_ESCAPED_QUOTE = compiled(rb'(?:\\\\)*\\"')
 
 
 def _secret_key(key: bytes) -> bool:
@@ -79,14 +80,14 @@ def host_names(host: str | None) -> tuple[str, ...]:
 _TEST_STATUS = frozenset({b"PASS", b"XPASS"})
 # a piece of a container's element: a string, a container, or a plain word (a shell array's
 # `[db]="x"` is a container then a string; `=` between them is no piece)
-_ELEMENT_PART = re.compile(LITERAL + rb"|[(\[{]|[^\s=:()\[\]{},'\"]+")
+_ELEMENT_PART = compiled(LITERAL + rb"|[(\[{]|[^\s=:()\[\]{},'\"]+")
 _XTRACE_QUOTE = b"'\\''"  # how an xtrace writes a quote inside a single-quoted word
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z_.\-]*")  # a name: `user`, `db-password`
+_IDENTIFIER = compiled(rb"[A-Za-z_][A-Za-z_.\-]*")  # a name: `user`, `db-password`
 # a password another tool already masked: `****` (pip, SQLAlchemy, kombu), `[secure]` (httpx)
-_MASKED = re.compile(rb"\*{2,}|%2[aA](?:%2[aA])+|\[(?:secure|redacted|masked|hidden|filtered)\]"
-                     rb"|<(?:redacted|masked|hidden)>", re.I)
+_MASKED = compiled(rb"\*{2,}|%2[aA](?:%2[aA])+|\[(?:secure|redacted|masked|hidden|filtered)\]"
+                   rb"|<(?:redacted|masked|hidden)>", re.I)
 _VAR_DUMP_CLASS = (b":private]=>", b":protected]=>", b"]=>")  # after `["key":"Class"`
-_PY_PREFIX = re.compile(rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?=[\"'])")
+_PY_PREFIX = compiled(rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?=[\"'])")
 
 
 def _basic_credentials(value: bytes) -> bool:

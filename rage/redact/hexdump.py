@@ -15,34 +15,35 @@ so text that merely starts with a hex number is never touched.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+
+from rage.redact.regexcache import compiled
 
 # where a dump's line may start: an offset (4 to 8 hex digits, `0x` before it in tcpdump,
 # a colon after it but in hexdump and od), one or two blanks, a byte. Searched after a line
 # end (a literal first: `re` skips to each newline, 5 ms per 2 MB of log where `(?:^|\n)`
 # took 88) and matched at the start of a text
 _LINE_START = rb"[ \t]*(?:0x)?[0-9a-fA-F]{4,8}:? {1,2}[0-9a-fA-F]{2}"
-_AFTER_NEWLINE = re.compile(b"\n" + _LINE_START)
-_AT_START = re.compile(_LINE_START)
+_AFTER_NEWLINE = compiled(b"\n" + _LINE_START)
+_AT_START = compiled(_LINE_START)
 # for Hyperscan (HS_FLAG_MULTILINE: `^` at each line), a dump's line whose offset ends in
 # 0000: its first (and each record's of curl, each packet's of tcpdump), then one every
 # 64 KiB of data. The literal makes it nearly free: the same expression without it (any
 # offset) made the whole scan 12-38% slower (5 ms more per 20 MB of log, no literal to
 # look for). A text that starts within a dump is told by its first line (starts_in_dump).
 EXPRESSION = rb"^[ \t]*(?:0x)?[0-9a-fA-F]{0,4}0000:? {1,2}[0-9a-fA-F]{2}"
-_HEAD = re.compile(rb"[ \t]*(?:0x)?[0-9a-fA-F]{4,8}:? {1,2}(?=[0-9a-fA-F]{2})")
-_GROUP = re.compile(rb"((?:[0-9a-fA-F]{2}){1,4})( {1,2}|\r?$)")
-_GROUPS = re.compile(rb"(?:[0-9a-fA-F]{2}){1,4}(?: {1,2}(?:[0-9a-fA-F]{2}){1,4}){0,31}")
-_HEX = re.compile(rb"(?:[0-9a-fA-F]{2})+")
+_HEAD = compiled(rb"[ \t]*(?:0x)?[0-9a-fA-F]{4,8}:? {1,2}(?=[0-9a-fA-F]{2})")
+_GROUP = compiled(rb"((?:[0-9a-fA-F]{2}){1,4})( {1,2}|\r?$)")
+_GROUPS = compiled(rb"(?:[0-9a-fA-F]{2}){1,4}(?: {1,2}(?:[0-9a-fA-F]{2}){1,4}){0,31}")
+_HEX = compiled(rb"(?:[0-9a-fA-F]{2})+")
 _MAX_GROUPS = 32  # groups a line shows at most: 32 bytes (xxd -c 32)
 _SHOWN = bytes(c if 0x20 <= c < 0x7F else 0x2E for c in range(256))  # `.` for the rest
 _GRAPHIC = _SHOWN[:0x20] + b"." + _SHOWN[0x21:]  # tcpdump shows a blank as `.` too
 _FRAMES = ((b"", b""), (b"|", b"|"), (b">", b"<"))  # around the characters: xxd, -C, od
 _CONTROLS = bytes(0x2E if (c < 0x20 and c not in b"\t\n\r") or c == 0x7F else c
                   for c in range(256))
-_LONE_CR = re.compile(rb"\r(?!\n)")
-_MARKER = re.compile(rb"\[REDACTED:[a-z0-9-]+\]")
+_LONE_CR = compiled(rb"\r(?!\n)")
+_MARKER = compiled(rb"\[REDACTED:[a-z0-9-]+\]")
 _DIFF_MAX = 4 * 1024  # bytes between a line's first and last change aligned by difflib at most
 _RUN_MAX = 64 * 1024  # bytes of a run decoded and redacted together
 _NEAR = 4  # changes closer than this are one (see _diff)

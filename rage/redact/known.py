@@ -16,13 +16,13 @@ is redacted where it is named, but ``postgres`` stays everywhere else.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, AnyStr
 
+from rage.redact.regexcache import compiled
 from rage.sensitive import looks_harmless_value
 
-_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+_MARKER = compiled(r"\[REDACTED:[a-z0-9-]+\]")
 MIN_LEN = 8  # shorter values are too likely to be ordinary text elsewhere
 LONG = 16  # at this length a value is learned whatever its characters
 

@@ -44,6 +44,7 @@ from rage.redact.hexdump import run_start as dump_run_start
 from rage.redact.normalize import trace_record_start
 from rage.redact.oauth import NEEDLES as OAUTH_NEEDLES
 from rage.redact.oauth import authorization_codes
+from rage.redact.regexcache import compiled
 from rage.redact.result_tables import (
     COPY,
     KEY_VALUE,
@@ -78,27 +79,27 @@ from rage.sensitive import looks_harmless_value, looks_secret_name
 SPAN = 64 * 1024  # how far a multi-line value may reach past its opener in a stream
 _MAX_LINES = 400
 
-_BLOCK_KEY = re.compile(rb"([ \t]*)(?:- )?[\"']?([A-Za-z0-9_.\-]{1,128})[\"']?[ \t]*:[ \t]*"
-                        rb"(?:!{1,2}[A-Za-z0-9_./:\-]*[ \t]+)?[|>][-+0-9]{0,3}[ \t]*\r?")
-_WRAPPED = re.compile(rb"[ \t]*[A-Za-z0-9._~+/=\-]{8,}\r?")
+_BLOCK_KEY = compiled(rb"([ \t]*)(?:- )?[\"']?([A-Za-z0-9_.\-]{1,128})[\"']?[ \t]*:[ \t]*"
+                      rb"(?:!{1,2}[A-Za-z0-9_./:\-]*[ \t]+)?[|>][-+0-9]{0,3}[ \t]*\r?")
+_WRAPPED = compiled(rb"[ \t]*[A-Za-z0-9._~+/=\-]{8,}\r?")
 # A value under a secret name that its line's end cut: a program that wraps at its console's
 # width (Rich folds a word longer than it, `fold` any line) goes on at the next line's
 # start. Only then, and only for lines of token bytes as wide as a console (40 or more)
 # and of one width, is the next line its rest: then the leading token bytes of the line
 # after them too (`p9S19a7D9JzF7de== for the job`)
 _CUT = b"[REDACTED:secret-field]"
-_CUT_LINE = re.compile(rb"[A-Za-z0-9._~+/=\-]{40,}\r?")
-_CUT_END = re.compile(rb"[A-Za-z0-9._~+/=\-]+(?=[ \t\r]|$)")
-_NAME_LINE = re.compile(rb"[ \t]*(?:- )?[\"']?name[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z0-9_.\-]{1,128})"
-                        rb"[\"']?[ \t]*,?[ \t]*\r?")
-_VALUE_LINE = re.compile(rb"[ \t]*[\"']?value[\"']?[ \t]*:[ \t]*(?:\"((?:[^\"\\\r\n]|\\.)*)\""
-                         rb"|'([^'\r\n]*)'|([^\s\"'][^\r\n]*?))[ \t]*,?[ \t]*\r?")
-_DATA_LINE = re.compile(rb"([ \t]*)(?:data|stringData)[ \t]*:[ \t]*\r?")
-_ENTRY = re.compile(rb"([ \t]*)[\"']?[^\s:\"']{1,253}[\"']?[ \t]*:[ \t]*([^\s\r][^\r\n]*?)"
-                    rb"[ \t]*\r?")
-_HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
-_PPK = re.compile(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
-_PPK_MAC = re.compile(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
+_CUT_LINE = compiled(rb"[A-Za-z0-9._~+/=\-]{40,}\r?")
+_CUT_END = compiled(rb"[A-Za-z0-9._~+/=\-]+(?=[ \t\r]|$)")
+_NAME_LINE = compiled(rb"[ \t]*(?:- )?[\"']?name[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z0-9_.\-]{1,128})"
+                      rb"[\"']?[ \t]*,?[ \t]*\r?")
+_VALUE_LINE = compiled(rb"[ \t]*[\"']?value[\"']?[ \t]*:[ \t]*(?:\"((?:[^\"\\\r\n]|\\.)*)\""
+                       rb"|'([^'\r\n]*)'|([^\s\"'][^\r\n]*?))[ \t]*,?[ \t]*\r?")
+_DATA_LINE = compiled(rb"([ \t]*)(?:data|stringData)[ \t]*:[ \t]*\r?")
+_ENTRY = compiled(rb"([ \t]*)[\"']?[^\s:\"']{1,253}[\"']?[ \t]*:[ \t]*([^\s\r][^\r\n]*?)"
+                  rb"[ \t]*\r?")
+_HEADER_FIELD = compiled(rb"[A-Za-z_][A-Za-z0-9_ .\-]{0,63}")
+_PPK = compiled(rb"Private-Lines:[ \t]*(\d{1,4})[ \t]*\r?")
+_PPK_MAC = compiled(rb"(Private-MAC:[ \t]*)([0-9a-fA-F]{16,128})")
 _SASL_PASSWORD_PROMPTS = (b"UGFzc3dvcmQ6", b"cGFzc3dvcmQ6")  # `Password:`, `password:`
 _VAR_DUMP_KEY = b"]=>"
 # redis' secret settings, as `CONFIG GET` names them
@@ -535,8 +536,8 @@ def _table(lines: list[bytes], at: list[int], count: Count) -> bool:
 
 # a JWK's private members (RFC 7518 section 6: RSA d p q dp dq qi, EC and OKP d, oct k),
 # each a base64url string value, quoted as JSON, escaped JSON or a Python repr
-_JWK_PRIVATE = re.compile(rb"(\\?[\"'](?:d|p|q|dp|dq|qi|k)\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
-                          rb"[A-Za-z0-9_\-]{16,8192}(?=\\?[\"'])")
+_JWK_PRIVATE = compiled(rb"(\\?[\"'](?:d|p|q|dp|dq|qi|k)\\?[\"'][ \t]*:[ \t]*\\?[\"'])"
+                        rb"[A-Za-z0-9_\-]{16,8192}(?=\\?[\"'])")
 _JWK_REACH = 64  # lines from the `kty` line to the braces of its object, at most
 
 
@@ -566,10 +567,10 @@ def _jwk(lines: list[bytes], at: list[int], count: Count) -> bool:
 
 # what marks an object's `"value"` secret: terraform's `"sensitive": true`; the `keyName` of
 # an Azure storage account key (`az storage account keys list`)
-_SENSITIVE = re.compile(rb'"sensitive"[ \t]*:[ \t]*true|"keyName"[ \t]*:[ \t]*"[^"\r\n]{1,64}"')
-_SIBLING = re.compile(rb'"sensitive"|"keyName"')
-_SENSITIVE_VALUE = re.compile(rb'"value"[ \t]*:[ \t]*(?:"((?:[^"\\\r\n]|\\.)*)"'
-                              rb'|(-?[0-9][0-9.eE+\-]*))')
+_SENSITIVE = compiled(rb'"sensitive"[ \t]*:[ \t]*true|"keyName"[ \t]*:[ \t]*"[^"\r\n]{1,64}"')
+_SIBLING = compiled(rb'"sensitive"|"keyName"')
+_SENSITIVE_VALUE = compiled(rb'"value"[ \t]*:[ \t]*(?:"((?:[^"\\\r\n]|\\.)*)"'
+                            rb'|(-?[0-9][0-9.eE+\-]*))')
 _SENSITIVE_REACH = 24  # lines from `"sensitive": true` to its `"value"` (a long type list)
 
 
@@ -602,9 +603,9 @@ def _sensitive(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_HOST_OBJECT = re.compile(rb'"([A-Za-z0-9_.\-]{1,64})"[ \t]*:[ \t]*\{')
-_HOST_MEMBER = re.compile(rb'"[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})+(?::\d{1,5})?"'
-                          rb'[ \t]*:[ \t]*"((?:[^"\\\r\n]|\\.){1,4096})"')
+_HOST_OBJECT = compiled(rb'"([A-Za-z0-9_.\-]{1,64})"[ \t]*:[ \t]*\{')
+_HOST_MEMBER = compiled(rb'"[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})+(?::\d{1,5})?"'
+                        rb'[ \t]*:[ \t]*"((?:[^"\\\r\n]|\\.){1,4096})"')
 _HOST_REACH = 64  # lines of one such object, at most
 
 
@@ -643,11 +644,11 @@ def _host_tokens(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_KV_HEADER = re.compile(rb"Key[ \t]{2,}Value[ \t]*\r?")
-_KV_RULE = re.compile(rb"---[ \t]{2,}-----[ \t]*\r?")
-_KV_ROW = re.compile(rb"[ \t]*(\S{1,128})[ \t]{2,}(\S[^\r\n]*?)[ \t]*\r?")
+_KV_HEADER = compiled(rb"Key[ \t]{2,}Value[ \t]*\r?")
+_KV_RULE = compiled(rb"---[ \t]{2,}-----[ \t]*\r?")
+_KV_ROW = compiled(rb"[ \t]*(\S{1,128})[ \t]{2,}(\S[^\r\n]*?)[ \t]*\r?")
 # `pulumi stack output --show-secrets`: `OUTPUT  VALUE`, indented, no rule under it
-_OUTPUTS_HEADER = re.compile(rb"[ \t]+OUTPUT[ \t]{2,}VALUE[ \t]*\r?")
+_OUTPUTS_HEADER = compiled(rb"[ \t]+OUTPUT[ \t]{2,}VALUE[ \t]*\r?")
 
 
 def _kv_table(lines: list[bytes], at: list[int], count: Count) -> bool:
@@ -672,8 +673,8 @@ def _kv_table(lines: list[bytes], at: list[int], count: Count) -> bool:
 
 
 # `openssl pkey|rsa|ec -text`: a field's name alone on its line, its value in hex lines after
-_DUMP_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 \-]{0,40}):[^\r\n]*\r?")
-_DUMP_HEX = re.compile(rb"([ \t]+)[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2})*:?[ \t]*\r?")
+_DUMP_FIELD = compiled(rb"([A-Za-z][A-Za-z0-9 \-]{0,40}):[^\r\n]*\r?")
+_DUMP_HEX = compiled(rb"([ \t]+)[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2})*:?[ \t]*\r?")
 _DUMP_PRIVATE = frozenset({b"priv", b"privateExponent", b"prime1", b"prime2", b"exponent1",
                            b"exponent2", b"coefficient"})
 
@@ -720,10 +721,10 @@ def _commands(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_OPTION_ITEM = re.compile(rb"([ \t]*)(- |\")(--[A-Za-z][A-Za-z0-9_.\-]{0,64})\"?,?[ \t]*\r?")
-_ITEM = {b"- ": re.compile(rb"[ \t]*- (?:\"((?:[^\"\\\r\n]|\\.)*)\"|'([^'\r\n]*)'"
+_OPTION_ITEM = compiled(rb"([ \t]*)(- |\")(--[A-Za-z][A-Za-z0-9_.\-]{0,64})\"?,?[ \t]*\r?")
+_ITEM = {b"- ": compiled(rb"[ \t]*- (?:\"((?:[^\"\\\r\n]|\\.)*)\"|'([^'\r\n]*)'"
                           rb"|([^\s\"'][^\r\n]*?))[ \t]*\r?"),
-         b'"': re.compile(rb'[ \t]*"((?:[^"\\\r\n]|\\.)*)",?[ \t]*\r?')}
+         b'"': compiled(rb'[ \t]*"((?:[^"\\\r\n]|\\.)*)",?[ \t]*\r?')}
 
 
 def _option_items(lines: list[bytes], at: list[int], count: Count) -> bool:
@@ -763,10 +764,10 @@ def _fed(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_VAR_DUMP_NAME = re.compile(rb'[ \t]*\["([^"\r\n]{1,128})"(?::"[^"\r\n]{0,128}")?'
-                            rb'(?::(?:private|protected))?\]=>[ \t]*\r?')
-_VAR_DUMP_VALUE = re.compile(rb'([ \t]*string\(\d{1,9}\) ")(.*)("[ \t]*\r?)|([ \t]*int\()(\d{1,19})'
-                             rb'(\)[ \t]*\r?)')
+_VAR_DUMP_NAME = compiled(rb'[ \t]*\["([^"\r\n]{1,128})"(?::"[^"\r\n]{0,128}")?'
+                          rb'(?::(?:private|protected))?\]=>[ \t]*\r?')
+_VAR_DUMP_VALUE = compiled(rb'([ \t]*string\(\d{1,9}\) ")(.*)("[ \t]*\r?)|([ \t]*int\()(\d{1,19})'
+                           rb'(\)[ \t]*\r?)')
 
 
 def _var_dump(lines: list[bytes], at: list[int], count: Count) -> bool:
@@ -796,10 +797,10 @@ def _var_dump(lines: list[bytes], at: list[int], count: Count) -> bool:
 
 # anywhere in its line, not only at its start: a script given with `expect -c '...; expect
 # "assword:"; send "x\r"'` (in argv, or as an xtrace prints it: `+ expect -c ...`)
-_EXPECT = re.compile(rb"(?<![A-Za-z0-9_\-])(?:-re[ \t]+)?expect\b[^\r\n]*(?i:assword|"
-                     rb"assphrase|pass phrase|\bpin\b|passcode)")
-_SEND = re.compile(rb"(?<![A-Za-z0-9_])send[ \t]+(?:--[ \t]+)?\"((?:[^\"\\\r\n]|\\.)+?)"
-                   rb"(?:\\r|\\n)*\"")
+_EXPECT = compiled(rb"(?<![A-Za-z0-9_\-])(?:-re[ \t]+)?expect\b[^\r\n]*(?i:assword|"
+                   rb"assphrase|pass phrase|\bpin\b|passcode)")
+_SEND = compiled(rb"(?<![A-Za-z0-9_])send[ \t]+(?:--[ \t]+)?\"((?:[^\"\\\r\n]|\\.)+?)"
+                 rb"(?:\\r|\\n)*\"")
 
 
 def _send(lines: list[bytes], j: int, s: re.Match[bytes], count: Count) -> bool:
@@ -855,8 +856,8 @@ def _ovpn(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_SASL_SEND = re.compile(rb"([ \t]*(?:send: b?'|C: |> )?)([A-Za-z0-9+/]{4,8192}={0,2})"
-                        rb"((?:\\r\\n)?'?[ \t]*\r?)")
+_SASL_SEND = compiled(rb"([ \t]*(?:send: b?'|C: |> )?)([A-Za-z0-9+/]{4,8192}={0,2})"
+                      rb"((?:\\r\\n)?'?[ \t]*\r?)")
 _SERVER_LINE = (b"reply:", b"S: ", b"< ")
 
 
@@ -877,9 +878,9 @@ def _sasl_login(lines: list[bytes], at: list[int], count: Count) -> bool:
     return hit
 
 
-_REDIS_NAME = re.compile(rb'[ \t]*\d{1,6}\) "(?:' + b"|".join(REDIS_SECRETS) + rb')"\r?')
-_REDIS_VALUE = re.compile(rb'([ \t]*\d{1,6}\) ")((?:[^"\\\r\n]|\\.)+)("\r?)')
-_REDIS_RAW_NAME = re.compile(rb"(?:" + b"|".join(REDIS_SECRETS) + rb")\r?")
+_REDIS_NAME = compiled(rb'[ \t]*\d{1,6}\) "(?:' + b"|".join(REDIS_SECRETS) + rb')"\r?')
+_REDIS_VALUE = compiled(rb'([ \t]*\d{1,6}\) ")((?:[^"\\\r\n]|\\.)+)("\r?)')
+_REDIS_RAW_NAME = compiled(rb"(?:" + b"|".join(REDIS_SECRETS) + rb")\r?")
 
 
 def _redis_config(lines: list[bytes], at: list[int], count: Count) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 from rage.redact.handlers import HOME_AFTER, HOME_BEFORE
 from rage.redact.hexdump import EXPRESSION as DUMP_EXPRESSION
 from rage.redact.normalize import TRACE_MARKS
+from rage.redact.regexcache import compiled
 from rage.redact.scan import (
     DASH_LEADS,
     IDENT,
@@ -308,8 +309,8 @@ class Native:
                 if w.startswith(b"-"):
                     d.add(b"-(?i:" + escape(w) + b")", 0, (_LEAD, 0, None))
         word = b"(?i:" + b"|".join(re.escape(w) for w in self._words) + b")"
-        self._keyed = re.compile(b"(?:" + word + KEY_AFTER.pattern + b")\\Z")
-        self._word = re.compile(word)
+        self._keyed = compiled(b"(?:" + word + KEY_AFTER.pattern + b")\\Z")
+        self._word = compiled(word)
         for p in searched:
             d.add(escape(p), 0, (_FOUND, len(p), p))
         for t, modes in formats:  # the catalogue's boundary: `cio` in `asyncio` is no start

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import re
 
+from rage.redact.regexcache import compiled
+
 # CSI (colours, erase, cursor moves; with private parameters `?`), OSC (titles, hyperlinks;
 # ended by BEL or ST, or cut off at the line end), two-byte escapes (charset selection
 # `\e(B`, keypad `\e=`, save/restore cursor `\e7`), then any stray ESC
-_ESCAPES = re.compile(
+_ESCAPES = compiled(
     rb"\x1b\[[0-?]*[ -/]*[@-~]?"
     rb"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
     rb"|\x1b[()*+\-./][ -~]?"
@@ -35,14 +37,14 @@ _ESCAPES = re.compile(
 )
 # a URL whose slashes JSON escaped (`https:\/\/hooks.slack.com\/services\/...`, as PHP and
 # some loggers write them): written plainly, so a webhook's format matches
-_ESCAPED_URL = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}:\\/\\/[^\s\"'<>]{1,4096}")
-_DRAWN = re.compile(rb"[^\n]*(?:\x08|\r(?!\n|\Z))[^\n]*")
+_ESCAPED_URL = compiled(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}:\\/\\/[^\s\"'<>]{1,4096}")
+_DRAWN = compiled(rb"[^\n]*(?:\x08|\r(?!\n|\Z))[^\n]*")
 
 
 # a record of `curl --trace-ascii` (`=> Send header, 330 bytes (0x14a)`, `<= Recv data...`),
 # then its data a line per 64 bytes or line end, each after its offset: `004f: ...`
 TRACE_MARKS = (b"=> Send ", b"<= Recv ")
-_TRACE_LINE = re.compile(rb"([0-9a-f]{4,8}): ([^\n]*?)(\r?)")
+_TRACE_LINE = compiled(rb"([0-9a-f]{4,8}): ([^\n]*?)(\r?)")
 _TRACE_WIDTH = 64
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rage.redact.regexcache import compiled
 from rage.redact.values import kept
 
 Count = Callable[[str], None]
@@ -34,12 +35,12 @@ NEEDLES = (b"?code=", b"&code=", b"#code=", b"&state=", b"authorization_code",
            b"code_verifier=")
 
 # a run of parameters: name=value, joined by `&`; a value holds no blank, quote, `&` or `#`
-_PARAMS = re.compile(rb"(?:(?<=[?#])|(?<![^\s\"'(\[{<,;=]))"
-                     rb"[A-Za-z0-9_.~%\-]{1,64}=[^&\s\"'#<>]*(?:&[A-Za-z0-9_.~%\-]{1,64}="
-                     rb"[^&\s\"'#<>]*)*")
-_PARAM = re.compile(rb"([^&=]*)=([^&]*)")
+_PARAMS = compiled(rb"(?:(?<=[?#])|(?<![^\s\"'(\[{<,;=]))"
+                   rb"[A-Za-z0-9_.~%\-]{1,64}=[^&\s\"'#<>]*(?:&[A-Za-z0-9_.~%\-]{1,64}="
+                   rb"[^&\s\"'#<>]*)*")
+_PARAM = compiled(rb"([^&=]*)=([^&]*)")
 _COMPANIONS = frozenset({b"state", b"session_state", b"redirect_uri", b"code_verifier"})
-_QUOTED_CODE = re.compile(rb"""(["'])code\1[ \t]*:[ \t]*(["'])([^"'\\\s]{1,4096})\2""")
+_QUOTED_CODE = compiled(rb"""(["'])code\1[ \t]*:[ \t]*(["'])([^"'\\\s]{1,4096})\2""")
 
 
 def authorization_codes(lines: list[bytes], at: list[int], count: Count) -> bool:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 
+from rage.redact.regexcache import compiled
+
 # a string literal, as Python's repr (with its prefix, `b'x'`) and JSON write it
 LITERAL = rb"[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"
 # a literal, a bracket, a separator, or anything else up to one of them
-_TOKEN = re.compile(LITERAL + rb"|[()\[\]{},:]|[^()\[\]{},:'\"]+|['\"]")
-STRING = re.compile(rb"([bBrRuU]{0,2}['\"])(.*)(['\"])\Z", re.S)
+_TOKEN = compiled(LITERAL + rb"|[()\[\]{},:]|[^()\[\]{},:'\"]+|['\"]")
+STRING = compiled(rb"([bBrRuU]{0,2}['\"])(.*)(['\"])\Z", re.S)
 CLOSE = {ord("("): ord(")"), ord("["): ord("]"), ord("{"): ord("}")}
 
 # top-level elements as (start, colon or -1, end); direct child containers as (open, end);

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rage.redact.regexcache import compiled
 from rage.redact.values import kept
 from rage.sensitive import looks_secret_name
 
@@ -32,13 +33,13 @@ RECORD = b"-[ RECORD "  # psql's expanded display
 COPY = b") FROM stdin;"
 KEY_VALUE = b"Key    "  # Vault's header: `Key`, padded to the widest name and four blanks
 
-_RULE = re.compile(rb"[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:[+|][ \t]*:?-{2,}:?[ \t]*)+\|?[ \t]*\r?"
-                   rb"|[ \t]*\+-{2,}(?:\+-{2,})*\+[ \t]*\r?")
-_EXPANDED = re.compile(rb"([ \t]*)([^|\r\n]*?)[ \t]*\|[ \t]?(.*?)(\r?)")
-_KV_HEAD = re.compile(rb"[ \t]*Key[ \t]{4,}Value[ \t]*\r?")
-_KV_RULE = re.compile(rb"[ \t]*---[ \t]{4,}-----[ \t]*\r?")
-_KV_ROW = re.compile(rb"[ \t]*(\S+)[ \t]{2,}(\S(?:.*\S)?)[ \t]*\r?")
-_COPY = re.compile(rb"COPY [^\s(]{1,256} \(([^()\r\n]{1,4096})\) FROM stdin;\r?")
+_RULE = compiled(rb"[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:[+|][ \t]*:?-{2,}:?[ \t]*)+\|?[ \t]*\r?"
+                 rb"|[ \t]*\+-{2,}(?:\+-{2,})*\+[ \t]*\r?")
+_EXPANDED = compiled(rb"([ \t]*)([^|\r\n]*?)[ \t]*\|[ \t]?(.*?)(\r?)")
+_KV_HEAD = compiled(rb"[ \t]*Key[ \t]{4,}Value[ \t]*\r?")
+_KV_RULE = compiled(rb"[ \t]*---[ \t]{4,}-----[ \t]*\r?")
+_KV_ROW = compiled(rb"[ \t]*(\S+)[ \t]{2,}(\S(?:.*\S)?)[ \t]*\r?")
+_COPY = compiled(rb"COPY [^\s(]{1,256} \(([^()\r\n]{1,4096})\) FROM stdin;\r?")
 
 
 def _cells(line: bytes) -> list[tuple[int, int]] | None:

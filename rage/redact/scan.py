@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rage.redact.patterns import PROMPT_KEY
+from rage.redact.regexcache import compiled
 
 # where a match starts relative to its trigger: >= 0 that many bytes before it, IDENT at the
 # start of the identifier holding it (`my_token=`), SCHEME at the start of a URL scheme
@@ -39,11 +40,11 @@ SHORT = -5
 # PROMPT: a password prompt's literal (`password for `): the line's start, only where the
 # prompt's whole shape stands there (the native scan's line shape, patterns.PROMPT_KEY)
 PROMPT = -6
-_PROMPT_AT = re.compile(PROMPT_KEY + rb"[ \t]*:[ \t]+[^\s\"'\[]")
+_PROMPT_AT = compiled(PROMPT_KEY + rb"[ \t]*:[ \t]+[^\s\"'\[]")
 # its parts: the rest of the name (a closing quote, a `]`), then blanks, then a separator
 KEY_NAME = rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?"
 KEY_SEPARATORS = (rb"[:=,>\\]|[.?+]=", rb"[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
-KEY_AFTER = re.compile(KEY_NAME + rb"[ \t]*(?:" + b"|".join(KEY_SEPARATORS) + rb")")
+KEY_AFTER = compiled(KEY_NAME + rb"[ \t]*(?:" + b"|".join(KEY_SEPARATORS) + rb")")
 # the shapes where a secret word takes its value after a blank, not a separator: `Bearer X`
 # (a token of 8 or more), SQL's `PASSWORD 'x'`, and .netrc's `password X` alone on its line
 # or after `login u` (the "bearer", "forced-sql" and "forced-netrc" forms of
@@ -53,8 +54,8 @@ SPACED_AT = (rb"(?i:bearer)[ \t]+[A-Za-z0-9._~+/\-]{8}",
              rb"(?i:password)[ \t]*=?[ \t]*[\"']")
 NETRC_WORDS = (b"password", b"passwd")
 NETRC_BEFORE = (rb"^[ \t]*", rb"(?:^|[ \t])(?:login|account)[ \t]+[^ \t\r\n\f\v]+[ \t]+")
-_SPACED = re.compile(b"|".join(SPACED_AT))
-_NETRC_LINE = re.compile(b"(?m)(?:" + b"|".join(NETRC_BEFORE) + rb")\Z")
+_SPACED = compiled(b"|".join(SPACED_AT))
+_NETRC_LINE = compiled(b"(?m)(?:" + b"|".join(NETRC_BEFORE) + rb")\Z")
 KEY_BEFORE = (b"--", b"<", b"setenv ", b"setenv\t", b"set -x ", b"set -gx ")
 # a long option spelled with one dash after a blank (`-storepass X`: keytool, influx, x11vnc);
 # not any dash, which would make every date (`2026-12-02`) a place to look for a key
@@ -62,8 +63,8 @@ DASH_LEADS = (b" -", b"\t-")
 IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 NAME_REACH = 66  # how far back from a trigger run_starts looks for the start of its name
 _KEY_OPENERS = frozenset(b"\"'<")  # before a name, where a key/value form starts (patterns)
-_LINE_KEY_LEAD = re.compile(rb"[ \t]*(?:- )?[\"']?")  # before the name of the "line" form
-_SCHEME_RUN = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
+_LINE_KEY_LEAD = compiled(rb"[ \t]*(?:- )?[\"']?")  # before the name of the "line" form
+_SCHEME_RUN = compiled(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
 
 NEEDS_NORMALIZING, NEEDS_MULTILINE, NEEDS_DUMPS = 1, 2, 4  # what the native scan says of a
 # region, or'ed (NEEDS_DUMPS: a line may be a hex dump's, rage.redact.hexdump)
@@ -166,7 +167,7 @@ def group_plan(plan: Plan, group_bytes: bytes) -> tuple[Plan, tuple[Group, ...]]
             elif all(k + 1 < len(t) for t, k, _m in ms):
                 regex += b"(?=[" + _byte_class({t[k + 1] for t, k, _m in ms}) + b"])"
             regex += b"(?:" + b"|".join(alts) + b")"
-        groups.append(Group(byte=c, regex=re.compile(regex), members=tuple(ms),
+        groups.append(Group(byte=c, regex=compiled(regex), members=tuple(ms),
                             plan=tuple((t, modes) for t, _k, modes in ms)))
     return tuple(rest), tuple(groups)
 

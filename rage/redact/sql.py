@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from rage.redact.regexcache import compiled
 from rage.redact.reprs import CLOSE, STRING, Box, parse
 from rage.redact.values import kept
 from rage.sensitive import looks_secret_name
@@ -35,19 +36,19 @@ PARAMETER_NEEDLES = (b"[generated in ", b"[cached since ", b"[no key ", b"[raw s
 INSERT_NEEDLES = (b"INSERT ", b"insert ")
 KEY_NEEDLE = b"Key ("  # PostgreSQL's `DETAIL:  Key (api_token)=(x) already exists.`
 
-_INSERT = re.compile(rb"(?i:insert[ \t]+(?:ignore[ \t]+)?into)[ \t]+[^\s(]{1,256}[ \t]*"
-                     rb"\(([^()\r\n]{1,4096})\)[ \t]*(?i:values)[ \t]*")
-_SQL_VALUE = re.compile(rb"[ \t]*('(?:[^'\r\n]|'')*'|\"(?:[^\"\r\n]|\"\")*\"|[^,()'\"\r\n]*?)"
-                        rb"[ \t]*([,)])")
-_VERB = re.compile(rb"\[SQL: |(?i:\b(?:select|insert|update|delete|replace|upsert|merge|with|"
-                   rb"call)\b)")
+_INSERT = compiled(rb"(?i:insert[ \t]+(?:ignore[ \t]+)?into)[ \t]+[^\s(]{1,256}[ \t]*"
+                   rb"\(([^()\r\n]{1,4096})\)[ \t]*(?i:values)[ \t]*")
+_SQL_VALUE = compiled(rb"[ \t]*('(?:[^'\r\n]|'')*'|\"(?:[^\"\r\n]|\"\")*\"|[^,()'\"\r\n]*?)"
+                      rb"[ \t]*([,)])")
+_VERB = compiled(rb"\[SQL: |(?i:\b(?:select|insert|update|delete|replace|upsert|merge|with|"
+                 rb"call)\b)")
 # a string literal (skipped) or a placeholder: ?, %s, %(name)s, $1, :name (not a ::cast)
-_PLACEHOLDER = re.compile(rb"'(?:[^'\n]|'')*'|\?|%s|%\(([A-Za-z_]\w{0,63})\)s|\$(\d{1,4})\b"
-                          rb"|(?<![:\w]):([A-Za-z_]\w{0,63})")
+_PLACEHOLDER = compiled(rb"'(?:[^'\n]|'')*'|\?|%s|%\(([A-Za-z_]\w{0,63})\)s|\$(\d{1,4})\b"
+                        rb"|(?<![:\w]):([A-Za-z_]\w{0,63})")
 # what binds a placeholder to a column: `password = `, `"u"."password" LIKE `, `pw = crypt(`
-_BOUND_TO = re.compile(rb"([\w.`\"\[\]]{1,200})[ \t\n]*(?:=|!=|<>|(?i:like))[ \t\n]*"
-                       rb"(?:[A-Za-z_][\w.]{0,63}[ \t]*\([ \t]*)?\Z")
-_PG_PARAMETER = re.compile(rb"\$(\d{1,4}) = ('(?:[^'\n]|'')*'|[^,\s]+)")
+_BOUND_TO = compiled(rb"([\w.`\"\[\]]{1,200})[ \t\n]*(?:=|!=|<>|(?i:like))[ \t\n]*"
+                     rb"(?:[A-Za-z_][\w.]{0,63}[ \t]*\([ \t]*)?\Z")
+_PG_PARAMETER = compiled(rb"\$(\d{1,4}) = ('(?:[^'\n]|'')*'|[^,\s]+)")
 
 
 def _column(name: bytes) -> str:
@@ -58,15 +59,15 @@ def _column(name: bytes) -> str:
 Tables = dict[str, tuple[str, ...]]  # a table's name (its last part, lower case) -> columns
 
 CREATE_NEEDLES = (b"CREATE TABLE ", b"create table ")
-_CREATE = re.compile(rb"(?i:create[ \t]+(?:(?:global[ \t]+|local[ \t]+)?(?:temporary|temp|"
-                     rb"unlogged)[ \t]+)?table)[ \t]+(?i:if[ \t]+not[ \t]+exists[ \t]+)?"
-                     rb"([^\s(]{1,256})[ \t]*\(")
+_CREATE = compiled(rb"(?i:create[ \t]+(?:(?:global[ \t]+|local[ \t]+)?(?:temporary|temp|"
+                   rb"unlogged)[ \t]+)?table)[ \t]+(?i:if[ \t]+not[ \t]+exists[ \t]+)?"
+                   rb"([^\s(]{1,256})[ \t]*\(")
 # what a table's body lists besides its columns
 _NOT_COLUMNS = frozenset({"primary", "key", "unique", "constraint", "foreign", "check", "index",
                           "fulltext", "spatial", "exclude", "like", "period"})
 _CREATE_LINES = 1000  # lines a CREATE TABLE may span (mysqldump's and pg_dump's: one a column)
-_INSERT_BARE = re.compile(rb"(?i:insert[ \t]+(?:ignore[ \t]+)?into)[ \t]+([^\s(]{1,256})[ \t]+"
-                          rb"(?i:values)[ \t]*")
+_INSERT_BARE = compiled(rb"(?i:insert[ \t]+(?:ignore[ \t]+)?into)[ \t]+([^\s(]{1,256})[ \t]+"
+                        rb"(?i:values)[ \t]*")
 
 
 def _table(name: bytes) -> str:
@@ -151,8 +152,8 @@ def insert_rows(lines: list[bytes], at: list[int], count: Count,
     return hit
 
 
-_KEY_DETAIL = re.compile(rb"\bKey \(([^()\r\n]{1,1024})\)=\(([^\r\n]*?)\)"
-                         rb"(?= already exists| is not present| is still referenced| conflicts)")
+_KEY_DETAIL = compiled(rb"\bKey \(([^()\r\n]{1,1024})\)=\(([^\r\n]*?)\)"
+                       rb"(?= already exists| is not present| is still referenced| conflicts)")
 
 
 def key_detail(lines: list[bytes], at: list[int], count: Count) -> bool:

@@ -14,9 +14,9 @@ no password's name, a boolean, a placeholder) stays.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from rage.redact.regexcache import compiled
 from rage.redact.values import kept
 from rage.sensitive import looks_secret_name
 
@@ -26,13 +26,13 @@ REDACTED = b"[REDACTED:secret-field]"
 INPUT_VALUE_NEEDLE = b"input_value="
 LOC_NEEDLES = (b'"loc"', b"'loc'")
 
-_INPUT_VALUE = re.compile(rb"\[type=[\w.-]{1,64}, input_value=(.*), input_type=\w{1,64}\]")
-_LOC_LINE = re.compile(rb"[ \t]*([\w.\[\]-]{1,256})[ \t]*\r?")
+_INPUT_VALUE = compiled(rb"\[type=[\w.-]{1,64}, input_value=(.*), input_type=\w{1,64}\]")
+_LOC_LINE = compiled(rb"[ \t]*([\w.\[\]-]{1,256})[ \t]*\r?")
 _REACH = 12  # lines a pretty-printed error object may take from its loc to its input
-_LOC = re.compile(rb"""(["'])loc\1[ \t]*:[ \t]*[\[(]((?:[^\])'"]|"[^"\n]*"|'[^'\n]*')*)[\])]""")
-_NAME_IN_LOC = re.compile(rb"""["']([^"'\n]*)["']""")
-_INPUT = re.compile(rb"""(["'])input\1[ \t]*:[ \t]*"""
-                    rb"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|(-?\d[\d.]*))""")
+_LOC = compiled(rb"""(["'])loc\1[ \t]*:[ \t]*[\[(]((?:[^\])'"]|"[^"\n]*"|'[^'\n]*')*)[\])]""")
+_NAME_IN_LOC = compiled(rb"""["']([^"'\n]*)["']""")
+_INPUT = compiled(rb"""(["'])input\1[ \t]*:[ \t]*"""
+                  rb"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|(-?\d[\d.]*))""")
 
 
 def _secret(name: str, value: bytes) -> bool:

@@ -9,23 +9,24 @@ from __future__ import annotations
 
 import re
 
+from rage.redact.regexcache import compiled
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
-LINE_NO = re.compile(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
-ESCAPED_EOL = re.compile(rb"\[\\r\]\[\\n\]|\\r\\n|\\n")  # `[\r][\n]`: Apache HttpClient's wire log
-NEXT_VALUE = re.compile(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
-_NETRC_PREV = re.compile(rb"(?:^|\s)(?:login|machine|account)\s")
-_NETRC = re.compile(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
+LINE_NO = compiled(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
+ESCAPED_EOL = compiled(rb"\[\\r\]\[\\n\]|\\r\\n|\\n")  # `[\r][\n]`: Apache HttpClient's wire log
+NEXT_VALUE = compiled(rb"[\"']?[ \t]*,?[ \t]*[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
+_NETRC_PREV = compiled(rb"(?:^|\s)(?:login|machine|account)\s")
+_NETRC = compiled(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
 
 # what a mid-line `word: value` follows when it is a field of a map, not a sentence
 _FIELD_BEFORE = frozenset(b"{,([;|&")
 _WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt",
                         b"tokens", b"sessions", b"credentials", b"secrets", b"cookies"})
 # `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
-_EXPRESSION = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+[(\[]")
+_EXPRESSION = compiled(rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+[(\[]")
 # kubectl describe secret: `password:  16 bytes`; openssl -text: `Private-Key: (256 bit)`
-_SIZE = re.compile(rb"\d+ bytes|\(\d+ bit(?:, \d+ primes)?\)")
-_WORD = re.compile(rb"[A-Za-z][A-Za-z_\-]{0,40}")
+_SIZE = compiled(rb"\d+ bytes|\(\d+ bit(?:, \d+ primes)?\)")
+_WORD = compiled(rb"[A-Za-z][A-Za-z_\-]{0,40}")
 # terraform plan/apply: `+ password = (sensitive value)`, `x.secret: Creation complete`; what
 # other tools print where a value is hidden or wrong
 _TOOL_PHRASES = (b"(sensitive value)", b"(sensitive)", b"(known after apply)", b"(sensitive",
@@ -47,7 +48,7 @@ def kept(value: bytes, name: str = "") -> bool:
 
 
 # a credential given where a user name goes (`curl -u TOKEN:`): a name is short, or a word
-_TOKEN_CHARS = re.compile(r"[^\s@:'\"]{12,}")
+_TOKEN_CHARS = compiled(r"[^\s@:'\"]{12,}")
 # what providers' docs put after a token given as the user name, where no password is
 DUMMY_PASSWORDS = frozenset({"", "x", "X", "x-oauth-basic", "api_token"})
 
@@ -88,7 +89,7 @@ def prose(buf: bytes, ks: int, raw_key: bytes, raw_value: bytes) -> bool:
         raw_value.islower() or raw_value.istitle()))
 
 
-_METAVAR = re.compile(rb"[A-Z][A-Z_\-]{0,31}(?:=[A-Z][A-Z_\-]{0,31})?")
+_METAVAR = compiled(rb"[A-Z][A-Z_\-]{0,31}(?:=[A-Z][A-Z_\-]{0,31})?")
 _STOP_WORDS = frozenset({b"a", b"an", b"and", b"are", b"as", b"be", b"by", b"can", b"for",
                          b"if", b"in", b"is", b"may", b"must", b"not", b"of", b"on", b"or",
                          b"should", b"the", b"to", b"was", b"were", b"will", b"with",
@@ -104,7 +105,7 @@ _GO_FLAG_TYPES = frozenset({
     b"uint32", b"uint64", b"uints", b"float", b"float32", b"float64", b"bool", b"bools",
     b"duration", b"durations", b"value", b"bytesHex", b"bytesBase64", b"ip", b"ipNet",
     b"ipMask", b"count"})
-_AFTER_GO_TYPE = re.compile(rb"(?:[ \t]{2,}|[ \t]*\r?$)", re.M)
+_AFTER_GO_TYPE = compiled(rb"(?:[ \t]{2,}|[ \t]*\r?$)", re.M)
 
 
 def help_text(buf: bytes, key_end: int, value_start: int, value: bytes) -> bool:
@@ -124,7 +125,7 @@ def help_text(buf: bytes, key_end: int, value_start: int, value: bytes) -> bool:
     return _METAVAR.fullmatch(value) is not None or value in _STOP_WORDS
 
 
-_MODULE = re.compile(rb"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
+_MODULE = compiled(rb"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
 
 
 def log_message(key: bytes, value: bytes) -> bool:
@@ -144,8 +145,8 @@ def a_state_word(lkey: bytes, value: bytes) -> bool:
 
 
 # a variable's name: lower case, no digits (a secret mostly has digits or capitals)
-_IDENTIFIER = re.compile(rb"[a-z_][a-z_]{0,31}")
-_ASSIGN_NEXT = re.compile(rb"[ \t]*=(?!=)")
+_IDENTIFIER = compiled(rb"[a-z_][a-z_]{0,31}")
+_ASSIGN_NEXT = compiled(rb"[ \t]*=(?!=)")
 
 
 def chained(buf: bytes, vs: int, ve: int) -> bool:
@@ -157,7 +158,7 @@ def chained(buf: bytes, vs: int, ve: int) -> bool:
 
 # a YAML tag before a block scalar's indicator: PyYAML writes bytes as `!!binary |`,
 # Ansible a vaulted value as `!vault |`
-_TAGGED_BLOCK = re.compile(rb"!{1,2}[A-Za-z0-9_./:\-]*[ \t]+[|>][-+0-9]{0,3}[ \t]*")
+_TAGGED_BLOCK = compiled(rb"!{1,2}[A-Za-z0-9_./:\-]*[ \t]+[|>][-+0-9]{0,3}[ \t]*")
 
 
 def not_a_value(value: bytes) -> bool:
@@ -184,13 +185,13 @@ def not_a_value(value: bytes) -> bool:
 _CMDLETS = frozenset({b"convertto-securestring", b"read-host", b"get-credential",
                       b"get-secret", b"get-azkeyvaultsecret", b"get-content"})
 # an attribute of an object (`user.password`): the last name is what it reads
-_ATTRIBUTE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*\.([A-Za-z_]"
-                        rb"[A-Za-z0-9_]*+)")
+_ATTRIBUTE = compiled(rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*\.([A-Za-z_]"
+                      rb"[A-Za-z0-9_]*+)")
 
 
 # a secret's name, then what happened to it, in lower-case words: a tool's message about a
 # value (passwd: `password updated successfully`, `password expiry information changed.`)
-_ABOUT = re.compile(rb"[a-z][a-z_\-]{0,40}(?: [a-z]{2,20}){1,6}\.?")
+_ABOUT = compiled(rb"[a-z][a-z_\-]{0,40}(?: [a-z]{2,20}){1,6}\.?")
 
 
 def prompt_prose(lead: bytes, value: bytes) -> bool:
