@@ -49,8 +49,8 @@ def _stored() -> list[Path]:
 
 def _entries(path: Path) -> dict[tuple[str | bytes, int], tuple[object, ...]]:
     fmt, digest, body = marshal.loads(path.read_bytes())
-    assert fmt == 1 and hashlib.sha256(body).digest() == digest
-    table: dict[tuple[str | bytes, int], tuple[object, ...]] = marshal.loads(body)
+    assert fmt == 2 and hashlib.sha256(body).digest() == digest
+    table: dict[tuple[str | bytes, int], tuple[object, ...]] = marshal.loads(body)[0]
     return table
 
 
@@ -59,6 +59,8 @@ def test_a_second_process_compiles_nothing_and_redacts_the_same() -> None:
     assert out == WANT and dirty and used > 100
     [path] = _stored()
     assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    facts = marshal.loads(marshal.loads(path.read_bytes())[2])[1]
+    assert sum(kind == "leading" for kind, _ in facts) > 100, "the catalogue's formats"
     before = (path.stat().st_mtime_ns, path.read_bytes())
     out, used_again, dirty = _redact()
     assert out == WANT and used_again == used
@@ -114,9 +116,10 @@ def test_code_the_regex_engine_refuses_is_compiled_anew() -> None:
     _redact()
     [path] = _stored()
     table = _entries(path)
+    facts = marshal.loads(marshal.loads(path.read_bytes())[2])[1]
     bad = {key: (entry[0], [1, 2, 3], *entry[2:]) for key, entry in table.items()}
-    body = marshal.dumps(bad)
-    path.write_bytes(marshal.dumps((1, hashlib.sha256(body).digest(), body)))
+    body = marshal.dumps((bad, facts))
+    path.write_bytes(marshal.dumps((2, hashlib.sha256(body).digest(), body)))
     out, _, dirty = _redact()
     assert out == WANT and dirty
     assert _entries(path) == table

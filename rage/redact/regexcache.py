@@ -1,19 +1,21 @@
 """The engine's regular expressions compiled once, kept on disk for the next process.
 
 Python compiles a regular expression by parsing it in Python: the engine's ~130 patterns
-took about 40 ms at the start of every process that redacts (the combined key/value regex
-alone 12 ms), before a report's workers could start, and a third of a small ``rage
+took 35-40 ms at the start of every process that redacts (the combined key/value regex
+alone 12 ms), before a report's workers could start, and a fifth of a small ``rage
 redact``. Their compiled form, the regex engine's code, is kept in ``<rage home>/.cache/``
 beside the Hyperscan databases (:mod:`rage.redact.dbcache`): loading it takes about 1 ms.
+So are facts that take parsing a pattern (:func:`derived`: which literals a catalogue
+format's match starts with, 5 ms for the catalogue).
 
-The file is named by a hash of the Python build and of its regex engine's version
-(``_sre.MAGIC``), 0600, written atomically, and loaded only if it is a regular file this
-user owns that no one else can write (:func:`rage.fsutil.read_own`), as the Hyperscan
-databases are: code for the regex engine, never read from a file someone else could have
-planted. A damaged file is refused whole (its entries carry a sha256), and the regex engine
-checks the code it is given besides; a pattern whose code is refused is compiled as usual,
-and the file saved again. It holds what the process used, so a pattern no longer in rage
-leaves it with the next save.
+The file is named by a hash of the Python build, its regex engine's version
+(``_sre.MAGIC``) and rage's version; it is 0600, written atomically, and loaded only if it
+is a regular file this user owns that no one else can write
+(:func:`rage.fsutil.read_own`), as the Hyperscan databases are: code for the regex engine
+is never read from a file someone else could have planted. A damaged file is refused whole
+(its entries carry a sha256), and the regex engine checks the code it is given besides; a
+pattern whose code is refused is compiled as usual, and the file saved again. It holds
+what the process used, so a pattern no longer in rage leaves it with the next save.
 
 Only rage's own patterns go through here: the engine's forms and the catalogue, with the
 user's and host's names as the Hyperscan databases hold them; never a literal (a value
@@ -29,11 +31,14 @@ import marshal
 import os
 import re
 import sys
-from typing import Any, AnyStr
+from collections.abc import Callable
+from typing import Any, AnyStr, TypeVar
+
+T = TypeVar("T")
 
 MAX_BYTES = 16 << 20  # far above what the engine's patterns compile to (~200 KB)
 _PREFIX = "regex-"
-_FORMAT = 1
+_FORMAT = 2
 
 # (pattern, flags) -> the arguments of _sre.compile after the pattern: final flags, code,
 # number of groups, their names to numbers and numbers to names
@@ -43,10 +48,12 @@ Key = tuple[str | bytes, int]
 _loaded: dict[Key, Entry] | None = None  # the file's entries, read at the first compile
 _used: dict[Key, Entry] = {}  # what this process compiled: what the next save writes
 _patterns: dict[Key, Any] = {}  # compiled in this process, returned again
+_facts: dict[Any, Any] | None = None  # what derived() stored: the file's, then this process's
+_facts_used: dict[Any, Any] = {}
 _MEMO_MAX = 512
 _dirty = False  # compiled here, not loaded: worth a save
 _saved = False
-parsed = 0  # patterns this process compiled from their text (tests; 0 when all were loaded)
+parsed = 0  # patterns this process parsed (tests; 0 when all came from the file)
 _sre: Any = None  # the regex engine's module, where its interface is the one known here
 _off = False
 
@@ -87,6 +94,24 @@ def compiled(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     return got
 
 
+def derived(key: tuple[str, str], make: Callable[[], T]) -> T:
+    """``make()``, a fact about one of rage's own patterns that takes parsing it (the
+    literals a catalogue format's match starts with: 147 parses, 5 ms), kept in the same
+    file as the code; ``key`` names the fact and the pattern, and the value must be what
+    marshal writes (None, str, tuple, set...)."""
+    global _dirty, parsed
+    table = _facts_table()
+    if key in table:
+        value: T = table[key]
+    else:
+        value = make()
+        _dirty = True
+        parsed += 1
+    if len(_facts_used) < _MEMO_MAX:
+        _facts_used[key] = value
+    return value
+
+
 def save() -> None:
     """Write what this process compiled, if any of it was not loaded; once a process (the
     engine calls it after its first build: what later engines of the process compile, for
@@ -105,7 +130,7 @@ def save() -> None:
         private_dir(head)
         if not is_own_dir(head):  # never into a planted symlink's target
             return
-        body = marshal.dumps(_used)
+        body = marshal.dumps((_used, _facts_used))
         write_atomic(path, marshal.dumps((_FORMAT, hashlib.sha256(body).digest(), body)))
         _dirty = False
         prune(head, _PREFIX, 2)
@@ -132,33 +157,44 @@ def _disable() -> None:
 
 
 def _path() -> str:
+    from rage import __version__
     from rage.paths import home_root_str
 
-    h = hashlib.sha256(f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_FORMAT}".encode())
+    # rage's version too: a fact derived() keeps is what this version's code made of it
+    h = hashlib.sha256(
+        f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_FORMAT}\0{__version__}".encode())
     return os.path.join(home_root_str(), ".cache", f"{_PREFIX}{h.hexdigest()[:40]}.bin")
 
 
 def _table() -> dict[Key, Entry]:
-    global _loaded
+    global _loaded, _facts
     if _loaded is None:
-        _loaded = _load()
+        _loaded, _facts = _load()
     return _loaded
 
 
-def _load() -> dict[Key, Entry]:
+def _facts_table() -> dict[Any, Any]:
+    _table()
+    assert _facts is not None
+    return _facts
+
+
+def _load() -> tuple[dict[Key, Entry], dict[Any, Any]]:
     from rage.fsutil import read_own
 
     try:
         data = read_own(_path(), MAX_BYTES)
         if not data:
-            return {}
+            return {}, {}
         fmt, digest, body = marshal.loads(data)
         if fmt != _FORMAT or hashlib.sha256(body).digest() != digest:
-            return {}
-        table = marshal.loads(body)
+            return {}, {}
+        table, facts = marshal.loads(body)
     except Exception:  # absent, not ours, damaged: each pattern compiled anew
-        return {}
-    return table if isinstance(table, dict) else {}
+        return {}, {}
+    if not isinstance(table, dict) or not isinstance(facts, dict):
+        return {}, {}
+    return table, facts
 
 
 def _code(pattern: str | bytes, flags: int) -> Entry:
