@@ -253,3 +253,64 @@ def test_names_numbered_in_the_parent_reach_the_workers() -> None:
     assert got == want
     assert r.pseudonym_map() == ref.pseudonym_map()
     assert r.counts == ref.counts == {"user": 60000}
+
+
+def _mapped_out(data: bytes, tmp_path: Path, **kw: object) -> tuple[bytes, Redactor]:
+    """``data`` written to a file, mapped, and redacted by redact_mapped."""
+    import mmap
+
+    from rage.redact.parallel import redact_mapped
+
+    path = tmp_path / "mapped.log"
+    path.write_bytes(data)
+    r = Redactor(**NAMES)  # type: ignore[arg-type]
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        got = b"".join(out for out, _ in redact_mapped(r, mm, **kw))  # type: ignore[arg-type]
+    return got, r
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_mapped_file_equals_the_stream(workers: int, tmp_path: Path) -> None:
+    """Pieces cut from a mapping of the file, not reads joined to a carried line: the same
+    output, counts and pseudonyms, in the workers and in-process."""
+    data = _log(3, 60000) + b"Authorization: Bearer\n  abcDEF0123456789abcDEF0123456789\n"
+    want, ref = _serial(data)
+    got, r = _mapped_out(data, tmp_path, block=65536, workers=workers,
+                         min_parallel=200_000, piece=100_000)
+    assert got == want
+    assert r.counts == ref.counts and r.pseudonym_map() == ref.pseudonym_map()
+    assert r.counts["private-key"] > 5 and b"ghp_" not in got
+    assert _children() == set(), "workers are reaped"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from([
+    "x" * 900 + "\n", "token=ghp_" + "a" * 36 + "\n", "password: |\n  hunter2hunter2\n",
+    "Authorization: Bearer\n  abcDEF0123456789abcDEF0123456789\n",
+    "-----BEGIN RSA PRIVATE KEY-----\n" + "QUJD" * 300 + "\n-----END RSA PRIVATE KEY-----\n",
+    "ok /home/alice/x\n", "y" * 5000, "\n"]), min_size=1, max_size=40),
+    block=st.sampled_from([512, 1024, 4096]))
+def test_mapped_cuts_never_change_the_output(parts: list[str], block: int,
+                                             tmp_path: Path) -> None:
+    """Wherever a mapped piece ends (a block of a few hundred bytes cuts through multi-line
+    values, key blocks and lines longer than the block), the output is the whole text's."""
+    data = "".join(parts).encode()
+    want = Redactor(**NAMES).bytes(data)  # type: ignore[arg-type]
+    got, _ = _mapped_out(data, tmp_path, block=block, workers=1)
+    assert got == want
+
+
+def test_a_mapped_line_longer_than_a_segment_equals_the_stream(tmp_path: Path) -> None:
+    """A line of 3 MiB is cut into segments that overlap (MAX_SEGMENT): a secret across a
+    cut is found in the mapped pieces as in the stream's."""
+    from rage.redact import MAX_SEGMENT
+
+    secret = "ghp_" + "Zq7" * 12
+    line = ("w " * (MAX_SEGMENT // 2 - 10) + secret + " ") * 3
+    data = _log(5, 20000) + line.encode() + b"\n" + _log(6, 20000)
+    want, ref = _serial(data)
+    got, r = _mapped_out(data, tmp_path, block=1 << 20, workers=2, min_parallel=0,
+                         piece=2 << 20)
+    assert got == want and r.counts == ref.counts
+    assert secret.encode() not in got and r.counts["github-token"] >= 3

@@ -43,13 +43,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rage.fsutil import open_private
 from rage.redact.engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine
 from rage.redact.handlers import host_names
 from rage.redact.literals import register_literal, scrub_literals
 from rage.sensitive import looks_harmless_value, looks_secret_name
+
+if TYPE_CHECKING:
+    import mmap
 
 BLOCK = 1024 * 1024  # bytes a stream gathers before redacting a batch of whole lines
 _CHUNK = 1024 * 1024
@@ -251,6 +254,19 @@ class Redactor(RedactionEngine):
 
         min_parallel = 0 if size is not None and size >= PARALLEL_MIN else PARALLEL_MIN
         return redact_pieces(self, chunks, block=block, workers=workers,
+                             min_parallel=min_parallel, compress=compress)
+
+    def mapped_pieces(self, data: mmap.mmap, *, compress: Callable[[_Bytes], _Bytes],
+                      block: int = BLOCK, workers: int | None = None
+                      ) -> Iterator[tuple[_Bytes, _Bytes | None]]:
+        """:meth:`stream_pieces` of a file mapped in memory (``mmap``, read-only): the same
+        output, cut from the mapping without reads (see
+        :func:`rage.redact.parallel.redact_mapped`). The file must not shrink meanwhile
+        (a mapping past a file's end is a SIGBUS): a recorded run's files are final."""
+        from rage.redact.parallel import PARALLEL_MIN, redact_mapped
+
+        min_parallel = 0 if len(data) >= PARALLEL_MIN else PARALLEL_MIN
+        return redact_mapped(self, data, block=block, workers=workers,
                              min_parallel=min_parallel, compress=compress)
 
     def file(self, src: Path, dst: Path) -> None:

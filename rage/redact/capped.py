@@ -8,9 +8,11 @@ that is sent was cut before redaction. The kept bytes are laid out as
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -30,7 +32,7 @@ class Frames(Protocol):
 
 
 def _pieces(redactor: Any, chunks: Iterator[bytes], size: int, frames: Frames | None
-            ) -> Iterator[tuple[bytes, bytes | None]]:
+            ) -> Generator[tuple[bytes, bytes | None], None, None]:
     """The redacted stream, each output with its frame when a worker made one."""
     if frames is not None:
         yield from redactor.stream_pieces(chunks, size=size, compress=frames.compress)
@@ -41,6 +43,22 @@ def _pieces(redactor: Any, chunks: Iterator[bytes], size: int, frames: Frames | 
             yield out, None
     finally:
         getattr(stream, "close", lambda: None)()  # stops its workers now
+
+
+def _mapped(src: Path, size: int, frames: Frames | None) -> mmap.mmap | None:
+    """``src`` mapped read-only when it is large enough for the redaction workers and their
+    frames are wanted (:meth:`rage.redact.Redactor.mapped_pieces`: pieces cut from the
+    mapping, not reads joined to a carried line); None otherwise, or where it cannot be
+    mapped: then it is read."""
+    from rage.redact.parallel import PARALLEL_MIN
+
+    if frames is None or size < PARALLEL_MIN:
+        return None
+    try:
+        with open(src, "rb") as f:  # the mapping keeps the file open itself
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
@@ -76,11 +94,17 @@ def redact_capped(
     if cap >= size:
         h = hashlib.sha256()
         n = 0
-        with _Sink(dst, frames) as put:
-            for chunk, frame in _pieces(redactor, _chunks(src), size, frames):
-                put(chunk, frame)
-                h.update(chunk)
-                n += len(chunk)
+        data = _mapped(src, size, frames)
+        with _Sink(dst, frames) as put, data if data is not None else contextlib.nullcontext():
+            pieces: Generator[tuple[bytes, bytes | None], None, None] = (
+                redactor.mapped_pieces(data, compress=frames.compress)
+                if data is not None and frames is not None
+                else _pieces(redactor, _chunks(src), size, frames))
+            with contextlib.closing(pieces):  # its workers stop now if this fails
+                for chunk, frame in pieces:
+                    put(chunk, frame)
+                    h.update(chunk)
+                    n += len(chunk)
         return {}, (n, h.hexdigest()), frames is not None
     with open(src, "rb") as f:
         size = os.fstat(f.fileno()).st_size  # the reads below must stay within the file
