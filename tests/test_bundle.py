@@ -665,7 +665,7 @@ def test_a_framed_member_is_copied_as_its_frames(tmp_path: Path, in_file: bool) 
         ("manifest.json", b"{}\n"), ("run/output.log", framed), ("run/after.log", b"after\n")]
     out = tmp_path / "b.tar.zst"
     size, digest = write_bundle(out, entries, mtime=1_700_000_000)
-    # what the writer says of the file (held frames are hashed by a thread of their own)
+    # what the writer says of the file (hashed by a second thread while it is written)
     assert (size, digest) == (out.stat().st_size, hashlib.sha256(out.read_bytes()).hexdigest())
     expected = _tarfile_bytes([("manifest.json", b"{}\n"), ("run/output.log", content),
                                ("run/after.log", b"after\n")], 1_700_000_000)
@@ -696,6 +696,10 @@ def test_frames_that_changed_are_an_error_not_a_bundle(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="frames changed"):
         write_bundle(tmp_path / "b.tar.zst", [("run/output.log", framed)], mtime=0)
     assert not (tmp_path / "b.tar.zst").exists()
+    import threading
+
+    assert not [t for t in threading.enumerate() if t.name == "rage-bundle-hash"], (
+        "the hashing thread stops with the write")
 
 
 def test_frames_past_the_memory_limit_move_to_a_private_file(tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import queue
 import tarfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, cast
@@ -36,20 +38,44 @@ def sha256_of(data: bytes | Path) -> tuple[int, str]:
 
 
 class _HashingWriter:
-    """A write-only file object that hashes and counts what passes through it."""
+    """A write-only file object that writes and counts what passes through it, while a
+    second thread hashes it, in order (hashlib lets go of the GIL): the bundle is written,
+    and written back to the disk, without waiting for its hash. For a 200 MB log the hash
+    of its 55 MB of frames takes 0.03 s, the write 0.015 s and the fsync 0.02 s; the write
+    waited for the hash before (one thread writing halves of the file each was measured no
+    faster: the kernel serialises writes to one file)."""
 
     def __init__(self, f: BinaryIO) -> None:
         self._f = f
-        self.sha256 = hashlib.sha256()
         self.size = 0
+        self._sha256 = hashlib.sha256()
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._hasher = threading.Thread(target=self._digest, name="rage-bundle-hash",
+                                        daemon=True)
+        self._hasher.start()
+
+    def _digest(self) -> None:
+        while (chunk := self._queue.get()) is not None:
+            self._sha256.update(chunk)
 
     def write(self, data: bytes) -> int:
-        self.sha256.update(data)
+        # (a writer may hand over a view of a buffer it reuses: the hash gets its own copy)
+        self._queue.put(data if isinstance(data, bytes) else bytes(data))
         self.size += len(data)
         return self._f.write(data)
 
     def flush(self) -> None:
         self._f.flush()
+
+    def hexdigest(self) -> str:
+        """The hash of all that was written, once the thread has hashed it."""
+        self.close()
+        return self._sha256.hexdigest()
+
+    def close(self) -> None:
+        if self._hasher.is_alive():
+            self._queue.put(None)
+            self._hasher.join()
 
 
 def write_bundle(
@@ -69,8 +95,7 @@ def write_bundle(
     private_dir(dest.parent)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
-        with open_private(tmp, "wb") as raw:
-            hashing = _HashingWriter(raw)
+        with open_private(tmp, "wb") as raw, contextlib.closing(_HashingWriter(raw)) as hashing:
             cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=-1, write_checksum=True)
             sink = cast(IO[bytes], hashing)  # duck-typed: zstd only calls write/flush
             with cctx.stream_writer(sink, closefd=False, write_size=CHUNK) as zw:
@@ -79,51 +104,21 @@ def write_bundle(
                     if isinstance(data, Framed):
                         tar.header(name, data.size, mtime)
                         zw.flush(zstandard.FLUSH_FRAME)  # what came before, as a frame
-                        _copy_frames(data, hashing, raw)
+                        for chunk in data.chunks():  # (Framed.chunks checks them)
+                            hashing.write(chunk)
                         tar.skip(data.size)
                     else:
                         tar.add(name, data, mtime)
                 tar.close()
             raw.flush()
-            os.fsync(raw.fileno())
+            os.fsync(raw.fileno())  # while the hash of the end of it is still made
+            digest = hashing.hexdigest()
         os.replace(tmp, dest)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return hashing.size, hashing.sha256.hexdigest()
-
-
-def _copy_frames(data: Framed, out: _HashingWriter, raw: BinaryIO) -> None:
-    """Copy ``data``'s frames, which must be what its index says (see Framed.chunks).
-
-    Frames held in memory are hashed by a second thread while this one writes them to
-    ``raw`` (the file under ``out``): the report's workers are done by then, so the hash
-    (0.03 s for the 55 MB of a 200 MB log's frames) costs no time of its own. Two threads
-    writing halves of the file at once were measured no faster (the kernel serialises
-    writes to one file). Frames in a file (past MEMORY_MAX) are copied through ``out``.
-    """
-    if data.frames is not None or len(data.held) < 2:
-        for chunk in data.chunks():
-            out.write(chunk)
-        return
-    import threading
-
-    held = data.held
-    out.flush()
-
-    def digest() -> None:
-        for chunk in held:
-            out.sha256.update(chunk)  # hashlib lets go of the GIL for these
-
-    hasher = threading.Thread(target=digest, name="rage-bundle-hash")
-    hasher.start()
-    try:
-        for chunk in held:
-            raw.write(chunk)
-    finally:
-        hasher.join()
-    out.size += sum(map(len, held))
+    return hashing.size, digest
 
 
 class _TarStream:
