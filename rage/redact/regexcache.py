@@ -104,7 +104,7 @@ def derived(key: tuple[str, str], make: Callable[[], T]) -> T:
     if key in table:
         value: T = table[key]
     else:
-        value = make()
+        value = table[key] = make()
         _dirty = True
         parsed += 1
     if len(_facts_used) < _MEMO_MAX:
