@@ -129,7 +129,7 @@ def compile_format(fmt: SecretFormat) -> Compiled | None:
     if flags is not None:  # `(?i)x` cannot sit inside an alternation: scope it, `(?i:x)`
         raw = b"(?" + flags[1] + b":" + raw[flags.end():] + b")"
     alt = _BEFORE + b"(?:" + raw + b")" + _AFTER
-    lead = regexcache.derived(("leading", fmt.regex), lambda: _leading(fmt.regex))
+    lead = regexcache.derived(_leading, fmt.regex)
     at_start = lead is not None and all(
         any(p.startswith(lit.encode()) or lit.encode().startswith(p) for lit in lead)
         for p in prefixes) and all(any(lit.encode().startswith(p) or p.startswith(lit.encode())

@@ -6,16 +6,17 @@ alone 12 ms), before a report's workers could start, and a fifth of a small ``ra
 redact``. Their compiled form, the regex engine's code, is kept in ``<rage home>/.cache/``
 beside the Hyperscan databases (:mod:`rage.redact.dbcache`): loading it takes about 1 ms.
 So are facts that take parsing a pattern (:func:`derived`: which literals a catalogue
-format's match starts with, 5 ms for the catalogue).
+format's match starts with, 5 ms for the catalogue), under a hash of the code that made
+them.
 
-The file is named by a hash of the Python build, its regex engine's version
-(``_sre.MAGIC``) and rage's version; it is 0600, written atomically, and loaded only if it
-is a regular file this user owns that no one else can write
-(:func:`rage.fsutil.read_own`), as the Hyperscan databases are: code for the regex engine
-is never read from a file someone else could have planted. A damaged file is refused whole
-(its entries carry a sha256), and the regex engine checks the code it is given besides; a
-pattern whose code is refused is compiled as usual, and the file saved again. It holds
-what the process used, so a pattern no longer in rage leaves it with the next save.
+The file is named by a hash of the Python build and its regex engine's version
+(``_sre.MAGIC``); it is 0600, written atomically, and loaded only if it is a regular file
+this user owns that no one else can write (:func:`rage.fsutil.read_own`), as the Hyperscan
+databases are: code for the regex engine is never read from a file someone else could have
+planted. A damaged file is refused whole (its entries carry a sha256), and the regex engine
+checks the code it is given besides; a pattern whose code is refused is compiled as usual,
+and the file saved again. It holds what the process used, so a pattern no longer in rage
+leaves it with the next save.
 
 Only rage's own patterns go through here: the engine's forms and the catalogue, with the
 user's and host's names as the Hyperscan databases hold them; never a literal (a value
@@ -38,7 +39,7 @@ T = TypeVar("T")
 
 MAX_BYTES = 16 << 20  # far above what the engine's patterns compile to (~200 KB)
 _PREFIX = "regex-"
-_FORMAT = 2
+_FORMAT = 3
 
 # (pattern, flags) -> the arguments of _sre.compile after the pattern: final flags, code,
 # number of groups, their names to numbers and numbers to names
@@ -94,22 +95,35 @@ def compiled(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     return got
 
 
-def derived(key: tuple[str, str], make: Callable[[], T]) -> T:
-    """``make()``, a fact about one of rage's own patterns that takes parsing it (the
+def derived(fn: Callable[[str], T], pattern: str) -> T:
+    """``fn(pattern)``, a fact about one of rage's own patterns that takes parsing it (the
     literals a catalogue format's match starts with: 147 parses, 5 ms), kept in the same
-    file as the code; ``key`` names the fact and the pattern, and the value must be what
-    marshal writes (None, str, tuple, set...)."""
+    file as the code, under ``fn``'s name and its code's hash (a fact made by other code is
+    made again, whatever the version says); the value must be what marshal writes (None,
+    str, tuple, set...)."""
     global _dirty, parsed
+    key = (fn.__qualname__, _fingerprint(fn), pattern)
     table = _facts_table()
     if key in table:
         value: T = table[key]
     else:
-        value = table[key] = make()
+        value = table[key] = fn(pattern)
         _dirty = True
         parsed += 1
     if len(_facts_used) < _MEMO_MAX:
         _facts_used[key] = value
     return value
+
+
+_FINGERPRINTS: dict[Callable[..., Any], str] = {}
+
+
+def _fingerprint(fn: Callable[..., Any]) -> str:
+    """A hash of ``fn``'s code, its nested functions' and constants with it."""
+    got = _FINGERPRINTS.get(fn)
+    if got is None:
+        got = _FINGERPRINTS[fn] = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()[:16]
+    return got
 
 
 def save() -> None:
@@ -157,12 +171,9 @@ def _disable() -> None:
 
 
 def _path() -> str:
-    from rage import __version__
     from rage.paths import home_root_str
 
-    # rage's version too: a fact derived() keeps is what this version's code made of it
-    h = hashlib.sha256(
-        f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_FORMAT}\0{__version__}".encode())
+    h = hashlib.sha256(f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_FORMAT}".encode())
     return os.path.join(home_root_str(), ".cache", f"{_PREFIX}{h.hexdigest()[:40]}.bin")
 
 
