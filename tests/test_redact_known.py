@@ -164,3 +164,35 @@ def test_removed_aligns_as_its_expression_does(parts: list[tuple[str, str]], tai
     pieces = re.split(r"\[REDACTED:[a-z0-9-]+\]", redacted)
     m = re.fullmatch("(.+?)".join(map(re.escape, pieces)), original, re.S)
     assert removed(original, redacted) == (list(m.groups()) if m else [])
+
+
+LONG_RUN = """
+import sys
+secret = open(sys.argv[1]).read().strip()
+print("+ export API_PASSWORD=" + secret, flush=True)
+line = "step finished: copied a batch of ordinary files to the build cache\\n"
+sys.stdout.write(line * (12_000_000 // len(line)))
+print("+ echo " + secret)
+"""
+
+
+def test_a_long_runs_output_kept_at_the_default_cap_is_learned_from(tmp_path: Path) -> None:
+    """A run printing more than the default output cap (8 MiB) keeps its head and tail: a
+    file of 8 MiB and its marker. It names a value once at its start and repeats it bare at
+    its end. Before, a file of that size was redacted by the worker processes, which do not
+    learn: the bare copy reached the bundle."""
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(S)  # never in argv: only what the output names is learned
+    script = tmp_path / "long.py"
+    script.write_text(LONG_RUN)
+    proc = subprocess.run(
+        [*rage_cmd(), "run", "--app", "longrun", "--", sys.executable, str(script),
+         str(secret_file)], capture_output=True, env={**os.environ}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith(b"+ echo " + S.encode() + b"\n")
+    [out] = Path(os.environ["RAGE_HOME"]).glob("longrun/runs/*/stdout.log")
+    assert out.stat().st_size > 8 * 1024 * 1024, "the default cap kept 8 MiB and its marker"
+    raw = reported("longrun", tmp_path / "b.tar.zst")
+    assert S.encode() not in raw
+    assert b"+ export API_PASSWORD=[REDACTED:secret-field]" in raw
+    assert b"+ echo [REDACTED:literal]" in raw

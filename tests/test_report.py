@@ -549,10 +549,9 @@ def test_frames_held_in_memory_are_bounded_for_the_whole_report(
     from rage.bundle.frames import Framed
     from rage.config import load_settings
     from rage.redact import Redactor
-    from rage.redact.parallel import PARALLEL_MIN
-    from rage.report import ReportRequest, prepare, write
+    from rage.report import LEARNED_MAX, ReportRequest, prepare, write
 
-    size = PARALLEL_MIN + MiB
+    size = LEARNED_MAX + MiB  # redacted and compressed by the workers
     logs = {name: _log(size, {i * MiB + 5: f"token {GH_TOKEN} in {name} {i}\n".encode()
                               for i in range(1, 8)}) for name in ("output.log", "app.log")}
     run = record("demo", ["demo"], 1, output=logs["output.log"],

@@ -491,14 +491,14 @@ def test_rage_uploader_and_bundle_writer(server: Server, tmp_path: Path) -> None
 
 def test_a_report_compressed_by_the_redaction_workers_is_accepted(
         server: Server, tmp_path: Path) -> None:
-    """A run file past PARALLEL_MIN reaches the bundle as the workers' frames: the receiver
+    """A run file past LEARNED_MAX reaches the bundle as the workers' frames: the receiver
     checks every member's sha256 across them and shows the output's end on its page."""
-    from rage.redact.parallel import PARALLEL_MIN
+    from rage.report import LEARNED_MAX
     from tests.conftest import run_rage
     from tests.test_select import record
 
     lines = [b"2026-12-02 INFO step %07d of an ordinary run\n" % i
-             for i in range(PARALLEL_MIN // 40 + 20_000)]
+             for i in range(LEARNED_MAX // 40 + 20_000)]
     lines.append(b"fatal: the last line of a large run\n")
     record("bigtool", ["bigtool", "--all"], 1, output=b"".join(lines))
     out = tmp_path / "big.tar.zst"

@@ -31,13 +31,14 @@ class Frames(Protocol):
     def add(self, data: bytes, frame: bytes | None = None) -> None: ...
 
 
-def _pieces(redactor: Any, chunks: Iterator[bytes], size: int, frames: Frames | None
-            ) -> Generator[tuple[bytes, bytes | None], None, None]:
+def _pieces(redactor: Any, chunks: Iterator[bytes], size: int, frames: Frames | None,
+            workers: int | None = None) -> Generator[tuple[bytes, bytes | None], None, None]:
     """The redacted stream, each output with its frame when a worker made one."""
     if frames is not None:
-        yield from redactor.stream_pieces(chunks, size=size, compress=frames.compress)
+        yield from redactor.stream_pieces(chunks, size=size, compress=frames.compress,
+                                          workers=workers)
         return
-    stream = redactor.stream(chunks, size=size)
+    stream = redactor.stream(chunks, size=size, workers=workers)
     try:
         for out in stream:
             yield out, None
@@ -68,7 +69,8 @@ def _chunks(path: Path) -> Iterator[bytes]:
 
 
 def redact_capped(
-    src: Path, dst: Path, cap: int, size: int, redactor: Any, *, frames: Frames | None = None
+    src: Path, dst: Path, cap: int, size: int, redactor: Any, *, frames: Frames | None = None,
+    workers: int | None = None
 ) -> tuple[dict[str, int], tuple[int, str] | None, bool]:
     """Redact ``src`` into ``dst``, keeping head and tail within ``cap`` if it is too big.
 
@@ -88,6 +90,9 @@ def redact_capped(
     counting each kept part by its redacted length (by its source length when a whole
     region was kept). When the regions would meet the whole file is redacted and capped,
     and the note is measured on the redacted stream.
+
+    ``workers``: as :meth:`rage.redact.Redactor.stream` takes it (1: in this process, where
+    the redactor learns what the file names, see :meth:`rage.redact.Redactor.learned`).
     """
     import hashlib
 
@@ -99,7 +104,7 @@ def redact_capped(
             pieces: Generator[tuple[bytes, bytes | None], None, None] = (
                 redactor.mapped_pieces(data, compress=frames.compress)
                 if data is not None and frames is not None
-                else _pieces(redactor, _chunks(src), size, frames))
+                else _pieces(redactor, _chunks(src), size, frames, workers))
             with contextlib.closing(pieces):  # its workers stop now if this fails
                 for chunk, frame in pieces:
                     put(chunk, frame)
@@ -111,11 +116,11 @@ def redact_capped(
         regions = _cut_regions(f, size, cap)
         if regions is not None:
             note, digest = _redact_ends(f, dst, cap, size, regions=regions,
-                                        redactor=redactor, frames=frames)
+                                        redactor=redactor, frames=frames, workers=workers)
             return note, digest, frames is not None
     capped = CappedFile(dst, cap)
     try:
-        for chunk in redactor.stream(_chunks(src), size=size):
+        for chunk in redactor.stream(_chunks(src), size=size, workers=workers):
             capped.write(chunk)
     finally:
         t = capped.close()
@@ -233,7 +238,7 @@ def _read_range(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
 
 def _redact_ends(
     f: BinaryIO, dst: Path, cap: int, size: int, *, regions: tuple[int, int], redactor: Any,
-    frames: Frames | None
+    frames: Frames | None, workers: int | None
 ) -> tuple[dict[str, int], tuple[int, str]]:
     """Redact the head and tail regions of ``f`` and write the kept parts (see _redact_one)."""
     import hashlib
@@ -253,7 +258,7 @@ def _redact_ends(
         if head_keep:
             # pulled only until the head is full: what a stream has yielded is final, so
             # the rest of the region is redacted only if redaction shrank the head
-            stream = _pieces(redactor, _read_range(f, 0, head_end), head_end, frames)
+            stream = _pieces(redactor, _read_range(f, 0, head_end), head_end, frames, workers)
             try:
                 for chunk, frame in stream:
                     whole = len(chunk) <= head_keep - n
@@ -270,7 +275,7 @@ def _redact_ends(
         tail: deque[tuple[bytes, bytes | None]] = deque()
         held = 0
         for piece in (_pieces(redactor, _read_range(f, tail_start, size), size - tail_start,
-                              frames) if tail_keep else ()):
+                              frames, workers) if tail_keep else ()):
             tail.append(piece)
             held += len(piece[0])
             while held - len(tail[0][0]) >= tail_keep:
