@@ -28,7 +28,7 @@ from rage import summary as _summary
 from rage._version import __version__
 from rage.bundle.frames import MEMORY_MAX, FrameCompressor, Framed, FrameWriter
 from rage.config import Settings
-from rage.defaults import DEFAULT_OUTPUT_CAP
+from rage.defaults import LEARNED_MAX
 from rage.fsutil import open_private, private_dir
 from rage.paths import home_root
 from rage.record.history import Run, now_iso
@@ -42,12 +42,6 @@ if TYPE_CHECKING:
     from collectors.base import Section
 
 _TAIL_READ = 64 * 1024  # bytes read from the end of a log to find its last lines
-# The run files a report redacts in its own process, where the redactor learns the values
-# they name under a secret name (`+ PASS=X`) and removes them wherever else they appear
-# (`+ echo X`, _scrub_learned); larger ones go to the redaction workers, which do not learn.
-# The default output cap keeps a long run's output at 8 MiB and a marker line: it stays here
-# (it had gone to the workers, and a value it named once leaked where it repeated it)
-LEARNED_MAX = DEFAULT_OUTPUT_CAP + 1024 * 1024
 COLLECTOR_DEADLINE_S = 10.0
 # output files, in the order the summary prefers them for "the last lines"
 _OUTPUT_FILES = (("output.log", "output"), ("stderr.log", "stderr"), ("stdout.log", "stdout"))
@@ -379,8 +373,9 @@ def _redact_run_files(
         dst = workdir.joinpath(*name.split("/"))
         private_dir(dst.parent)
         frames = None
-        # up to LEARNED_MAX a file is redacted here, where the redactor learns what it names;
-        # past it by the workers, which compress it too, as they go
+        # up to LEARNED_MAX a file is redacted here, where the redactor learns what it names
+        # (removed from every member after, _scrub_learned); past it by the workers, which
+        # compress it too, as they go
         in_process = sizes[name] <= LEARNED_MAX
         if not in_process and sizes[name] >= FRAMES_MIN:
             compress = compress or FrameCompressor()

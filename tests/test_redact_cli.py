@@ -187,3 +187,28 @@ def test_a_live_pipe_past_the_parallel_threshold_still_lets_lines_out_on_a_pause
     reader.join(30)
     proc.stdout.close()
     assert got.count(b"\n") == 12 * ((1 << 20) // len(line)) + 1
+
+
+XTRACE_SECRET = "Zq8hunter2Secret"
+XTRACE = (f"echo {XTRACE_SECRET} before it is named\n+ export API_PASSWORD={XTRACE_SECRET}\n"
+          + "step finished: copied a batch of ordinary files\n" * 100_000
+          + f"+ curl -d @- <<< {XTRACE_SECRET}\n")
+
+
+def test_a_file_is_read_whole_and_what_it_names_is_removed_everywhere(tmp_path: Path) -> None:
+    """`rage redact FILE` (or a file on standard input) learns as a report does: a value
+    the file names once under a secret name goes wherever else it repeats it, before or
+    after. Before, only the named copy went."""
+    src = tmp_path / "ci.log"
+    src.write_text(XTRACE)
+    by_name = run_rage("redact", str(src), "--json")
+    with open(src, "rb") as f:
+        redirected = subprocess.run([*rage_cmd("redact", "-")], stdin=f, capture_output=True,
+                                    text=True, check=False, env={**os.environ})
+    for proc in (by_name, redirected):
+        assert proc.returncode == 0, proc.stderr
+        assert XTRACE_SECRET not in proc.stdout
+        assert proc.stdout.startswith("echo [REDACTED:literal] before it is named\n"
+                                      "+ export API_PASSWORD=[REDACTED:secret-field]\n")
+        assert proc.stdout.endswith("+ curl -d @- <<< [REDACTED:literal]\n")
+    assert json.loads(by_name.stderr)["counts"] == {"secret-field": 1, "literal": 2}

@@ -548,8 +548,9 @@ def test_frames_held_in_memory_are_bounded_for_the_whole_report(
     import rage.report
     from rage.bundle.frames import Framed
     from rage.config import load_settings
+    from rage.defaults import LEARNED_MAX
     from rage.redact import Redactor
-    from rage.report import LEARNED_MAX, ReportRequest, prepare, write
+    from rage.report import ReportRequest, prepare, write
 
     size = LEARNED_MAX + MiB  # redacted and compressed by the workers
     logs = {name: _log(size, {i * MiB + 5: f"token {GH_TOKEN} in {name} {i}\n".encode()

@@ -493,7 +493,7 @@ def test_a_report_compressed_by_the_redaction_workers_is_accepted(
         server: Server, tmp_path: Path) -> None:
     """A run file past LEARNED_MAX reaches the bundle as the workers' frames: the receiver
     checks every member's sha256 across them and shows the output's end on its page."""
-    from rage.report import LEARNED_MAX
+    from rage.defaults import LEARNED_MAX
     from tests.conftest import run_rage
     from tests.test_select import record
 

@@ -102,6 +102,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
     does not exist, 6 if it cannot be read.
     """
     from rage.config import load_settings
+    from rage.defaults import LEARNED_MAX
     from rage.fsutil import open_private
     from rage.redact import Redactor
 
@@ -119,13 +120,21 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
         else:
             out = sys.stdout.buffer
         try:
-            # a file: large blocks (and workers when big); a pipe: each read as it comes, so
-            # `tail -f log | rage redact` shows lines as they are written
-            block = {} if size is not None else {"block": 1}
-            for piece in redactor.stream(_chunks(src, live=size is None), size=size, **block):
-                out.write(piece)
-                if output is None:
-                    out.flush()
+            if size is not None and size <= LEARNED_MAX:
+                # a file read whole, as a report reads a run's: a value it names once under
+                # a secret name (`+ PASS=X`) goes wherever else it repeats it (`+ echo X`)
+                redactor.start_learning()
+                data = b"".join(redactor.stream(_chunks(src), size=size, workers=1))
+                out.write(redactor.replace_learned(data, redactor.learned()))
+            else:
+                # a large file: large blocks and workers; a pipe: each read as it comes, so
+                # `tail -f log | rage redact` shows lines as they are written
+                block = {} if size is not None else {"block": 1}
+                for piece in redactor.stream(_chunks(src, live=size is None), size=size,
+                                             **block):
+                    out.write(piece)
+                    if output is None:
+                        out.flush()
         except OSError as e:
             if isinstance(e, BrokenPipeError):
                 _quiet_stdout()
