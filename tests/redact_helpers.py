@@ -4,8 +4,10 @@ run's bundle."""
 from __future__ import annotations
 
 import os
+import socketserver
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,11 +74,22 @@ def member(bundle: Path, name: str) -> str:
 
 
 @contextmanager
+def serving(server: socketserver.TCPServer) -> Iterator[int]:
+    """``server`` (bound to 127.0.0.1) answering in a thread of its own until the block
+    ends, then shut down and closed: its port."""
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
 def http_server(status: int) -> Iterator[str]:
     """A real HTTP server on 127.0.0.1 (http.server, in a thread) that answers every GET
     and POST with ``status`` after reading the request's body: its base URL."""
     import http.server
-    import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -89,13 +102,8 @@ def http_server(status: int) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(http.server.HTTPServer(("127.0.0.1", 0), Handler)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 _SERVED = """\

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rage
-from tests.redact_helpers import both_scans, red, reported
+from tests.redact_helpers import both_scans, red, reported, serving
 
 S = "Zq8s3cretValue77xY"
 
@@ -76,16 +76,13 @@ class _Imap(_Line):
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, int]]:
-    running = {}
-    for name, handler in (("smtp", _Smtp), ("pop", _Pop), ("imap", _Imap)):
-        srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-        srv.daemon_threads = True
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        running[name] = srv
-    yield {name: srv.server_address[1] for name, srv in running.items()}
-    for srv in running.values():
-        srv.shutdown()
-        srv.server_close()
+    with contextlib.ExitStack() as stack:
+        ports = {}
+        for name, handler in (("smtp", _Smtp), ("pop", _Pop), ("imap", _Imap)):
+            srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+            srv.daemon_threads = True
+            ports[name] = stack.enter_context(serving(srv))
+        yield ports
 
 
 CLIENTS = {
@@ -175,12 +172,8 @@ def _served(tmp_path: Path) -> Iterator[str]:
     (tmp_path / "www").mkdir()
     srv = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path / "www")))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}/"
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with serving(srv) as port:
+        yield f"http://127.0.0.1:{port}/"
 
 
 def test_a_real_wget_debug_log(tmp_path: Path) -> None:
@@ -278,14 +271,10 @@ def test_a_real_tls_key_log(tmp_path: Path) -> None:
     srv = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path)))
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
+    with serving(srv) as port:
         env = dict(os.environ, SSLKEYLOGFILE="/dev/stderr")
         proc = run_rage("run", "--app", "tls", "--", "curl", "-sS", "-k", "-o", os.devnull,
-                        f"https://127.0.0.1:{srv.server_address[1]}/", env=env)
-    finally:
-        srv.shutdown()
-        srv.server_close()
+                        f"https://127.0.0.1:{port}/", env=env)
     assert proc.returncode == 0, proc.stderr
     lines = [line.split() for line in proc.stderr.splitlines()
              if line.startswith(("CLIENT_", "SERVER_", "EXPORTER_"))]
