@@ -33,7 +33,6 @@ from rage.fsutil import open_private, private_dir
 from rage.paths import home_root
 from rage.record.history import Run, now_iso
 from rage.redact.capped import redact_capped
-from rage.redact.parallel import PARALLEL_MIN as FRAMES_MIN
 from rage.report_write import STDOUT, BuiltBundle, default_bundle_path, output_path, write
 
 T = TypeVar("T")
@@ -374,10 +373,10 @@ def _redact_run_files(
         private_dir(dst.parent)
         frames = None
         # up to LEARNED_MAX a file is redacted here, where the redactor learns what it names
-        # (removed from every member after, _scrub_learned); past it by the workers, which
-        # compress it too, as they go
+        # (removed from every member after, _scrub_learned); past it (past the workers'
+        # threshold too, PARALLEL_MIN) by the workers, which compress it too, as they go
         in_process = sizes[name] <= LEARNED_MAX
-        if not in_process and sizes[name] >= FRAMES_MIN:
+        if not in_process:
             compress = compress or FrameCompressor()
             framedir = private_dir(workdir / ".frames")
             frames = FrameWriter(framedir / f"{len(members)}.zst", compress,

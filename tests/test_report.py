@@ -681,3 +681,12 @@ def test_two_file_names_that_redact_alike_stay_two_members(tmp_path: Path) -> No
     contents = {subprocess.run(f"zstd -dc {out} | tar -xO '{n}'", shell=True, check=True,
                                capture_output=True, text=True).stdout for n in attached}
     assert contents == {"0\n", "1\n"}
+
+
+def test_what_is_too_big_to_learn_from_here_is_big_enough_for_the_workers() -> None:
+    """The report sends a run file past LEARNED_MAX to the workers with no other test: it
+    must be past their own threshold too."""
+    from rage.defaults import LEARNED_MAX
+    from rage.redact.parallel import PARALLEL_MIN
+
+    assert LEARNED_MAX >= PARALLEL_MIN
