@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import signal
@@ -299,6 +300,43 @@ def test_mapped_cuts_never_change_the_output(parts: list[str], block: int,
     want = Redactor(**NAMES).bytes(data)  # type: ignore[arg-type]
     got, _ = _mapped_out(data, tmp_path, block=block, workers=1)
     assert got == want
+
+
+def test_a_lent_output_is_the_streams_and_released_at_the_next_piece(tmp_path: Path) -> None:
+    """``lend``: a worker's output comes as a view of its shared memory, not a copy. Read
+    while it is held, it is the stream's output, its frame holds it; once the next piece
+    is asked for the view is released (the worker writes its next output there)."""
+    import mmap
+
+    import zstandard
+
+    from rage.bundle.frames import FrameCompressor
+    from rage.redact.parallel import redact_mapped
+
+    data = _log(7, 60000) + b"Authorization: Bearer\n  abcDEF0123456789abcDEF0123456789\n"
+    want, ref = _serial(data)
+    path = tmp_path / "mapped.log"
+    path.write_bytes(data)
+    r = Redactor(**NAMES)  # type: ignore[arg-type]
+    got: list[bytes] = []
+    views: list[memoryview] = []
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        for out, frame in redact_mapped(r, mm, block=65536, workers=2, min_parallel=0,
+                                        piece=100_000, compress=FrameCompressor(), lend=True):
+            for held in views:
+                with pytest.raises(ValueError, match="released"):
+                    bytes(held)
+            got.append(bytes(out))
+            if frame is not None:
+                reader = zstandard.ZstdDecompressor().stream_reader(
+                    io.BytesIO(frame), read_across_frames=True)
+                assert reader.read() == got[-1]
+            if isinstance(out, memoryview):
+                assert frame is not None, "only an output whose frame was made is lent"
+                views.append(out)
+    assert b"".join(got) == want and r.counts == ref.counts
+    assert len(views) > 5, "the workers' outputs were lent"
+    assert _children() == set(), "workers are reaped"
 
 
 def test_a_mapped_line_longer_than_a_segment_equals_the_stream(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ class FrameCompressor:
             write_checksum=True, write_content_size=True)
         self._cctx: Any = zstandard.ZstdCompressor(compression_params=params)
 
-    def __call__(self, data: bytes) -> bytes:
+    def __call__(self, data: bytes | memoryview) -> bytes:
         if len(data) <= FRAME:
             return bytes(self._cctx.compress(data))
         view = memoryview(data)
@@ -135,7 +135,7 @@ class FrameWriter:
         self.size = 0
         self._index: list[tuple[int, int]] = []
 
-    def add(self, data: bytes, frame: bytes | None = None) -> None:
+    def add(self, data: bytes | memoryview, frame: bytes | None = None) -> None:
         if not data:
             return
         if frame is None:

@@ -41,7 +41,7 @@ from its first block.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -260,17 +260,19 @@ class Redactor(RedactionEngine):
                              min_parallel=min_parallel, compress=compress)
 
     def mapped_pieces(self, data: mmap.mmap, *, compress: Callable[[_Bytes], _Bytes],
-                      block: int = BLOCK, workers: int | None = None
-                      ) -> Iterator[tuple[_Bytes, _Bytes | None]]:
+                      block: int = BLOCK, workers: int | None = None, lend: bool = False
+                      ) -> Generator[tuple[_Bytes | memoryview, _Bytes | None], None, None]:
         """:meth:`stream_pieces` of a file mapped in memory (``mmap``, read-only): the same
         output, cut from the mapping without reads (see
         :func:`rage.redact.parallel.redact_mapped`). The file must not shrink meanwhile
-        (a mapping past a file's end is a SIGBUS): a recorded run's files are final."""
+        (a mapping past a file's end is a SIGBUS): a recorded run's files are final.
+        ``lend``: a worker's output with its frame may come as a memoryview, valid until the
+        next piece is asked for (a copy saved where the caller only hashes it)."""
         from rage.redact.parallel import PARALLEL_MIN, redact_mapped
 
         min_parallel = 0 if len(data) >= PARALLEL_MIN else PARALLEL_MIN
         return redact_mapped(self, data, block=block, workers=workers,
-                             min_parallel=min_parallel, compress=compress)
+                             min_parallel=min_parallel, compress=compress, lend=lend)
 
     def file(self, src: Path, dst: Path) -> None:
         """Redact ``src`` into ``dst`` (created 0600), streaming."""

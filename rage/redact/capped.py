@@ -28,7 +28,7 @@ class Frames(Protocol):
     @property
     def compress(self) -> Callable[[bytes], bytes]: ...
 
-    def add(self, data: bytes, frame: bytes | None = None) -> None: ...
+    def add(self, data: bytes | memoryview, frame: bytes | None = None) -> None: ...
 
 
 def _pieces(redactor: Any, chunks: Iterator[bytes], size: int, frames: Frames | None,
@@ -101,8 +101,10 @@ def redact_capped(
         n = 0
         data = _mapped(src, size, frames)
         with _Sink(dst, frames) as put, data if data is not None else contextlib.nullcontext():
-            pieces: Generator[tuple[bytes, bytes | None], None, None] = (
-                redactor.mapped_pieces(data, compress=frames.compress)
+            # a worker's output may be lent (a view of its memory until the next piece):
+            # it is only hashed here, and its frame kept
+            pieces: Generator[tuple[bytes | memoryview, bytes | None], None, None] = (
+                redactor.mapped_pieces(data, compress=frames.compress, lend=True)
                 if data is not None and frames is not None
                 else _pieces(redactor, _chunks(src), size, frames, workers))
             with contextlib.closing(pieces):  # its workers stop now if this fails
@@ -136,13 +138,13 @@ class _Sink:
         self._dst, self._frames = dst, frames
         self._out: BinaryIO | None = None
 
-    def __enter__(self) -> Callable[[bytes, bytes | None], None]:
+    def __enter__(self) -> Callable[[bytes | memoryview, bytes | None], None]:
         if self._frames is not None:
             return self._frames.add
         self._out = open_private(self._dst, "wb")
         return self._write
 
-    def _write(self, data: bytes, _frame: bytes | None) -> None:
+    def _write(self, data: bytes | memoryview, _frame: bytes | None) -> None:
         assert self._out is not None
         self._out.write(data)
 

@@ -56,8 +56,10 @@ MAX_WORKERS = 8
 # for a 200 MB report, median of 8; it holds twice the shared memory and defers more pieces
 DEPTH = 1
 
-_REQ = struct.Struct("<QIIBB")  # piece length, key spans, length of new names, in shared
-# memory, which slots
+_REQ = struct.Struct("<QQIIBB")  # piece length, where in the source it starts, key spans,
+# length of new names, where the piece is (below), which slots
+_PIPED, _SHARED, _FROM_SOURCE = 0, 1, 2  # in the pipe after the header, in the worker's
+# shared input slot, in the mapped file the worker was forked with (redact_mapped)
 # a pipe this large holds a whole request or result, so neither side waits on the other for
 # every 64 KiB (Linux; elsewhere, or above the system's limit, the default stays)
 _PIPE_SIZE = MiB
@@ -83,6 +85,11 @@ FLUSH = _Flush()
 
 Compress = Callable[[bytes], bytes]
 Piece = tuple[bytes, bytes | None]  # redacted bytes, and their frame when a worker made it
+# what a worker redacts: ``buf[:limit]`` with its key block ``spans``, and where ``buf``
+# starts in the pool's mapped source (-1: not from it, see :func:`redact_mapped`)
+Job = tuple[bytes, int, Spans, int]
+# a piece whose output may be lent: a view of a worker's shared memory (see redact_mapped)
+Lent = tuple[bytes | memoryview, bytes | None]
 
 
 def default_workers() -> int:
@@ -117,6 +124,17 @@ def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
     The frame is None for output redacted (or finished) in this process, and always without
     ``compress``; the caller compresses those itself if it needs them.
     """
+    with contextlib.closing(_redact_pieces(engine, chunks, block=block, workers=workers,
+                                           min_parallel=min_parallel, piece=piece,
+                                           compress=compress)) as pieces:
+        for out, frame in pieces:
+            assert isinstance(out, bytes)  # no source, nothing is lent
+            yield out, frame
+
+
+def _redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: int,
+                   workers: int | None, min_parallel: int, piece: int,
+                   compress: Compress | None) -> Generator[Lent, None, None]:
     n_workers = default_workers() if workers is None else max(1, workers)
     if not hasattr(os, "fork"):
         n_workers = 1
@@ -142,7 +160,7 @@ def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
             if limit:
                 seen += limit
                 pool = yield from _piece(
-                    engine, pool, (buf, limit, spans), n_workers=n_workers,
+                    engine, pool, (buf, limit, spans, -1), n_workers=n_workers,
                     start=n_workers > 1 and seen >= min_parallel, compress=compress)
                 if pool is not None:
                     want = max(block, piece)
@@ -153,7 +171,7 @@ def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
         pending = []
         limit, spans = engine.plan(buf, final=True)
         if pool is not None:
-            pool = yield from _feed(pool, engine, n_workers, (buf, limit, spans))
+            pool = yield from _feed(pool, engine, n_workers, (buf, limit, spans, -1))
             yield from _drain(pool, engine)
             pool = None
         else:
@@ -167,12 +185,19 @@ def redact_pieces(engine: RedactionEngine, chunks: Iterable[bytes], *, block: in
 
 def redact_mapped(engine: RedactionEngine, data: mmap.mmap, *, block: int,
                   workers: int | None = None, min_parallel: int = PARALLEL_MIN,
-                  piece: int = PIECE, compress: Compress | None = None
-                  ) -> Generator[Piece, None, None]:
+                  piece: int = PIECE, compress: Compress | None = None, lend: bool = False
+                  ) -> Generator[Lent, None, None]:
     """:func:`redact_pieces` of a file mapped in memory: each piece is one slice of the
     mapping, where a stream of reads has each read copied by the kernel into new memory and
     joined to the line carried from the piece before (per 200 MB, 75-90 ms of the parent's
-    CPU and 23,000 page faults, against 25 ms and 4,600). The output is the stream's."""
+    CPU and 23,000 page faults, against 25 ms and 4,600). The output is the stream's.
+
+    The workers, forked with the mapping, read each piece from it: the parent sends where
+    the piece starts, not its bytes (it copied 200 MB into their shared memory, 27 ms).
+    ``lend``: an output a worker made, with its frame, comes as a view of the memory it was
+    made in, not a copy (200 MB of copies, 45 ms of the parent's CPU); the view is
+    released when the next piece is asked for, so a caller that needs more than the frame
+    and one pass over the output (a hash, a length) must copy it."""
     n_workers = default_workers() if workers is None else max(1, workers)
     if not hasattr(os, "fork"):
         n_workers = 1
@@ -190,8 +215,9 @@ def redact_mapped(engine: RedactionEngine, data: mmap.mmap, *, block: int,
                 continue
             seen += limit
             pool = yield from _piece(
-                engine, pool, (buf, limit, spans), n_workers=n_workers,
-                start=n_workers > 1 and seen >= min_parallel, compress=compress)
+                engine, pool, (buf, limit, spans, pos), n_workers=n_workers,
+                start=n_workers > 1 and seen >= min_parallel, compress=compress,
+                source=data, lend=lend)
             if pool is not None:
                 grow = max(block, piece)
             del buf
@@ -205,36 +231,51 @@ def redact_mapped(engine: RedactionEngine, data: mmap.mmap, *, block: int,
             pool.kill()
 
 
-def _piece(engine: RedactionEngine, pool: _Pool | None, job: tuple[bytes, int, Spans], *,
-           n_workers: int, start: bool, compress: Compress | None
-           ) -> Generator[Piece, None, _Pool | None]:
+def _piece(engine: RedactionEngine, pool: _Pool | None, job: Job, *,
+           n_workers: int, start: bool, compress: Compress | None,
+           source: mmap.mmap | None = None, lend: bool = False
+           ) -> Generator[Lent, None, _Pool | None]:
     """A planned piece redacted: by the workers (started now if ``start``), else here. The
     pool, if there is one now."""
     if pool is None and start:
-        pool = _Pool(engine, n_workers, compress)
+        pool = _Pool(engine, n_workers, compress, source=source, lend=lend)
     if pool is not None:
         return (yield from _feed(pool, engine, n_workers, job))
-    out = engine.apply(*job)
+    out = engine.apply(*job[:3])
     if out:
         yield out, None
     return None
 
 
 def _feed(pool: _Pool, engine: RedactionEngine, n_workers: int,
-          job: tuple[bytes, int, Spans]) -> Generator[Piece, None, _Pool]:
+          job: Job) -> Generator[Lent, None, _Pool]:
     """Hand a piece to the next worker, first taking the oldest result when every worker
     already holds :data:`DEPTH` pieces: the workers redact their next pieces while the
-    consumer takes that one."""
+    consumer takes that one (a lent result is taken before the worker that made it gets
+    its next piece, which it writes where the lent one is)."""
     pool = yield from _renew(pool, engine, n_workers)
     out = pool.take() if pool.full() else None
+    if out is not None and isinstance(out[0], memoryview):
+        yield from _lent(out)
+        out = None
     pool.send(*job)
     if out is not None and out[0]:
         yield out
     return pool
 
 
+def _lent(out: Lent) -> Generator[Lent, None, None]:
+    """Yield a lent output; it is released when the consumer asks for the next."""
+    view = out[0]
+    try:
+        yield out
+    finally:
+        if isinstance(view, memoryview):
+            view.release()
+
+
 def _settle(pool: _Pool, engine: RedactionEngine, n_workers: int
-            ) -> Generator[Piece, None, _Pool]:
+            ) -> Generator[Lent, None, _Pool]:
     """Every result still in flight, in order; the workers stay for the pieces to come.
     After a pause of a live input, what came before it goes out now, not when more
     input pushes it out."""
@@ -243,19 +284,21 @@ def _settle(pool: _Pool, engine: RedactionEngine, n_workers: int
         if not pool.in_flight():
             break  # redone here by _renew
         out = pool.take()
-        if out[0]:
+        if isinstance(out[0], memoryview):
+            yield from _lent(out)
+        elif out[0]:
             yield out
     return pool
 
 
-def _drain(pool: _Pool, engine: RedactionEngine) -> Generator[Piece, None, None]:
+def _drain(pool: _Pool, engine: RedactionEngine) -> Generator[Lent, None, None]:
     """The results still in flight, in order; then the workers are stopped."""
     pool = yield from _settle(pool, engine, 0)
     pool.kill()
 
 
 def _renew(pool: _Pool, engine: RedactionEngine, n_workers: int
-           ) -> Generator[Piece, None, _Pool]:
+           ) -> Generator[Lent, None, _Pool]:
     """The pool again, or, if a literal was registered since its pieces were sent (the
     consumer registered it while it held an output), a new one that knows it (none if
     ``n_workers`` is 0), once the pieces in flight are redone here, in order, as the
@@ -263,10 +306,11 @@ def _renew(pool: _Pool, engine: RedactionEngine, n_workers: int
     if pool.literals is registered_literals():
         return pool
     for held in pool.abandon():
-        redone = engine.apply(*held)
+        redone = engine.apply(*held[:3])
         if redone:
             yield redone, None
-    return _Pool(engine, n_workers, pool.compress) if n_workers else pool
+    return (_Pool(engine, n_workers, pool.compress, source=pool.source, lend=pool.lend)
+            if n_workers else pool)
 
 
 class _Worker:
@@ -285,17 +329,19 @@ class _Pool:
     """Forked workers fed round robin, :data:`DEPTH` pieces each at most; results are taken
     back in submission order."""
 
-    def __init__(self, engine: RedactionEngine, n: int, compress: Compress | None = None
-                 ) -> None:
+    def __init__(self, engine: RedactionEngine, n: int, compress: Compress | None = None, *,
+                 source: mmap.mmap | None = None, lend: bool = False) -> None:
         self.engine = engine
         self.compress = compress  # run by the workers on every piece they finish
+        # the mapped file the pieces come from: the workers, forked with it, read them there
+        self.source = source
+        self.lend = lend  # an output with its frame comes as a view of its shared memory
         engine.build()  # workers inherit the compiled regex and the names known so far
         self.literals = registered_literals()
         self.marker = b"\x00rage-" + os.urandom(8).hex().encode() + b"\x01"
         self.workers: list[_Worker] = []
         # the pieces in flight, oldest first, each kept for a redo: (worker, slot, job)
-        self.flight: collections.deque[tuple[_Worker, int, tuple[bytes, int, Spans]]] = (
-            collections.deque())
+        self.flight: collections.deque[tuple[_Worker, int, Job]] = collections.deque()
         # how many times the tables changed, and that count when each piece in flight went
         self.tables_changed = 0
         self.sent_at: collections.deque[int] = collections.deque()
@@ -324,7 +370,7 @@ class _Pool:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides
                 _keep_the_heap()
                 _serve(self.engine, self.marker, os.fdopen(r1, "rb"), os.fdopen(w2, "wb"),
-                       self.compress, slots=slots)
+                       self.compress, slots=slots, source=self.source)
                 code = 0
             finally:
                 os._exit(code)
@@ -342,20 +388,21 @@ class _Pool:
         """Every worker holds DEPTH pieces: the next send waits for :meth:`take`."""
         return len(self.flight) >= DEPTH * len(self.workers)
 
-    def take(self) -> Piece:
+    def take(self) -> Lent:
         """The result of the oldest piece in flight (there must be one)."""
         stale = self.sent_at.popleft() < self.tables_changed
         return self._take(*self.flight.popleft(), stale=stale)
 
-    def send(self, buf: bytes, limit: int, spans: Spans) -> None:
+    def send(self, buf: bytes, limit: int, spans: Spans, at: int = -1) -> None:
         """Give ``buf[:limit]`` to the next worker, which must hold fewer than DEPTH pieces
         (see :meth:`full`): round robin, so its oldest piece has been taken, and the slots
-        that piece used are free again."""
+        that piece used are free again. ``at``: where ``buf`` starts in :attr:`source`, from
+        which the worker reads it (-1: it is copied to the worker)."""
         w = self.workers[self.next]
         self.next = (self.next + 1) % len(self.workers)
         k = w.sent % DEPTH
         w.sent += 1
-        self.flight.append((w, k, (buf, limit, spans)))
+        self.flight.append((w, k, (buf, limit, spans, at)))
         self.sent_at.append(self.tables_changed)
         if self.broken:
             return
@@ -369,21 +416,22 @@ class _Pool:
         if new or tables != w.tables:
             names = marshal.dumps((new, tables if tables != w.tables else None))
             w.tables = dict(tables)
-        shared = limit <= _IN_SLOT
+        where = (_FROM_SOURCE if at >= 0 and self.source is not None
+                 else _SHARED if limit <= _IN_SLOT else _PIPED)
         try:
-            if shared:
+            if where == _SHARED:
                 w.slots[k][0][:limit] = memoryview(buf)[:limit]
-            w.to_child.write(_REQ.pack(limit, len(spans), len(names), shared, k))
+            w.to_child.write(_REQ.pack(limit, max(at, 0), len(spans), len(names), where, k))
             w.to_child.write(names)
             for s, e in spans:
                 w.to_child.write(_SPAN.pack(s, e))
-            if not shared:
+            if where == _PIPED:
                 w.to_child.write(memoryview(buf)[:limit])
             w.to_child.flush()
         except OSError:
             self.broken = True
 
-    def abandon(self) -> list[tuple[bytes, int, Spans]]:
+    def abandon(self) -> list[Job]:
         """Stop the workers now; the pieces they held, in order, for the caller to redo."""
         jobs = [job for _, _, job in self.flight]
         self.kill()
@@ -398,25 +446,24 @@ class _Pool:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(w.pid, signal.SIGKILL)
             os.waitpid(w.pid, 0)
-            for slot_in, slot_out in w.slots:
-                slot_in.close()
-                slot_out.close()
+            for slot in itertools.chain.from_iterable(w.slots):
+                with contextlib.suppress(BufferError):  # a view still held: freed with it
+                    slot.close()
         self.workers = []
         self.flight.clear()
         self.sent_at.clear()
 
-    def _take(self, w: _Worker, k: int, job: tuple[bytes, int, Spans], *, stale: bool = False
-              ) -> Piece:
+    def _take(self, w: _Worker, k: int, job: Job, *, stale: bool = False) -> Lent:
         """The redacted output of ``w``'s piece ``job`` (which used its slots ``k``),
         numbered and counted as if in-process, and its frame if the worker could make it.
         ``stale``: the piece went before the tables last changed (redone here if it holds
         an INSERT, which may name one of them)."""
-        buf, limit, spans = job
+        buf, limit, spans, _ = job
         engine = self.engine
         if not self.broken:
             try:
                 out, counts, frame, deferred, custom_done, tables = _read_result(
-                    w.from_child, w.slots[k][1])
+                    w.from_child, w.slots[k][1], lend=self.lend)
             except (OSError, EOFError, ValueError, struct.error):
                 self.broken = True
             else:
@@ -425,11 +472,15 @@ class _Pool:
                 if tables is not None and tables != engine._tables:
                     engine._tables.update(tables)
                     self.tables_changed += 1
-                resolved = _resolve(engine, out, self.marker, deferred)
+                if isinstance(out, memoryview) and not (custom_done and frame):
+                    out = out.tobytes()  # finished here (names, the user's patterns) or framed
+                resolved = out if isinstance(out, memoryview) else _resolve(
+                    engine, out, self.marker, deferred)
                 if resolved is not None:
                     for kind, n in counts.items():
                         engine._count(kind, n)
                     if not custom_done:  # names deferred: no frame was made
+                        assert isinstance(resolved, bytes)
                         return engine.apply_custom(resolved), None
                     return resolved, frame or None
         return engine.apply(buf, limit, spans), None  # in-process: same output, slower
@@ -490,8 +541,11 @@ def _read_exact(f: BinaryIO, n: int) -> bytes:
     return data
 
 
-def _read_result(f: BinaryIO, slot: mmap.mmap
-                 ) -> tuple[bytes, dict[str, int], bytes, int, bool, Tables | None]:
+def _read_result(f: BinaryIO, slot: mmap.mmap, *, lend: bool = False
+                 ) -> tuple[bytes | memoryview, dict[str, int], bytes, int, bool, Tables | None]:
+    """A worker's result: its output (``lend``: a view of the shared memory it is in, if
+    it is there), counts, frame, deferred names, whether the user's patterns ran, and the
+    SQL tables it learned."""
     n_out, n_counts, n_frame, deferred, custom_done, shared = _RES.unpack(
         _read_exact(f, _RES.size))
     counts, tables = marshal.loads(_read_exact(f, n_counts))
@@ -500,21 +554,22 @@ def _read_result(f: BinaryIO, slot: mmap.mmap
     if shared:
         if n_out + n_frame > len(slot):
             raise ValueError("bad result size from worker")
-        return (slot[:n_out], counts, slot[n_out:n_out + n_frame], deferred, bool(custom_done),
-                tables)
-    out = _read_exact(f, n_out)
-    return out, counts, _read_exact(f, n_frame), deferred, bool(custom_done), tables
+        out: bytes | memoryview = memoryview(slot)[:n_out] if lend else slot[:n_out]
+        return out, counts, slot[n_out:n_out + n_frame], deferred, bool(custom_done), tables
+    data = _read_exact(f, n_out)
+    return data, counts, _read_exact(f, n_frame), deferred, bool(custom_done), tables
 
 
 def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO,
-           compress: Compress | None, *, slots: list[tuple[mmap.mmap, mmap.mmap]]) -> None:
+           compress: Compress | None, *, slots: list[tuple[mmap.mmap, mmap.mmap]],
+           source: mmap.mmap | None = None) -> None:
     """A worker's loop: read a piece, redact it, write the result; stop at end of input."""
     engine._defer = marker
     while True:
         head = inp.read(_REQ.size)
         if len(head) < _REQ.size:
             return
-        limit, n_spans, n_names, shared, k = _REQ.unpack(head)
+        limit, at, n_spans, n_names, where, k = _REQ.unpack(head)
         slot_in, slot_out = slots[k]
         if n_names:
             new, tables = marshal.loads(_read_exact(inp, n_names))
@@ -523,7 +578,12 @@ def _serve(engine: RedactionEngine, marker: bytes, inp: BinaryIO, out: BinaryIO,
             if tables is not None:
                 engine._tables.update(tables)
         spans: Spans = [_SPAN.unpack(_read_exact(inp, _SPAN.size)) for _ in range(n_spans)]
-        buf = slot_in[:limit] if shared else _read_exact(inp, limit)
+        if where == _FROM_SOURCE and source is not None:
+            buf = source[at:at + limit]
+        elif where == _SHARED:
+            buf = slot_in[:limit]
+        else:
+            buf = _read_exact(inp, limit)
         engine._counts = {}
         engine._deferred = 0
         tables = dict(engine._tables) if engine._tables else {}
