@@ -12,6 +12,7 @@ exactly what would be sent. :func:`write` then streams the members into a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -161,6 +162,21 @@ def _recorded_environ(run: Run, warnings: list[str]) -> dict[str, str] | None:
     return {escape_undecodable(k): escape_undecodable(v) for k, v in data.items()}
 
 
+def _console_widths(run: Run) -> frozenset[int]:
+    """The widths of the consoles the run's output was printed to, besides 80 (a pipe's,
+    for Rich): its terminal's (``columns`` in the meta of a run recorded on a pseudo-
+    terminal) and ``COLUMNS`` in its environment, which Rich and many tools follow. A value
+    cut at the end of a line that wide goes on at the next line (rage.redact.wraps)."""
+    from rage.record.meta import read_environ
+
+    found = [run.meta.get("columns")]
+    with contextlib.suppress(OSError, ValueError):
+        found.append((read_environ(run.dir) or {}).get("COLUMNS"))
+    widths = (int(w) if isinstance(w, str) and w.isdigit() else w for w in found)
+    return frozenset(w for w in widths
+                     if isinstance(w, int) and not isinstance(w, bool) and 20 <= w <= 4096)
+
+
 class _InThread(Generic[T]):
     """``fn()`` run by a thread of its own while the caller goes on: :meth:`result` waits
     for its value or raises what it raised, and leaving the ``with`` waits for it whatever
@@ -206,6 +222,7 @@ def prepare(request: ReportRequest) -> Prepared:
     # what is secret in the run's context is secret wherever the output repeats it; the
     # recorder masked the secret values it kept, so the reporting process's own are used
     redactor.learn([os.environ], argv if isinstance(argv, list) else [])
+    redactor.wrap_widths |= _console_widths(run)
     workdir = Path(tempfile.mkdtemp(prefix="rage-report-"))  # 0700 by construction
     try:
         with _InThread(lambda: _collect(request, run.meta) if request.collect else ([], []),

@@ -53,15 +53,17 @@ def reported(app: str | None, out: Path, env: dict[str, str] | None = None) -> b
     return subprocess.run(["zstd", "-dc", str(out)], check=True, capture_output=True).stdout
 
 
-def record_script(tmp_path: Path, script: str, secrets: str
+def record_script(tmp_path: Path, script: str, secrets: str, env: dict[str, str] | None = None
                   ) -> tuple[subprocess.CompletedProcess[str], bytes, Path]:
-    """Run the Python ``script`` under `rage run`, the ``secrets`` in a file it is given (as
-    a browser or a keyring would hand them: never in argv), then `rage report` it: the run's
-    process, the bundle decompressed, and the bundle's path."""
+    """Run the Python ``script`` under `rage run` (with ``env`` added to the environment),
+    the ``secrets`` in a file it is given (as a browser or a keyring would hand them: never
+    in argv), then `rage report` it: the run's process, the bundle decompressed, and the
+    bundle's path."""
     path = tmp_path / "script.py"
     path.write_text(script)
     (tmp_path / "secrets").write_text(secrets)
-    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
+    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"),
+               **(env or {}))
     proc = run_rage("run", "--", sys.executable, str(path), str(tmp_path / "secrets"), env=env)
     out = tmp_path / "b.tar.zst"
     return proc, reported(None, out, env), out

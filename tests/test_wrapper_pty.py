@@ -76,12 +76,13 @@ class Terminal:
 
 
 @contextmanager
-def terminal(*argv: str, rows: int = 24, cols: int = 80) -> Iterator[Terminal]:
+def terminal(*argv: str, rows: int = 24, cols: int = 80,
+             env: dict[str, str] | None = None) -> Iterator[Terminal]:
     master, slave = os.openpty()
     set_size(master, rows, cols)
     before = termios.tcgetattr(slave)
     proc = subprocess.Popen(rage_cmd("run", *argv), stdin=slave, stdout=slave, stderr=slave,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     term = Terminal(proc, master, slave, before)
     try:
         yield term

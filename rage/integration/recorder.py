@@ -353,7 +353,7 @@ def _begin(rec: Recorder) -> None:
         process_start,
     )
     from rage.paths import home_root_str
-    from rage.record.store import save_environ, start_run
+    from rage.record.store import save_environ, start_run, terminal_columns
 
     app = rec.app
     rec.root = root = home_root_str()
@@ -378,7 +378,8 @@ def _begin(rec: Recorder) -> None:
             host = wrapper
         else:
             rec.run = start_run(root, app, typed_argv(), recorder="python",
-                                app_version=rec.version, started_ns=started_ns, t0=t0)
+                                app_version=rec.version, started_ns=started_ns, t0=t0,
+                                extra=terminal_columns())
             rec.dir = host = rec.run.run_dir
             save_environ(rec.run, dict(os.environ))
     if rec.mode == OWN:

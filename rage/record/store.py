@@ -298,6 +298,20 @@ def read_joined(run_dir: str, exit_code: int | None, signal: int | None) -> dict
     return joined
 
 
+def terminal_columns() -> dict[str, int]:
+    """``{"columns": N}`` for a run's meta: the width of the terminal its output goes to
+    (standard output's, else standard error's; under `rage run` the pseudo-terminal that
+    stands in for it has its size), where a program that wraps at its console's width wraps
+    it. Nothing when neither is a terminal. The report finds a value cut at that width with
+    it (:mod:`rage.redact.wraps`)."""
+    for fd in (1, 2):
+        try:
+            return {"columns": os.get_terminal_size(fd).columns}
+        except OSError:
+            continue
+    return {}
+
+
 def start_run(
     root: str | os.PathLike[str],
     app: str,

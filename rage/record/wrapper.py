@@ -357,14 +357,14 @@ class Wrapper:
         directories are then created only once the command has started)."""
         from rage.paths import home_root_str
         from rage.record.capture import CappedFile
-        from rage.record.store import open_run, save_environ
+        from rage.record.store import open_run, save_environ, terminal_columns
 
         try:
             self.active = open_run(
                 home_root_str(), self.app, self.opts.argv, cwd=cwd, recorder="wrapper",
                 started_ns=started_ns, t0=t0, existing_only=existing_only,
                 extra={"wrapper_pid": os.getpid(), "mode": child.mode, "executable": path,
-                       "streams": child.kinds},
+                       "streams": child.kinds, **terminal_columns()},
             )
             if self.active is None:
                 return

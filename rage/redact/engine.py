@@ -42,6 +42,7 @@ from rage.redact.scan import (
     scan_plan,
 )
 from rage.redact.sql import Tables
+from rage.redact.wraps import WIDTH as WRAP_WIDTH
 
 MAX_SEGMENT = 1024 * 1024  # a line longer than this is cut in streaming mode
 PRIVATE_KEY_MAX = P.PRIVATE_KEY_MAX
@@ -95,6 +96,9 @@ class RedactionEngine(Handlers):
         self._learned: dict[bytes, None] | None = None
         # the columns of the SQL tables created so far in what this engine redacted
         self._tables: Tables = {}
+        # the widths of the consoles the text was printed to: a value cut at the end of a
+        # line this wide goes on at the next line's start (see rage.redact.wraps)
+        self.wrap_widths: frozenset[int] = frozenset({WRAP_WIDTH})
 
     def build(self) -> re.Pattern[bytes]:
         """Compile the combined regex once; literals registered or learned later are found

@@ -30,9 +30,11 @@ from rage.redact.values import (
     prose,
     token_shaped,
 )
+from rage.redact.wraps import rest_after_cut
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
+_LINE_ENDS = (b"\n", b"\r")  # a value that ends its line: a console's wrap may have cut it
 _PSEUDONYM = compiled(r"user-\d+")
 _HOMES_MAX = 4096  # names of other homes whose replacement is remembered
 LEARN_MIN = 8  # shorter values are not learned (rage.redact.known.MIN_LEN)
@@ -126,6 +128,7 @@ class Handlers:
     _home: str | None
     _user: str | None
     _hosts: tuple[str, ...]
+    wrap_widths: frozenset[int]  # consoles' widths the text was wrapped at (rage.redact.wraps)
 
     def _count(self, kind: str, n: int = 1) -> None:
         self._counts[kind] = self._counts.get(kind, 0) + n
@@ -405,12 +408,19 @@ class Handlers:
         if form == "forced-prompt" and prompt_prose(buf[m.start():m.start(kg)], value):
             return m.end(kg)
         self._count(kind)
+        # a value a console's width cut: its rest starts the next line (rage.redact.wraps)
+        rest = (rest_after_cut(buf, vs, ve, self.wrap_widths) if kind == "secret-field" and (
+            buf[ve:ve + 1] in _LINE_ENDS) and form != "forced-prompt" else None)
         if self._learned is not None and kind != "cookie" and len(value) >= LEARN_MIN and (
                 len(self._learned) < LEARN_MAX) and not self._format_end(buf, vs):
             self._learned[value] = None  # (a provider's format is found anywhere anyway)
+            if rest is not None and len(self._learned) < LEARN_MAX:
+                self._learned[value + buf[ve + len(rest[0]):rest[1]]] = None  # unwrapped
         rep = f"[REDACTED:{kind}]".encode()
         if form == "forced-prompt":  # what the prompt names: `for key '/home/alice/.ssh/k'`
             head = self._inside(buf, m.start(), vs)
             if head != buf[m.start():vs]:
                 return m.start(), ve, head + rep
+        if rest is not None:  # the line break stays: the lines keep their number
+            return vs, rest[1], rep + rest[0] + rep
         return vs, ve, rep

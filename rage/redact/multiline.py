@@ -74,6 +74,7 @@ from rage.redact.validation import (
     input_values,
 )
 from rage.redact.values import kept
+from rage.redact.wraps import CONSOLE_LINE, tail_of_token
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 SPAN = 64 * 1024  # how far a multi-line value may reach past its opener in a stream
@@ -88,7 +89,6 @@ _WRAPPED = compiled(rb"[ \t]*[A-Za-z0-9._~+/=\-]{8,}\r?")
 # and of one width, is the next line its rest: then the leading token bytes of the line
 # after them too (`p9S19a7D9JzF7de== for the job`)
 _CUT = b"[REDACTED:secret-field]"
-_CUT_LINE = compiled(rb"[A-Za-z0-9._~+/=\-]{40,}\r?")
 _CUT_END = compiled(rb"[A-Za-z0-9._~+/=\-]+(?=[ \t\r]|$)")
 _NAME_LINE = compiled(rb"[ \t]*(?:- )?[\"']?name[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z0-9_.\-]{1,128})"
                       rb"[\"']?[ \t]*,?[ \t]*\r?")
@@ -391,26 +391,18 @@ def _console_wrapped(lines: list[bytes], j: int) -> bool:
     while j < len(lines):
         body = lines[j].rstrip(b"\r")
         # (past the first line the width is known: a piece of base64 may start like a path)
-        if _CUT_LINE.fullmatch(body) and (len(body) == width if width else _tokenish(body)) and (
-                _tail_of_token(body)):
+        if CONSOLE_LINE.fullmatch(body) and (len(body) == width if width else _tokenish(body)) and (
+                tail_of_token(body)):
             width = len(body)
             lines[j] = _mask(lines[j], "secret-field", _no_count)
             hit = True
             j += 1
             continue
         if width and (m := _CUT_END.match(body)) is not None and m.end() < width and (
-                _tail_of_token(m[0])):
+                tail_of_token(m[0])):
             lines[j] = _CUT + lines[j][m.end():]  # the wrap's last line: the value's end
         break
     return hit
-
-
-def _tail_of_token(run: bytes) -> bool:
-    """The last piece of a wrapped token, rather than the next text's first word (a token
-    that filled its last line exactly: `Done`, `for the job`): a digit, base64's padding,
-    or mixed case in 8 bytes or more."""
-    return any(48 <= c <= 57 for c in run) or run.endswith(b"=") or (
-        len(run) >= 8 and run.lower() != run and run.upper() != run)
 
 
 def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list[int]:
@@ -425,7 +417,7 @@ def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list
             e += 1
         if buf[e:e + 1] == b"\n":
             le = buf.find(b"\n", e + 1)
-            line = _CUT_LINE if needle == _CUT else _WRAPPED
+            line = CONSOLE_LINE if needle == _CUT else _WRAPPED
             if line.fullmatch(buf, e + 1, le if le >= 0 else len(buf)):
                 out.append(i)
     return out

@@ -246,6 +246,15 @@ def _console_wrapped(rng: random.Random) -> tuple[str, tuple[str, ...]]:
     return "\n".join(text[i:i + 80] for i in range(0, len(text), 80)), (p,)
 
 
+def _console_wrapped_rest(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    """A value under a secret name of 90-150 characters that Rich prints on a pipe: the
+    word starts a line and is folded at 80, the rest, less than a line, before the text
+    after it (its lines are not all one width: only the cut line's 80 tells the wrap)."""
+    p = "".join(rng.choice(ALNUM) for _ in range(rng.randint(80, 140)))
+    word = f"API_TOKEN={p}"
+    return f"exporting\n{word[:80]}\n{word[80:]} for the job", (p,)
+
+
 def _oauth(template: str) -> Structural:
     """An OAuth code or verifier: 43 URL-safe characters, as PKCE's verifier is."""
     def make(rng: random.Random) -> tuple[str, tuple[str, ...]]:
@@ -330,6 +339,7 @@ STRUCTURAL: dict[str, Structural] = {
     "yaml-block-folded": _p("api_token: >-\n  {p}\nnext_key: 1"),
     "yaml-binary-tag": _yaml_binary,
     "console-wrapped-value": _console_wrapped,
+    "console-wrapped-rest": _console_wrapped_rest,
     "k8s-name-value": _p("        - name: DB_PASSWORD\n          value: {p}"),
     "k8s-name-value-quoted": _p('        - name: "STRIPE_SECRET"\n          value: "{p}"'),
     "json-name-value": _p('{{"name": "API_TOKEN", "value": "{p}"}}'),
