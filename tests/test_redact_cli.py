@@ -195,6 +195,54 @@ XTRACE = (f"echo {XTRACE_SECRET} before it is named\n+ export API_PASSWORD={XTRA
           + f"+ curl -d @- <<< {XTRACE_SECRET}\n")
 
 
+def test_a_live_pipe_learns_what_it_names_for_the_lines_after() -> None:
+    """On a pipe (`tail -f ci.log | rage redact`) a value named under a secret name is
+    removed where the lines after repeat it, as they come; a copy written before the line
+    that names it is out already and stays. Before, only the named copy went."""
+    proc = subprocess.Popen(rage_cmd("redact", "--json"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        for line, shown in (
+                (f"echo {XTRACE_SECRET} before it is named\n",
+                 f"echo {XTRACE_SECRET} before it is named\n"),
+                (f"+ export API_PASSWORD={XTRACE_SECRET}\n",
+                 "+ export API_PASSWORD=[REDACTED:secret-field]\n"),
+                (f"+ curl -d @- <<< {XTRACE_SECRET}\n", "+ curl -d @- <<< [REDACTED:literal]\n"),
+                (f"retrying {XTRACE_SECRET}, then done\n",
+                 "retrying [REDACTED:literal], then done\n")):
+            proc.stdin.write(line.encode())
+            proc.stdin.flush()
+            assert _line_within(proc.stdout, 10) == shown.encode()  # before the input ends
+        # named and repeated in one write: the repeat goes in the same piece
+        proc.stdin.write(b"token: Hx7pQ2mZr9vK3wLd\nsending Hx7pQ2mZr9vK3wLd\n")
+        proc.stdin.flush()
+        assert _line_within(proc.stdout, 10) == b"token: [REDACTED:secret-field]\n"
+        assert _line_within(proc.stdout, 10) == b"sending [REDACTED:literal]\n"
+    finally:
+        proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    assert json.loads(proc.stderr.read())["counts"] == {"secret-field": 2, "literal": 3}
+    proc.stdout.close()
+    proc.stderr.close()
+
+
+def test_a_pipe_learns_its_first_64_values() -> None:
+    """A pipe learns the first PIPE_LEARN_MAX values it names (each one made a literal
+    costs the literals' finder a compilation): their repeats go, the later ones' stay."""
+    from rage.cli.redact_cmd import PIPE_LEARN_MAX
+
+    values = [f"Vq{i:03d}x9Lm7Kp2" for i in range(PIPE_LEARN_MAX + 6)]
+    text = "".join(f"password={v}\n" for v in values) + "".join(f"echo {v}\n" for v in values)
+    proc = subprocess.run(rage_cmd("redact", "-q"), input=text.encode(), capture_output=True,
+                          check=False)  # a pipe
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert out.count("echo [REDACTED:literal]\n") == PIPE_LEARN_MAX
+    assert all(f"echo {v}\n" in out for v in values[PIPE_LEARN_MAX:])
+    assert not any(f"={v}" in out for v in values)  # each named copy goes, learned or not
+
+
 def test_a_file_is_read_whole_and_what_it_names_is_removed_everywhere(tmp_path: Path) -> None:
     """`rage redact FILE` (or a file on standard input) learns as a report does: a value
     the file names once under a secret name goes wherever else it repeats it, before or

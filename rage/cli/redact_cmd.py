@@ -8,7 +8,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import click
 
@@ -130,9 +130,10 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
                 # a large file: large blocks and workers; a pipe: each read as it comes, so
                 # `tail -f log | rage redact` shows lines as they are written
                 block = {} if size is not None else {"block": 1}
+                learner = _ForwardLearner(redactor) if size is None else None
                 for piece in redactor.stream(_chunks(src, live=size is None), size=size,
                                              **block):
-                    out.write(piece)
+                    out.write(piece if learner is None else learner(piece))
                     if output is None:
                         out.flush()
         except OSError as e:
@@ -151,6 +152,40 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
         click.echo(json.dumps({"counts": counts, "total": sum(counts.values())}), err=True)
     elif not quiet:
         click.echo(_summary_line(counts), err=True)
+
+
+class _ForwardLearner:
+    """On a pipe: what a piece names under a secret name is removed where the piece repeats
+    it, and where the pieces after it do (the lines before are out already). The first
+    :data:`PIPE_LEARN_MAX` values only. Each value is first looked for with ``in``, then
+    made a literal of the redactor with those learned since (which compiles its literals'
+    finder again) once there are as many as half the literals before: a pipe that names a
+    secret on every line compiled it on every read, 0.2 s became 1.1 s for 12 MB. Redacted
+    in this process only: past the first 8 MiB the worker processes redact, which do not
+    learn (they know what was learned before they started)."""
+
+    def __init__(self, redactor: Any) -> None:
+        self.redactor = redactor
+        self.pending: list[str] = []  # learned, not yet the redactor's literals
+        self.count = 0
+        redactor.start_learning()
+
+    def __call__(self, piece: bytes) -> bytes:
+        r = self.redactor
+        new = r.take_learned()[:PIPE_LEARN_MAX - self.count]
+        self.count += len(new)
+        if self.count < PIPE_LEARN_MAX:
+            r.start_learning()
+        self.pending += new
+        if self.pending:
+            piece = r.replace_learned(piece, self.pending)
+            if len(self.pending) >= max(8, self.count // 3) or self.count >= PIPE_LEARN_MAX:
+                r.add_literals(self.pending)
+                self.pending = []
+        return piece
+
+
+PIPE_LEARN_MAX = 64  # values a pipe learns at most: a log rarely names more secrets
 
 
 def _quiet_stdout() -> None:

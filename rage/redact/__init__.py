@@ -133,7 +133,7 @@ class Redactor(RedactionEngine):
             found = known_secrets(self, environments, argv)
         finally:
             self._counts, self._pseudonyms, self._next_user, self._homes = saved
-        return len(self._add_literals(found))
+        return len(self.add_literals(found))
 
     def start_learning(self) -> None:
         """Remember, from now on, the values redacted under a secret name (in this process:
@@ -144,6 +144,11 @@ class Redactor(RedactionEngine):
         """The secret-shaped values redacted under a name since :meth:`start_learning`,
         that are not literals yet; they become literals of this Redactor (redacted
         wherever they appear from now on). Learning stops."""
+        return self.add_literals(self.take_learned())
+
+    def take_learned(self) -> tuple[str, ...]:
+        """:meth:`learned`'s values, not made literals yet (see :meth:`add_literals`: each
+        addition costs the literals' finder a compilation at the next use). Learning stops."""
         from rage.redact.known import learnable
 
         found, self._learned = self._learned or {}, None
@@ -153,7 +158,8 @@ class Redactor(RedactionEngine):
                 values.append(v.decode("utf-8"))
             except UnicodeDecodeError:
                 continue  # not text a literal can match
-        return self._add_literals(v for v in values if learnable(v))
+        return tuple(v for v in dict.fromkeys(values)
+                     if learnable(v) and v not in self._own_literals)
 
     def replace_learned(self, data: bytes, learned: Sequence[str]) -> bytes:
         """``data`` (already redacted) with every occurrence of the ``learned`` values
@@ -164,8 +170,9 @@ class Redactor(RedactionEngine):
                 data = data.replace(v, b"[REDACTED:literal]")
         return data
 
-    def _add_literals(self, values: Iterable[str]) -> tuple[str, ...]:
-        """Add ``values`` to this Redactor's literals; returns those that were new."""
+    def add_literals(self, values: Iterable[str]) -> tuple[str, ...]:
+        """Add ``values`` to this Redactor's literals (redacted wherever they appear from
+        its next use on); returns those that were new."""
         new = tuple(s for s in dict.fromkeys(values) if s not in self._own_literals)
         self._own_literals += new  # found from the next use on (no recompiling)
         return new
