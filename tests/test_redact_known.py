@@ -196,3 +196,56 @@ def test_a_long_runs_output_kept_at_the_default_cap_is_learned_from(tmp_path: Pa
     assert S.encode() not in raw
     assert b"+ export API_PASSWORD=[REDACTED:secret-field]" in raw
     assert b"+ echo [REDACTED:literal]" in raw
+
+
+def _replaced_one_by_one(data: bytes, learned: list[str]) -> tuple[bytes, int]:
+    """What replace_learned did before its one pass: a search of ``data`` for each value,
+    longest first (the reference the pass must equal)."""
+    n = 0
+    for v in sorted({s.encode() for s in learned}, key=len, reverse=True):
+        n += data.count(v)
+        data = data.replace(v, b"[REDACTED:literal]")
+    return data, n
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.text("aB3#xY", min_size=8, max_size=14), min_size=17, max_size=40,
+                       unique=True),
+       picks=st.lists(st.tuples(st.integers(0, 39), st.sampled_from(["", " ", "x", "aB3"])),
+                      max_size=60))
+def test_many_learned_values_replaced_in_one_pass_as_one_by_one(
+        values: list[str], picks: list[tuple[int, str]]) -> None:
+    """More than a few learned values are found in one Hyperscan pass: the same text and
+    count as searching for each, longest first, even where copies overlap, touch or hold
+    one another (`aB3#xYaB` inside `aB3#xYaB3#`)."""
+    data = "".join(values[i % len(values)] + sep for i, sep in picks).encode()
+    want, n = _replaced_one_by_one(data, values)
+    r = Redactor(pseudonymize=False)
+    assert r.replace_learned(data, values) == want
+    assert r.counts.get("literal", 0) == n
+
+
+def test_a_log_naming_hundreds_of_secrets_has_each_echo_removed(tmp_path: Path) -> None:
+    """A file naming a secret every hundred lines, each echoed once at the end: all 400
+    values are learned and their repeats found (in one pass over the file, see
+    Redactor.replace_learned; one search a value took ten times the redaction)."""
+    import random
+
+    rng = random.Random(3)
+    lines = []
+    secrets = []
+    for i in range(40_000):
+        if i % 100 == 7:
+            s = "".join(rng.choices("abcdefXYZ0123456789", k=20))
+            secrets.append(s)
+            lines.append(f"2026-12-02T10:00:00Z INFO token={s} request_id={i:016x}\n")
+        else:
+            lines.append(f"2026-12-02T10:00:00Z INFO session user lookup request_id={i:016x}\n")
+    lines += [f"echo {s}\n" for s in secrets]
+    src = tmp_path / "app.log"
+    src.write_text("".join(lines))
+    proc = subprocess.run([sys.executable, "-m", "rage", "redact", str(src), "--json"],
+                          capture_output=True, text=True, check=False, env={**os.environ})
+    assert proc.returncode == 0, proc.stderr
+    assert not any(s in proc.stdout for s in secrets)
+    assert proc.stdout.count("echo [REDACTED:literal]\n") == len(secrets) == 400

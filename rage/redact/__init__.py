@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
 BLOCK = 1024 * 1024  # bytes a stream gathers before redacting a batch of whole lines
 _CHUNK = 1024 * 1024
+_FEW_LEARNED = 16  # fewer learned values are each searched for: cheaper than a compilation
 
 __all__ = ["BLOCK", "MAX_SEGMENT", "PRIVATE_KEY_MAX", "Redactor", "register_literal",
            "scrub_literals"]
@@ -163,12 +164,51 @@ class Redactor(RedactionEngine):
 
     def replace_learned(self, data: bytes, learned: Sequence[str]) -> bytes:
         """``data`` (already redacted) with every occurrence of the ``learned`` values
-        replaced and counted as ``[REDACTED:literal]``, longest first."""
-        for v in sorted((s.encode() for s in learned), key=len, reverse=True):
-            if v in data:
-                self._count("literal", data.count(v))
-                data = data.replace(v, b"[REDACTED:literal]")
-        return data
+        replaced and counted as ``[REDACTED:literal]``, longest first.
+
+        Many values are found in one Hyperscan pass, not a search of ``data`` each: a report
+        of an 8 MiB log naming a secret every hundred lines learned 583 values and spent
+        0.61 s on 583 searches (the redaction itself took 0.06 s); the pass compiles them in
+        ~15 ms and finds none in 3 ms."""
+        import bisect
+
+        from rage.redact.native import find_all
+
+        values = sorted({s.encode() for s in learned}, key=len, reverse=True)
+        find = find_all(values) if len(values) > _FEW_LEARNED else None
+        if find is None:
+            for v in values:
+                if v in data:
+                    self._count("literal", data.count(v))
+                    data = data.replace(v, b"[REDACTED:literal]")
+            return data
+        found = find(data)
+        if not found:
+            return data
+        # as the searches one value after the other, longest first, replaced them: each
+        # value's copies left to right, none across a copy already replaced
+        taken: list[tuple[int, int]] = []  # sorted, not overlapping
+        for i, v in enumerate(values):
+            end = -1
+            n = 0
+            for at in sorted(found.get(i, ())):
+                if at < end:
+                    continue  # overlaps this value's previous copy (replace does not)
+                k = bisect.bisect(taken, (at, at + len(v)))
+                if (k and taken[k - 1][1] > at) or (k < len(taken) and taken[k][0] < at + len(v)):
+                    continue  # inside a longer value's copy, already replaced
+                taken.insert(k, (at, at + len(v)))
+                end = at + len(v)
+                n += 1
+            if n:
+                self._count("literal", n)
+        parts: list[bytes] = []
+        last = 0
+        for a, b in taken:
+            parts += (data[last:a], b"[REDACTED:literal]")
+            last = b
+        parts.append(data[last:])
+        return b"".join(parts)
 
     def add_literals(self, values: Iterable[str]) -> tuple[str, ...]:
         """Add ``values`` to this Redactor's literals (redacted wherever they appear from
