@@ -159,7 +159,7 @@ class _ForwardLearner:
     it, and where the pieces after it do (the lines before are out already). The first
     :data:`PIPE_LEARN_MAX` values only. Each value is first looked for with ``in``, then
     made a literal of the redactor with those learned since (which compiles its literals'
-    finder again) once there are as many as half the literals before: a pipe that names a
+    finder again) once there are 8 to 16 of them, a third of those learned: a pipe that names a
     secret on every line compiled it on every read, 0.2 s became 1.1 s for 12 MB. Redacted
     in this process only: past the first 8 MiB the worker processes redact, which do not
     learn (they know what was learned before they started)."""
@@ -179,7 +179,10 @@ class _ForwardLearner:
         self.pending += new
         if self.pending:
             piece = r.replace_learned(piece, self.pending)
-            if len(self.pending) >= max(8, self.count // 3) or self.count >= PIPE_LEARN_MAX:
+            # (at most 16 pending: replace_learned searches for that few one by one, and
+            # compiles a finder for more)
+            if len(self.pending) >= min(16, max(8, self.count // 3)) or (
+                    self.count >= PIPE_LEARN_MAX):
                 r.add_literals(self.pending)
                 self.pending = []
         return piece
