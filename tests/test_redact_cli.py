@@ -243,6 +243,29 @@ def test_a_pipe_learns_its_first_64_values() -> None:
     assert not any(f"={v}" in out for v in values)  # each named copy goes, learned or not
 
 
+def test_a_value_a_pipe_names_twice_is_learned_once() -> None:
+    """Named again before it became a literal (in a later read), a value still counts once
+    against the 64: the 64th value is learned too."""
+    import time
+
+    from rage.cli.redact_cmd import PIPE_LEARN_MAX
+
+    values = [f"Wq{i:03d}x9Lm7Kp2" for i in range(PIPE_LEARN_MAX)]
+    proc = subprocess.Popen(rage_cmd("redact", "-q"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    for _ in range(2):  # two reads: the first is out before the second comes
+        proc.stdin.write(f"password={values[0]}\n".encode())
+        proc.stdin.flush()
+        assert _line_within(proc.stdout, 10) == b"password=[REDACTED:secret-field]\n"
+        time.sleep(0.05)
+    rest = "".join(f"password={v}\n" for v in values[1:]) + "".join(
+        f"echo {v}\n" for v in values)
+    out, _ = proc.communicate(rest.encode(), timeout=30)
+    assert proc.returncode == 0
+    assert out.decode().count("echo [REDACTED:literal]\n") == PIPE_LEARN_MAX
+
+
 def test_a_file_is_read_whole_and_what_it_names_is_removed_everywhere(tmp_path: Path) -> None:
     """`rage redact FILE` (or a file on standard input) learns as a report does: a value
     the file names once under a secret name goes wherever else it repeats it, before or

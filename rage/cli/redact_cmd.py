@@ -172,7 +172,8 @@ class _ForwardLearner:
 
     def __call__(self, piece: bytes) -> bytes:
         r = self.redactor
-        new = r.take_learned()[:PIPE_LEARN_MAX - self.count]
+        new = tuple(v for v in r.take_learned() if v not in self.pending)
+        new = new[:PIPE_LEARN_MAX - self.count]
         self.count += len(new)
         if self.count < PIPE_LEARN_MAX:
             r.start_learning()
