@@ -14,6 +14,11 @@ beside it): the two far apart mean a noisy machine. ``cpu`` is the median round'
 CPU time (user + system of this process and the processes it waited for: rage's workers,
 zstd's threads), which a machine whose speed drifts disturbs less than wall time.
 
+A last row reports the same log as `rage run` keeps it under the default output cap (the
+recorder's own CappedFile: its first and last 4 MiB around a marker), redacted whole in the
+reporting process, which learns what it names, against `zstd -3 -T0` of that file: at 8 MiB
+the reporting process's start-up is much of it.
+
 ``--words``: the log of issue 10 instead, ordinary lines full of the words that name
 secrets (`user`, `session`, `request`, `token`, `auth`), hex ids, and a secret on 1% of the
 lines: what costs a redactor most per byte.
