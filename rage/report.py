@@ -12,7 +12,6 @@ exactly what would be sent. :func:`write` then streams the members into a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -128,7 +127,10 @@ def _read_tail(m: Member) -> bytes:
     return _member_bytes(m, max(m.size - _TAIL_READ, 0), _TAIL_READ)
 
 
-def _collect(request: ReportRequest, meta: Mapping[str, Any]) -> tuple[list[Section], list[str]]:
+def _collect(request: ReportRequest, meta: Mapping[str, Any], environ: dict[str, str] | None
+             ) -> tuple[list[Section], list[str]]:
+    """The collectors' sections and warnings; ``environ``: the run's recorded environment
+    (:func:`_recorded_environ`), which the environment collector reports."""
     from collectors.base import Context, discover, run_collectors
 
     s = request.settings
@@ -138,8 +140,7 @@ def _collect(request: ReportRequest, meta: Mapping[str, Any]) -> tuple[list[Sect
     warnings = list(found.warnings)
     ctx = Context(app=request.run.app, run=dict(meta), cwd=cwd if cwd.is_dir() else Path.cwd(),
                   python=meta.get("python") if isinstance(meta.get("python"), str) else None,
-                  tools=s.tools, history_root=home_root(),
-                  environ=_recorded_environ(request.run, warnings))
+                  tools=s.tools, history_root=home_root(), environ=environ)
     sections = run_collectors(found.collectors, ctx, only=request.only, skip=request.skip,
                               deadline_s=request.collector_deadline_s, sources=found.sources)
     return sections, warnings
@@ -162,16 +163,13 @@ def _recorded_environ(run: Run, warnings: list[str]) -> dict[str, str] | None:
     return {escape_undecodable(k): escape_undecodable(v) for k, v in data.items()}
 
 
-def _console_widths(run: Run) -> frozenset[int]:
+def _console_widths(meta: Mapping[str, Any], environ: Mapping[str, str] | None
+                    ) -> frozenset[int]:
     """The widths of the consoles the run's output was printed to, besides 80 (a pipe's,
     for Rich): its terminal's (``columns`` in the meta of a run recorded on a pseudo-
-    terminal) and ``COLUMNS`` in its environment, which Rich and many tools follow. A value
-    cut at the end of a line that wide goes on at the next line (rage.redact.wraps)."""
-    from rage.record.meta import read_environ
-
-    found = [run.meta.get("columns")]
-    with contextlib.suppress(OSError, ValueError):
-        found.append((read_environ(run.dir) or {}).get("COLUMNS"))
+    terminal) and ``COLUMNS`` in its recorded ``environ``, which Rich and many tools follow.
+    A value cut at the end of a line that wide goes on at the next line (rage.redact.wraps)."""
+    found = [meta.get("columns"), (environ or {}).get("COLUMNS")]
     widths = (int(w) if isinstance(w, str) and w.isdigit() else w for w in found)
     return frozenset(w for w in widths
                      if isinstance(w, int) and not isinstance(w, bool) and 20 <= w <= 4096)
@@ -222,11 +220,14 @@ def prepare(request: ReportRequest) -> Prepared:
     # what is secret in the run's context is secret wherever the output repeats it; the
     # recorder masked the secret values it kept, so the reporting process's own are used
     redactor.learn([os.environ], argv if isinstance(argv, list) else [])
-    redactor.wrap_widths |= _console_widths(run)
+    # read once: its COLUMNS is a console width, and the environment collector reports it
+    environ_warnings: list[str] = []
+    environ = _recorded_environ(run, environ_warnings)
+    redactor.wrap_widths |= _console_widths(run.meta, environ)
     workdir = Path(tempfile.mkdtemp(prefix="rage-report-"))  # 0700 by construction
     try:
-        with _InThread(lambda: _collect(request, run.meta) if request.collect else ([], []),
-                       "rage-collect") as collecting:
+        with _InThread(lambda: _collect(request, run.meta, environ) if request.collect
+                       else ([], []), "rage-collect") as collecting:
             file_warnings: list[str] = []
             redactor.start_learning()
             run_members, notes = _redact_run_files(run, settings, redactor, workdir,
@@ -235,6 +236,8 @@ def prepare(request: ReportRequest) -> Prepared:
             # X`), before or after: the run's files again, and everything after them
             run_members = _scrub_learned(run_members, redactor.learned(), redactor)
             sections, warnings = collecting.result()
+        if request.collect:  # (the environment is only the collector's to report)
+            warnings = warnings + environ_warnings  # (after discovery's, as before)
         warnings = file_warnings + warnings
         meta = _redact_meta(redactor, escape_undecodable(dict(run.meta)))
         run_members.insert(0, _bytes_member("run/meta.json", _json(meta)))
