@@ -165,7 +165,10 @@ class _ForwardLearner:
     learn (they know what was learned before they started)."""
 
     def __init__(self, redactor: Any) -> None:
+        from rage.redact import FEW_LEARNED
+
         self.redactor = redactor
+        self.few = FEW_LEARNED
         self.pending: list[str] = []  # learned, not yet the redactor's literals
         self.count = 0
         redactor.start_learning()
@@ -180,9 +183,9 @@ class _ForwardLearner:
         self.pending += new
         if self.pending:
             piece = r.replace_learned(piece, self.pending)
-            # (at most 16 pending: replace_learned searches for that few one by one, and
-            # compiles a finder for more)
-            if len(self.pending) >= min(16, max(8, self.count // 3)) or (
+            # (at most FEW_LEARNED pending: replace_learned searches for that few one by
+            # one, and compiles a finder for more)
+            if len(self.pending) >= min(self.few, max(8, self.count // 3)) or (
                     self.count >= PIPE_LEARN_MAX):
                 r.add_literals(self.pending)
                 self.pending = []

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 BLOCK = 1024 * 1024  # bytes a stream gathers before redacting a batch of whole lines
 _CHUNK = 1024 * 1024
-_FEW_LEARNED = 16  # fewer learned values are each searched for: cheaper than a compilation
+FEW_LEARNED = 16  # fewer learned values are each searched for: cheaper than a compilation
 
 __all__ = ["BLOCK", "MAX_SEGMENT", "PRIVATE_KEY_MAX", "Redactor", "register_literal",
            "scrub_literals"]
@@ -175,7 +175,7 @@ class Redactor(RedactionEngine):
         from rage.redact.native import find_all
 
         values = sorted({s.encode() for s in learned}, key=len, reverse=True)
-        find = find_all(values) if len(values) > _FEW_LEARNED else None
+        find = find_all(values) if len(values) > FEW_LEARNED else None
         if find is None:
             for v in values:
                 if v in data:
