@@ -256,22 +256,26 @@ def _feed(pool: _Pool, engine: RedactionEngine, n_workers: int,
     pool = yield from _renew(pool, engine, n_workers)
     out = pool.take() if pool.full() else None
     if out is not None and isinstance(out[0], memoryview):
-        yield from _lent(out)
+        yield from _give(out)
         out = None
     pool.send(*job)
-    if out is not None and out[0]:
-        yield out
+    if out is not None:
+        yield from _give(out)
     return pool
 
 
-def _lent(out: Lent) -> Generator[Lent, None, None]:
-    """Yield a lent output; it is released when the consumer asks for the next."""
+def _give(out: Lent) -> Generator[Lent, None, None]:
+    """Yield a result, unless its output is empty; a lent one is released when the
+    consumer asks for the next."""
     view = out[0]
+    if not isinstance(view, memoryview):
+        if view:
+            yield out
+        return
     try:
         yield out
     finally:
-        if isinstance(view, memoryview):
-            view.release()
+        view.release()
 
 
 def _settle(pool: _Pool, engine: RedactionEngine, n_workers: int
@@ -283,11 +287,7 @@ def _settle(pool: _Pool, engine: RedactionEngine, n_workers: int
         pool = yield from _renew(pool, engine, n_workers)
         if not pool.in_flight():
             break  # redone here by _renew
-        out = pool.take()
-        if isinstance(out[0], memoryview):
-            yield from _lent(out)
-        elif out[0]:
-            yield out
+        yield from _give(pool.take())
     return pool
 
 
