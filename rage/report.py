@@ -130,7 +130,7 @@ def _read_tail(m: Member) -> bytes:
 def _collect(request: ReportRequest, meta: Mapping[str, Any], environ: dict[str, str] | None
              ) -> tuple[list[Section], list[str]]:
     """The collectors' sections and warnings; ``environ``: the run's recorded environment
-    (:func:`_recorded_environ`), which the environment collector reports."""
+    (:func:`recorded_environ`), which the environment collector reports."""
     from collectors.base import Context, discover, run_collectors
 
     s = request.settings
@@ -146,7 +146,7 @@ def _collect(request: ReportRequest, meta: Mapping[str, Any], environ: dict[str,
     return sections, warnings
 
 
-def _recorded_environ(run: Run, warnings: list[str]) -> dict[str, str] | None:
+def recorded_environ(run: Run, warnings: list[str]) -> dict[str, str] | None:
     """The environment the recorder kept for the run (``environ.json``), read within its
     bound (:func:`rage.record.meta.read_environ`). A damaged or oversized one is left out
     with one warning: the environment section then describes the reporting process, and
@@ -161,6 +161,31 @@ def _recorded_environ(run: Run, warnings: list[str]) -> dict[str, str] | None:
     if data is None:
         return None
     return {escape_undecodable(k): escape_undecodable(v) for k, v in data.items()}
+
+
+def learn_from_record(redactor: Any, run: Run, environ: Mapping[str, str] | None,
+                      warnings: list[str]) -> None:
+    """Teach ``redactor`` the secrets of ``run``'s context, to remove wherever its files
+    repeat them: its argv, its recorded environment (``environ`` from
+    :func:`recorded_environ`: what it kept in clear, a URL's password) and the values that
+    environment's secret-named variables held, read back from the run's own files
+    (:func:`rage.record.hidden.recovered`). What the recording shell knew decides, whatever
+    shell the report is made in; a run recorded before environments were kept learns from
+    the reporting process's environment instead."""
+    from rage.record import hidden
+    from rage.redact.known import learnable
+
+    argv = run.meta.get("argv")
+    redactor.learn([os.environ if environ is None else environ],
+                   argv if isinstance(argv, list) else [])
+    try:
+        values = hidden.recovered(str(run.dir))
+    except ValueError as e:
+        warnings.append(f"{hidden.FILE} of run {run.short_id} not used: {e}; secrets of its "
+                        "environment that its output repeats may be left in: check the "
+                        "preview")
+        return
+    redactor.add_literals(v for v in values if learnable(v))
 
 
 def _console_widths(meta: Mapping[str, Any], environ: Mapping[str, str] | None
@@ -216,19 +241,16 @@ def prepare(request: ReportRequest) -> Prepared:
 
     run, settings = request.run, request.settings
     redactor = Redactor(literals=(), patterns=settings.redact, pseudonymize=True)
-    argv = run.meta.get("argv")
-    # what is secret in the run's context is secret wherever the output repeats it; the
-    # recorder masked the secret values it kept, so the reporting process's own are used
-    redactor.learn([os.environ], argv if isinstance(argv, list) else [])
     # read once: its COLUMNS is a console width, and the environment collector reports it
     environ_warnings: list[str] = []
-    environ = _recorded_environ(run, environ_warnings)
+    environ = recorded_environ(run, environ_warnings)
+    file_warnings: list[str] = []
+    learn_from_record(redactor, run, environ, file_warnings)
     redactor.wrap_widths |= _console_widths(run.meta, environ)
     workdir = Path(tempfile.mkdtemp(prefix="rage-report-"))  # 0700 by construction
     try:
         with _InThread(lambda: _collect(request, run.meta, environ) if request.collect
                        else ([], []), "rage-collect") as collecting:
-            file_warnings: list[str] = []
             redactor.start_learning()
             run_members, notes = _redact_run_files(run, settings, redactor, workdir,
                                                    file_warnings)
@@ -364,8 +386,8 @@ def _redact_run_files(
     sources: dict[str, Path] = {}
     for p in run.files():
         rel = p.relative_to(run.dir).as_posix()
-        if rel in {"meta.json", "environ.json"}:  # meta is rewritten; environ is a collector
-            continue  # rewritten from the redacted meta
+        if rel in {"meta.json", "environ.json", "hidden.json"}:
+            continue  # meta is rewritten; environ is a collector; hidden only for learning
         try:
             # a name is a surface too (an attachment named after its user, or holding a
             # token): redacted as meta.json's list of attachments is, with the same names

@@ -71,6 +71,26 @@ def _open_input(path: str) -> tuple[BinaryIO, int | None]:
     return f, os.fstat(f.fileno()).st_size
 
 
+def _run_of(source: str) -> Any:
+    """The recorded run (:class:`rage.record.history.Run`) whose file ``source`` is, in the
+    rage home's ``<app>/runs/<id>/``; None for any other file or standard input."""
+    if source == "-":
+        return None
+    from rage.paths import home_root
+    from rage.record.history import load_run
+    from rage.record.store import is_run_id
+
+    try:
+        path = Path(source).resolve()
+        rel = path.relative_to(home_root().resolve()).parts
+    except (OSError, ValueError):
+        return None
+    if len(rel) < 4 or rel[1] != "runs" or not is_run_id(rel[2]):
+        return None
+    run_dir = home_root().resolve() / rel[0] / "runs" / rel[2]
+    return load_run(rel[0], run_dir)
+
+
 def _summary_line(counts: dict[str, int]) -> str:
     total = sum(counts.values())
     if not total:
@@ -110,6 +130,15 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
     redactor = Redactor(patterns=(*settings.redact, *patterns),
                         pseudonymize=not no_pseudonyms)
     redactor.learn([os.environ], [])  # a secret of this environment, wherever it is
+    run = _run_of(source)
+    if run is not None:  # and those of the run's, as its report removes them
+        from rage.cli.render import warn
+        from rage.report import learn_from_record, recorded_environ
+
+        said: list[str] = []
+        learn_from_record(redactor, run, recorded_environ(run, said), said)
+        for w in said:
+            warn(w)
     src, size = _open_input(source)
     try:
         if output is not None:

@@ -209,6 +209,9 @@ class Recording:
         self._t0 = time.monotonic() if t0 is None else t0
         # until :meth:`publish`: the hidden directory the run is built in (see open_run)
         self._tmp_dir = tmp_dir
+        # the secret values of its environment, until :meth:`finish_meta` settles where the
+        # run's files hold them (rage.record.hidden)
+        self.hidden: Any = None
 
     def file(self, name: str) -> str:
         """The path of the run's file ``name`` (in its hidden directory until published:
@@ -249,6 +252,11 @@ class Recording:
     def finish_meta(self, *, exit_code: int | None, signal: int | None = None,
                     status: str | None = None, **extra: Any) -> dict[str, Any]:
         """Record the end of the run, release the lock, return the final meta."""
+        if self.hidden is not None:
+            from rage.record.hidden import settle
+
+            settle(self.run_dir, self.hidden)
+            self.hidden = None
         joined = read_joined(self.run_dir, exit_code, signal)
         if joined:
             status = status or joined.pop("status", None)
@@ -434,11 +442,15 @@ def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float)
 
 
 def save_environ(rec: Recording, environ: dict[str, str]) -> None:
-    """Keep the environment the run saw as ``environ.json``, secret-named values masked.
+    """Keep the environment the run saw as ``environ.json``, secret-named values masked,
+    and what a report needs to remove those values from the run's files without them
+    (:mod:`rage.record.hidden`).
 
     The `environment` collector reports it instead of the reporting process's environment.
     """
+    from rage.record import hidden
     from rage.sensitive import masked_environ
 
     write_json_atomic(rec.file("environ.json"), masked_environ(environ))
+    rec.hidden = hidden.start(rec.file(hidden.FILE), environ)
 
