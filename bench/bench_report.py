@@ -276,6 +276,9 @@ def main() -> int:
         page_us, file_ms = new_memory_cost(tmp)
         print(f"load average {os.getloadavg()[0]:.2f}; new memory: {page_us:.2f} us a page "
               f"touched, {file_ms:.2f} ms a MB written to a new file")
+        from rage.redact.native import scan_status
+
+        print(f"redaction scan: {scan_status()} (RAGE_NATIVE_SCAN=0 for the pure-Python one)")
         print(f"{'what':<44} {'redact s':>8} {'bundle s':>8} {'total s':>8} {'MB/s':>7} "
               f"{'out MB':>7} {'vs zstd':>8} {'median':>7} {'cpu':>6}")
         print(f"{'zstd -3 -T0 (peer)':<44} {'':>8} {'':>8} {best_z:>8.2f} {mb / best_z:>7.1f} "

@@ -132,6 +132,15 @@ def report_error(e: RageError, prog: str = "rage") -> None:
         click.echo(f"{prog}: {clean_line(e.hint)}", err=True)
 
 
+def _version(ctx: click.Context) -> None:
+    """``rage, version X`` and the scan redaction uses here (a default install has
+    Hyperscan where it publishes a wheel; the pure-Python scan elsewhere, same output)."""
+    from rage.redact.native import scan_status
+
+    click.echo(f"rage, version {__version__}\nredaction scan: {scan_status()}")
+    ctx.exit()
+
+
 def debug_enabled(ctx: click.Context | None = None) -> bool:
     if os.environ.get("RAGE_DEBUG") in {"1", "true", "yes"}:
         return True
@@ -140,7 +149,9 @@ def debug_enabled(ctx: click.Context | None = None) -> bool:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-V", "--version", prog_name="rage")
+@click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _p, on: _version(ctx) if on else None,
+              help="Show the version and the redaction scan in use, and exit.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:

@@ -70,6 +70,24 @@ def available() -> bool:
     return importlib.util.find_spec("hyperscan") is not None
 
 
+def scan_status() -> str:
+    """Which scan redaction uses here, and why, for ``rage --version``: ``hyperscan X.Y.Z``
+    once a finder compiled and scanned, else ``pure Python`` with the reason."""
+    if os.environ.get("RAGE_NATIVE_SCAN") == "0":
+        return "pure Python (RAGE_NATIVE_SCAN=0)"
+    if importlib.util.find_spec("hyperscan") is None:
+        return "pure Python (hyperscan is not installed for this Python)"
+    finder = find_all([b"token="])
+    if finder is None or finder(b"a token=x") != {0: [2]}:
+        return f"pure Python (hyperscan does not work here: {_BROKEN[0] if _BROKEN else '?'})"
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"hyperscan {version('hyperscan')}"
+    except PackageNotFoundError:
+        return "hyperscan"
+
+
 Finder = Callable[[bytes], dict[int, list[int]]]  # buffer -> needle index -> its positions
 _BROKEN: list[str] = []  # why Hyperscan failed in this process, once it has
 
