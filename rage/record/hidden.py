@@ -90,13 +90,20 @@ def start(path: str, environ: Mapping[str, str]) -> Hidden | None:
     values = hidden_values(environ)
     if not values:
         return None
-    from rage.fsutil import write_json_atomic
+    from rage.fsutil import FILE_MODE
 
     salt = os.urandom(16)
-    write_json_atomic(path, {
-        "schema": SCHEMA, "salt": salt.hex(), "settled": False,
-        "digests": sorted({(len(f), _digest(f, salt)) for v in values for f in forms(v)}),
-    })
+    digests = sorted({(len(f), _digest(f, salt)) for v in values for f in forms(v)})
+    text = (f'{{"schema": {SCHEMA}, "salt": "{salt.hex()}", "settled": false, "digests": ['
+            + ", ".join(f'[{n}, "{d}"]' for n, d in digests) + "]}\n")
+    # a new file of a new run (still hidden, see rage.record.store.open_run): created, not
+    # renamed into place, at the start of every recorded command
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 FILE_MODE)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
     return Hidden(values, salt)
 
 
