@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import socket
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import run_rage
 
@@ -60,3 +64,65 @@ def test_shims_are_found_wherever_rage_installed_them(tmp_path: Path) -> None:
     assert proc.returncode == 3
     assert proc.stderr.splitlines()[0] == (
         "rage: no shim mytool found on PATH nor where rage installed shims")
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def resend_hint(stderr: str) -> list[str]:
+    line = next(x for x in stderr.splitlines() if "resend it with: " in x)
+    return shlex.split(line.split("resend it with: ", 1)[1])
+
+
+@pytest.mark.parametrize("to", ["ftp://files.example/", "http://example.com/upload"])
+def test_unusable_target_refused_before_any_bundle(to: str, rage_home: Path,
+                                                   tmp_path: Path) -> None:
+    assert run_rage("run", "--", "false").returncode == 1
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run_rage("report", "--last", "--yes", "--to", to, "-o", f"{out}/")
+    assert proc.returncode == 2
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("rage: ")
+    assert "Traceback" not in proc.stderr
+    assert list(out.iterdir()) == [] and not (rage_home / "false" / "reports").exists()
+    # rage send says the same, before asking anything
+    assert run_rage("report", "--last", "--yes", "--no-upload").returncode == 0
+    proc = run_rage("send", "last", "--yes", "--to", to)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+
+
+def test_bundle_kept_elsewhere_is_pending_and_resend_works_from_scripts(tmp_path: Path) -> None:
+    assert run_rage("run", "--", "false").returncode == 1
+    out = tmp_path / "out"
+    out.mkdir()
+    url = f"http://127.0.0.1:{closed_port()}/"
+    proc = run_rage("report", "--last", "--yes", "--to", url, "-o", f"{out}/")
+    assert proc.returncode == 4, proc.stderr
+    [bundle] = list(out.iterdir())
+    again = resend_hint(proc.stderr)
+    assert again == ["rage", "send", str(bundle), "--to", url, "--yes"]
+    listed = json.loads(run_rage("pending", "--json").stdout)["bundles"]
+    assert [b["path"] for b in listed] == [str(bundle)]
+    assert listed[0]["app"] == "false"
+    # the hint runs as given, without a terminal: it fails on the upload (4), not on usage
+    proc = run_rage(*again[1:])
+    assert proc.returncode == 4, proc.stderr
+    # found by name, as bundles in the reports directory are
+    proc = run_rage("send", bundle.name, "--yes", "--to", url)
+    assert proc.returncode == 4, proc.stderr
+    bundle.unlink()
+    assert json.loads(run_rage("pending", "--json").stdout)["bundles"] == []
+
+
+def test_resend_hint_keeps_allow_http(tmp_path: Path) -> None:
+    assert run_rage("run", "--", "false").returncode == 1
+    url = "http://rage-test.invalid:9/"  # not loopback; never resolves
+    proc = run_rage("report", "--last", "--yes", "--allow-http", "--to", url)
+    assert proc.returncode == 4, proc.stderr
+    again = resend_hint(proc.stderr)
+    assert again[-3:] == [url, "--yes", "--allow-http"]
+    proc = run_rage(*again[1:])
+    assert proc.returncode == 4 and "could not be resolved" in proc.stderr

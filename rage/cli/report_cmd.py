@@ -139,7 +139,7 @@ def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | Non
     from rage.errors import InterruptedByUser, UploadError
     from rage.upload import resend_command, upload_bundle
 
-    again = resend_command(built.path, target)
+    again = resend_command(built.path, target, settings)
     try:
         result = upload_bundle(built.path, target=target, settings=settings,
                                progress=sys.stderr.isatty() and not as_json,
@@ -199,6 +199,7 @@ def _run_report(
     output: str | None,
     note: str | None,
     to: str | None,
+    allow_http: bool | None,
     no_upload: bool,
     only: tuple[str, ...],
     skip: tuple[str, ...],
@@ -230,8 +231,12 @@ def _run_report(
     except KeyboardInterrupt:
         raise InterruptedByUser("interrupted: no bundle written") from None
     settings = checked_settings(run.app, app_defaults=app_defaults,
-                                overrides={"upload_url": to})
+                                overrides={"upload_url": to, "allow_http": allow_http or None})
     target = None if (no_upload or preview or to_stdout) else settings.upload_url
+    if target or to:
+        from rage.upload import check_target
+
+        check_target(settings.upload_url, settings)  # before a bundle is written for nothing
     if target and not yes and not tty:
         raise UsageError(f"uploading to {_host(target)} needs --yes when there is no terminal "
                          "to confirm on (or pass --no-upload)")
@@ -276,6 +281,13 @@ def _run_report(
             except KeyboardInterrupt:
                 raise InterruptedByUser("interrupted: no bundle written") from None
         built = write(prepared, output)
+    if output is not None and not to_stdout:
+        from rage.pending import note_elsewhere
+
+        try:  # `rage pending` and `rage send NAME` find it
+            note_elsewhere(built.path, run.app)
+        except OSError as e:
+            warn(f"`rage pending` will not list {built.path}: {e.strerror or e}")
     result: dict[str, Any] = {"run": run.id, "app": run.app, "bundle": built.to_dict(),
                               "redaction_counts": prepared.redaction_counts,
                               "upload": None, "markdown": None, "issue_url": None}
@@ -297,7 +309,8 @@ def _run_report(
         if not go:
             from rage.upload import resend_command
 
-            say(f"not uploaded; send it later with: {resend_command(built.path, target)}")
+            say("not uploaded; send it later with: "
+                f"{resend_command(built.path, target, settings)}")
             target = None
     if target:
         result.update(_upload(built, run, settings, target, note=request.note,
@@ -329,6 +342,8 @@ def _params(fixed_app: bool) -> list[click.Parameter]:
                           "(or DIR/) to put it in, or - for stdout. Never replaces anything."),
         click.Option(["--note", "-m"], metavar="TEXT", help="What went wrong, in your words."),
         click.Option(["--to"], metavar="URL", help="Upload target (overrides upload_url)."),
+        click.Option(["--allow-http"], is_flag=True, default=None,
+                     help="Allow plain http to a non-loopback host."),
         click.Option(["--no-upload"], is_flag=True, help="Only write the bundle."),
         click.Option(["--only"], multiple=True, metavar="NAME",
                      help="Run only this collector (repeatable)."),

@@ -36,7 +36,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
     from rage.errors import BadInputError, InterruptedByUser
     from rage.issue_link import issue_body, issue_title, markdown_line, new_issue_url
     from rage.pending import app_of, resolve_bundle, sent_info
-    from rage.upload import resend_command, upload_bundle
+    from rage.upload import check_target, resend_command, upload_bundle
     from rage.upload.members import describe, read_manifest, text_members
 
     path = resolve_bundle(bundle_ref, app)
@@ -60,6 +60,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
     if not target:
         raise UsageError("no upload target",
                          hint="pass --to URL, or set upload_url (RAGE_UPLOAD_URL) in the config")
+    check_target(target, settings)
     if not yes:
         from rage.termjob import can_ask
 
@@ -71,7 +72,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
         question = f"upload {clean_line(path.name)} ({size}) to {clean_line(target)}?{again}"
         if not click.confirm(question, default=True, err=True):
             raise DeclinedError("not uploaded; the bundle is kept: " + str(path))
-    again_cmd = resend_command(path, target)
+    again_cmd = resend_command(path, target, settings)
     try:
         result = upload_bundle(path, target=target, settings=settings, progress=not as_json,
                                protocol=settings.upload_protocol,
