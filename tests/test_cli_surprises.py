@@ -126,3 +126,32 @@ def test_resend_hint_keeps_allow_http(tmp_path: Path) -> None:
     assert again[-3:] == [url, "--yes", "--allow-http"]
     proc = run_rage(*again[1:])
     assert proc.returncode == 4 and "could not be resolved" in proc.stderr
+
+
+def test_bad_config_values_are_errors(config_file: Path) -> None:
+    assert run_rage("run", "--", "true").returncode == 0
+    config_file.write_text("[default]\nmax_runs = -1\n")
+    for args in (("gc",), ("report", "--last", "--yes")):
+        proc = run_rage(*args)
+        assert proc.returncode == 6, args
+        assert proc.stderr == (f"rage: {config_file} [default]: max_runs: must be 0 (no limit) "
+                               "or more, not -1\n")
+
+
+def test_rage_config_naming_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.toml"
+    env = {**os.environ, "RAGE_CONFIG": str(missing)}
+    assert run_rage("run", "--", "true").returncode == 0
+    proc = run_rage("gc", env=env)
+    assert proc.returncode == 6
+    assert proc.stderr == (f"rage: RAGE_CONFIG names a missing file: {missing} "
+                           "(RAGE_CONFIG=/dev/null: no config)\n")
+    # a recorded command still runs, with one warning line
+    proc = run_rage("run", "--", "sh", "-c", "exit 3", env=env)
+    assert proc.returncode == 3
+    assert proc.stderr == (f"rage: warning: RAGE_CONFIG names a missing file: {missing} "
+                           "(RAGE_CONFIG=/dev/null: no config) (using defaults)\n")
+    assert run_rage("list", "--json").returncode == 0
+    # RAGE_DISABLE still turns recording off, silently
+    proc = run_rage("run", "--", "true", env={**env, "RAGE_DISABLE": "1"})
+    assert proc.returncode == 0 and proc.stderr == ""

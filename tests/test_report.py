@@ -642,7 +642,7 @@ def test_file_names_are_redacted_like_their_contents(tmp_path: Path) -> None:
     token = "ghp_" + "Zq8Lr2Vx9Kp4Tn6Wm1Hc3Bd5Fg7Js0Ya2Ue4"
     name = f"{user}-{token}.log"
     env = dict(os.environ, HOME=str(home), USER=user, LOGNAME=user,
-               RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "none.toml"))
+               RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=os.devnull)
     proc = run_rage("run", "--attach", "*.log", "--", sys.executable, "-c",
                     f"open({name!r}, 'w').write('made by the run\\n'); raise SystemExit(3)",
                     env=env, cwd=work)
@@ -666,7 +666,7 @@ def test_file_names_are_redacted_like_their_contents(tmp_path: Path) -> None:
 
 def test_two_file_names_that_redact_alike_stay_two_members(tmp_path: Path) -> None:
     tokens = ["ghp_" + c * 36 for c in "AB"]
-    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
+    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=os.devnull)
     script = "; ".join(f"open('key-{t}.log', 'w').write('{i}\\n')" for i, t in enumerate(tokens))
     proc = run_rage("run", "--attach", "*.log", "--", sys.executable, "-c",
                     script + "; raise SystemExit(1)", env=env, cwd=tmp_path)
