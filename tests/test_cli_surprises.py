@@ -7,6 +7,7 @@ import os
 import shlex
 import socket
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -155,3 +156,29 @@ def test_rage_config_naming_a_missing_file_is_an_error(tmp_path: Path) -> None:
     # RAGE_DISABLE still turns recording off, silently
     proc = run_rage("run", "--", "true", env={**env, "RAGE_DISABLE": "1"})
     assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_report_and_send_print_one_link_format(tmp_path: Path, config_file: Path) -> None:
+    config_file.write_text('[default]\nissues_url = "https://tracker.example/me/t/issues"\n')
+    assert run_rage("run", "--", "sh", "-c", "exit 3").returncode == 3
+    outputs = []
+    for i, args in enumerate([("report", "--last", "--yes", "-m", "it broke"),
+                              ("send", "last", "--yes")]):
+        inbox = tmp_path / f"inbox{i}"
+        inbox.mkdir()
+        if args[0] == "send":
+            assert run_rage("report", "--last", "--yes", "-m", "it broke",
+                            "--no-upload").returncode == 0
+        proc = run_rage(*args, "--to", inbox.as_uri())
+        assert proc.returncode == 0, proc.stderr
+        lines = [x for x in proc.stdout.splitlines() if not x.startswith("bundle written")]
+        url = lines[0].removeprefix("uploaded: ")
+        outputs.append([x.replace(url, "URL").replace(quote(url, safe=""), "QURL")
+                        for x in lines])
+    assert outputs[0] == outputs[1]
+    assert outputs[0][:4] == ["uploaded: URL", "paste this into the bug report:",
+                              "  [rage report for sh (failed, exit 3)](URL)",
+                              "or open a new issue:"]
+    issue = outputs[0][4]
+    assert issue.startswith("  https://tracker.example/me/t/issues/new?title=sh%20failed")
+    assert "it%20broke" in issue and "QURL" in issue

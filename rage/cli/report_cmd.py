@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from rage.cli.render import command_line, emit_json, run_rows, warn
+from rage.cli.render import emit_json, run_rows, warn
 from rage.config import format_size
 from rage.errors import DeclinedError, UsageError
 
@@ -134,8 +134,7 @@ def _overview(prepared: Any, dest: str) -> None:
          f"it will be written to {dest}")
 
 
-def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | None,
-            as_json: bool) -> dict[str, Any]:
+def _upload(built: Any, settings: Any, target: str, *, as_json: bool) -> dict[str, Any]:
     from rage.errors import InterruptedByUser, UploadError
     from rage.upload import resend_command, upload_bundle
 
@@ -151,18 +150,10 @@ def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | Non
     except KeyboardInterrupt:
         raise InterruptedByUser(f"upload interrupted; the bundle is kept: {built.path}",
                                 hint=f"resend it with: {again}") from None
-    # the redacted command line and note from the manifest: the issue page is public
-    argv = (built.manifest.get("run") or {}).get("argv") or []
-    note = built.manifest.get("note") if note else None
-    title = f"{run.app}: {run.status} running {command_line([str(a) for a in argv])}"[:120]
-    link = f"[rage report: {run.app} {run.status} run {run.short_id}]({result.url})"
-    out: dict[str, Any] = {"upload": result.to_dict(), "markdown": link, "issue_url": None}
-    if settings.issues_url:
-        from rage.issue_link import new_issue_url
+    from rage.cli.share import shared
 
-        body = "\n\n".join(x for x in (note, f"Bug report bundle: {link}") if x)
-        out["issue_url"] = new_issue_url(settings.issues_url, title, body)
-    return out
+    link, issue_url = shared(built.path, result.url, settings.issues_url)
+    return {"upload": result, "markdown": link, "issue_url": issue_url}
 
 
 def _no_target_choices(path: Path, settings: Any) -> list[str]:
@@ -313,16 +304,11 @@ def _run_report(
                 f"{resend_command(built.path, target, settings)}")
             target = None
     if target:
-        result.update(_upload(built, run, settings, target, note=request.note,
-                              as_json=as_json))
+        result.update(_upload(built, settings, target, as_json=as_json))
         if not as_json:
-            from rage.cli.termtext import clean_line
+            from rage.cli.share import say_shared
 
-            say(f"uploaded: {clean_line(result['upload']['url'])}")
-            say("paste this into your bug report:")
-            say(f"  {clean_line(result['markdown'])}")
-            if result["issue_url"]:
-                say(f"open a pre-filled issue: {clean_line(result['issue_url'])}")
+            say_shared(result["upload"], result["markdown"], result["issue_url"])
     if as_json:
         emit_json(result)
 
