@@ -6,6 +6,8 @@ import json
 import os
 import shlex
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import quote
 
@@ -182,3 +184,59 @@ def test_report_and_send_print_one_link_format(tmp_path: Path, config_file: Path
     issue = outputs[0][4]
     assert issue.startswith("  https://tracker.example/me/t/issues/new?title=sh%20failed")
     assert "it%20broke" in issue and "QURL" in issue
+
+
+CRASHING_CLICK_TOOL = """\
+import os
+import click
+
+@click.group()
+def cli():
+    pass
+
+@cli.command()
+def boom():
+    raise KeyError("timeout")
+
+if os.environ.get("WITH_RAGE"):
+    import rage.click
+    rage.click.attach(cli, "crashy")
+cli()
+"""
+
+
+def test_click_traceback_is_the_tools_own(tmp_path: Path, rage_home: Path) -> None:
+    tool = tmp_path / "crashy.py"
+    tool.write_text(CRASHING_CLICK_TOOL)
+
+    def crash(**env: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, str(tool), "boom"], capture_output=True,
+                              env={**os.environ, **env}, timeout=60, check=False)
+
+    plain, recorded = crash(), crash(WITH_RAGE="1")
+    assert plain.returncode == recorded.returncode == 1
+    assert b"Traceback" in plain.stderr
+    hint = b"crashy: this crash was recorded; to report it run: crashy.py rage"
+    assert recorded.stderr.startswith(plain.stderr)
+    assert recorded.stderr[len(plain.stderr):].startswith(hint)
+    assert recorded.stderr.count(b"\n") == plain.stderr.count(b"\n") + 1
+    [run] = (rage_home / "crashy" / "runs").iterdir()
+    assert b"rage/integration" not in (run / "traceback.txt").read_bytes()
+
+
+def test_the_tools_own_rage_command_is_not_a_run_of_it(tmp_path: Path) -> None:
+    tool = tmp_path / "crashy.py"
+    tool.write_text(CRASHING_CLICK_TOOL)
+    env = {**os.environ, "WITH_RAGE": "1"}
+
+    def crashy(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(tool), *args], capture_output=True,
+                              text=True, env=env, timeout=60, check=False)
+
+    assert crashy("boom").returncode == 1
+    assert crashy("rage", "--last-failed", "--yes", "--no-upload").returncode == 0
+    assert crashy("rage", "--last-failed", "--preview").returncode == 0
+    listed = json.loads(run_rage("list", "--failed", "--json").stdout)["runs"]
+    assert [r["argv"][1:] for r in listed] == [["boom"]]
+    listed = json.loads(run_rage("list", "--json").stdout)["runs"]
+    assert len(listed) == 1
