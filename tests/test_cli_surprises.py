@@ -240,3 +240,17 @@ def test_the_tools_own_rage_command_is_not_a_run_of_it(tmp_path: Path) -> None:
     assert [r["argv"][1:] for r in listed] == [["boom"]]
     listed = json.loads(run_rage("list", "--json").stdout)["runs"]
     assert len(listed) == 1
+
+
+def test_show_finds_the_exception_in_a_wrapped_pythons_output(tmp_path: Path) -> None:
+    script = tmp_path / "crash.py"
+    script.write_text("def f():\n    raise ValueError('bad value 42')\n\nprint('working')\nf()\n")
+    proc = run_rage("run", "--", sys.executable, str(script))
+    assert proc.returncode == 1 and "ValueError: bad value 42" in proc.stderr
+    show = run_rage("show", "last")
+    assert show.returncode == 0, show.stderr
+    assert "      exception: ValueError: bad value 42\n" in show.stdout
+    # chained: the exception that ended the run
+    script.write_text("try:\n    {}['k']\nexcept KeyError:\n    raise RuntimeError('lost k')\n")
+    assert run_rage("run", "--", sys.executable, str(script)).returncode == 1
+    assert "      exception: RuntimeError: lost k\n" in run_rage("show", "last").stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from rage.cli.render import (
@@ -141,16 +143,46 @@ def _size(n: object) -> str:
 
 
 def _exception_line(run: Run) -> str | None:
-    """The last line of the run's traceback (``ValueError: ...``), if it has one."""
+    """The last line of the run's traceback (``ValueError: ...``), if it has one: the
+    recorder's ``traceback.txt``, else (a wrapped ``python3 crash.py``) the last traceback
+    its output shows, as the receiver finds it."""
+    tail = _tail(run.dir / "traceback.txt")
+    if tail is not None:
+        lines = [ln for ln in tail.splitlines() if ln.strip()]
+        return clean_line(lines[-1].strip())[:300] if lines else None
+    for name in ("stderr.log", "output.log"):
+        text = _tail(run.dir / name)
+        line = _exception_in_output(text) if text else None
+        if line:
+            return clean_line(line)[:300]
+    return None
+
+
+def _tail(path: Path, size: int = 16384) -> str | None:
     try:
-        with open(run.dir / "traceback.txt", "rb") as f:
+        with open(path, "rb") as f:
             f.seek(0, 2)
-            f.seek(max(f.tell() - 8192, 0))
-            tail = f.read().decode("utf-8", "replace")
+            f.seek(max(f.tell() - size, 0))
+            return f.read().decode("utf-8", "replace")
     except OSError:
         return None
-    lines = [ln for ln in tail.splitlines() if ln.strip()]
-    return clean_line(lines[-1].strip())[:300] if lines else None
+
+
+_TB_START = "Traceback (most recent call last):"
+_CHAINED = ("During handling of the above exception", "The above exception was the direct")
+
+
+def _exception_in_output(text: str) -> str | None:
+    """The exception line of the last Python traceback in ``text``: the first line after
+    ``Traceback (most recent call last):`` that is not indented (a frame or its source)."""
+    at = text.rfind(_TB_START)
+    if at < 0:
+        return None
+    for line in text[at:].splitlines()[1:]:
+        plain = line.rstrip("\r")
+        if plain.strip() and not plain[0].isspace() and not plain.startswith(_CHAINED):
+            return plain.strip()
+    return None
 
 
 @click.command()
