@@ -254,3 +254,20 @@ def test_show_finds_the_exception_in_a_wrapped_pythons_output(tmp_path: Path) ->
     script.write_text("try:\n    {}['k']\nexcept KeyError:\n    raise RuntimeError('lost k')\n")
     assert run_rage("run", "--", sys.executable, str(script)).returncode == 1
     assert "      exception: RuntimeError: lost k\n" in run_rage("show", "last").stdout
+
+
+def test_commands_that_cannot_start_are_recorded_and_listed(tmp_path: Path) -> None:
+    proc = run_rage("run", "--", "no-such-tool-xyz", "--flag")
+    assert proc.returncode == 127
+    assert proc.stderr == "rage: no-such-tool-xyz: command not found\n"
+    plain = tmp_path / "notes.txt"
+    plain.write_text("echo hi\n")
+    assert run_rage("run", "--", str(plain)).returncode == 126
+    listed = json.loads(run_rage("list", "--failed", "--json").stdout)["runs"]
+    assert [(r["app"], r["status"], r["exit_code"]) for r in listed] == [
+        ("notes.txt", "failed", 126), ("no-such-tool-xyz", "failed", 127)]
+    show = run_rage("show", listed[1]["id"]).stdout
+    assert "          error: no-such-tool-xyz: command not found\n" in show
+    assert "           exit: 127\n" in show
+    out = run_rage("show", listed[1]["id"], "--output-log").stdout
+    assert "rage: no-such-tool-xyz: command not found" in out

@@ -110,6 +110,8 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
     exception = _exception_line(run)
     if exception:
         rows.append(("exception", exception))
+    if isinstance(run.meta.get("error"), str):  # the command could not start (127, 126)
+        rows.append(("error", clean_line(run.meta["error"])[:300]))
     if run.meta.get("peak_rss_bytes") is not None:
         rows.append(("peak memory", _size(run.meta["peak_rss_bytes"])))
     elif run.meta.get("peak_rss_at_most_bytes") is not None:
