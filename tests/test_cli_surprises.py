@@ -8,6 +8,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from urllib.parse import quote
 
@@ -177,7 +178,9 @@ def test_report_and_send_print_one_link_format(tmp_path: Path, config_file: Path
         url = lines[0].removeprefix("uploaded: ")
         outputs.append([x.replace(url, "URL").replace(quote(url, safe=""), "QURL")
                         for x in lines])
-    assert outputs[0] == outputs[1]
+    # the issue bodies end with each bundle's own summary (sizes differ): the rest is equal
+    heads = [[*o[:4], o[4].split("%0A%0A%23")[0]] for o in outputs]
+    assert heads[0] == heads[1]
     assert outputs[0][:4] == ["uploaded: URL", "paste this into the bug report:",
                               "  [rage report for sh (failed, exit 3)](URL)",
                               "or open a new issue:"]
@@ -271,3 +274,82 @@ def test_commands_that_cannot_start_are_recorded_and_listed(tmp_path: Path) -> N
     assert "           exit: 127\n" in show
     out = run_rage("show", listed[1]["id"], "--output-log").stdout
     assert "rage: no-such-tool-xyz: command not found" in out
+
+
+def test_same_bundle_same_link_whatever_the_url_form(tmp_path: Path) -> None:
+    from tests.test_server import launch_serve
+
+    url, server = launch_serve(["--storage", str(tmp_path / "store")])
+    try:
+        assert run_rage("run", "--", "false").returncode == 1
+        assert run_rage("report", "--last", "--yes", "--no-upload").returncode == 0
+        [bundle] = json.loads(run_rage("pending", "--json").stdout)["bundles"]
+        links = []
+        for to in (f"{url}/", f"{url}/", f"receiver+{url}/", f"{url}/api/v1/bundles"):
+            proc = run_rage("send", bundle["path"], "--yes", "--json", "--to", to,
+                            *(["--protocol", "receiver"] if "api" in to else []))
+            assert proc.returncode == 0, proc.stderr
+            links.append(json.loads(proc.stdout)["url"])
+        assert len(set(links)) == 1 and links[0].startswith(f"{url}/b/")
+        stored = list((tmp_path / "store").rglob("*.tar.zst"))
+        assert len(stored) == 1
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        assert server.stdout is not None
+        server.stdout.close()
+
+
+def test_serve_on_all_interfaces_prints_a_usable_link_and_warns(tmp_path: Path) -> None:
+    import requests
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rage", "serve", "--host", "0.0.0.0", "--port", "0",
+         "--storage", str(tmp_path / "store")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    watchdog = threading.Timer(30, proc.kill)  # a missing line must not hang the suite
+    watchdog.start()
+    try:
+        lines = [proc.stdout.readline() for _ in range(4)]
+        warning = proc.stderr.readline()
+        url = lines[0].split()[-1]
+        assert requests.get(url, timeout=10).status_code == 200  # a link that works
+    finally:
+        watchdog.cancel()
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert lines[0].startswith("rage serve: listening on all interfaces, port ")
+    assert "0.0.0.0" not in url
+    host = url.split("//", 1)[1].rsplit(":", 1)[0]
+    assert host in {socket.gethostname(), "127.0.0.1"}
+    assert "/triage" in lines[3] and "/admin" in lines[3]
+    assert f"rage send BUNDLE --to {url}" in lines[2]
+    assert warning.startswith("rage serve: warning: uploads need no token")
+
+
+def test_serve_link_works_and_mentions_triage(tmp_path: Path) -> None:
+    import requests
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rage", "serve", "--port", "0", "--admin-token", "adm",
+         "--storage", str(tmp_path / "store")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    watchdog = threading.Timer(30, proc.kill)
+    watchdog.start()
+    try:
+        lines = [proc.stdout.readline() for _ in range(4)]
+        url = lines[0].split()[-1]
+        assert requests.get(url, timeout=10).status_code == 200
+    finally:
+        watchdog.cancel()
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+    assert lines[2] == (f"rage serve: send a bundle with `rage send BUNDLE --to {url}` "
+                        f"(or `curl -F file=@bundle.tar.zst {url}`)\n")
+    assert lines[3] == (f"rage serve: triage at {url}triage, recent bundles at {url}admin "
+                        "(sign in with the admin token)\n")
