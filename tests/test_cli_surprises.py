@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -191,6 +192,7 @@ def test_report_and_send_print_one_link_format(tmp_path: Path, config_file: Path
 
 CRASHING_CLICK_TOOL = """\
 import os
+import re
 import click
 
 @click.group()
@@ -353,3 +355,50 @@ def test_serve_link_works_and_mentions_triage(tmp_path: Path) -> None:
                         f"(or `curl -F file=@bundle.tar.zst {url}`)\n")
     assert lines[3] == (f"rage serve: triage at {url}triage, recent bundles at {url}admin "
                         "(sign in with the admin token)\n")
+
+
+LOGGING_TOOL = """\
+import logging
+import rage
+rage.install("logtool")
+logging.getLogger("logtool").warning("disk nearly full")
+raise SystemExit(3)
+"""
+
+
+def test_bundle_page_and_json_link_their_signature(tmp_path: Path) -> None:
+    import requests
+
+    from tests.test_server import launch_serve
+
+    url, server = launch_serve(["--storage", str(tmp_path / "store"), "--admin-token", "adm"])
+    try:
+        tool = tmp_path / "logtool.py"
+        tool.write_text(LOGGING_TOOL)
+        subprocess.run([sys.executable, str(tool)], capture_output=True, timeout=60,
+                       check=False)
+        proc = run_rage("report", "--app", "logtool", "--last", "--yes", "--json",
+                        "--to", f"{url}/")
+        assert proc.returncode == 0, proc.stderr
+        page_url = json.loads(proc.stdout)["upload"]["url"]
+        bundle_id = page_url.rsplit("/", 1)[1]
+        data = requests.get(f"{url}/api/v1/bundles/{bundle_id}", timeout=10).json()
+        sig = data["signature"]
+        assert sig["url"] == f"{url}/triage/{sig['hash']}"
+        assert sig["text"] == "logtool: logtool.py: exit 3: disk nearly full"
+        page = requests.get(page_url, timeout=10).text
+        assert f'href="{sig["url"]}"' in page
+        # log records: ISO times, not epoch floats
+        rows = re.findall(r'<tr><td class="muted">([^<]*)</td><td class="lvl-', page)
+        assert rows and all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", t)
+                            for t in rows), rows
+        # every collector has its block under Environment: no Sections table repeating them
+        assert 'id="environment"' in page and 'id="sections"' not in page
+        # the signature's own page answers at that link (for the maintainer)
+        r = requests.get(sig["url"], headers={"Authorization": "Bearer adm"}, timeout=10)
+        assert r.status_code == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        assert server.stdout is not None
+        server.stdout.close()

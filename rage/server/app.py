@@ -330,7 +330,18 @@ class ReceiverApp:
         meta = self.storage.get_meta(id)
         return self._json(sr, 200, {"id": meta.id, "created_at": meta.created_at,
                                     "size": meta.size, "sha256": meta.sha256,
-                                    **self._links(environ, id), "manifest": meta.manifest})
+                                    **self._links(environ, id),
+                                    "signature": self._signature_of(environ, id),
+                                    "manifest": meta.manifest})
+
+    def _signature_of(self, environ: Environ, bundle_id: str) -> dict[str, str] | None:
+        """The bundle's signature and where triage shows it (None: no index, or not yet)."""
+        found = self.triage.index.signature_of(bundle_id) if self.triage is not None else None
+        if found is None:
+            return None
+        base = self.base_url(environ)
+        return {"hash": found[0], "text": found[1], "url": f"{base}/triage/{found[0]}",
+                "api_url": f"{base}/api/v1/signatures/{found[0]}"}
 
     def _delete(self, environ: Environ, bundle_id: str, token: str | None) -> None:
         meta = self.storage.get_meta(bundle_id)
@@ -374,7 +385,7 @@ class ReceiverApp:
             self.page_members.put(id, members)
         links = self._links(environ, id)
         page = pages.bundle_page_html(meta, members, pages.Links(links["url"], links["raw_url"]),
-                                      nonce)
+                                      nonce, signature=self._signature_of(environ, id))
         return self._html(sr, 200, page, nonce)
 
     def do_raw(self, environ: Environ, sr: StartResponse, method: str, nonce: str,

@@ -125,7 +125,7 @@ def _records(member: CappedMember, links: Links, budget: _Budget) -> dict[str, A
         msg = strip(human.value(rec.get("msg"), MAX_LINE_CHARS))
         exc = strip(str(rec["exc"])[-8000:]) if rec.get("exc") else ""
         budget.text -= len(msg) + len(exc)
-        rows.append({"t": human.value(rec.get("t"), 40), "level": level,
+        rows.append({"t": _record_time(rec.get("t")), "level": level,
                      "cls": "".join(c for c in level.upper() if c.isalpha()),
                      "logger": human.value(rec.get("logger"), 200), "msg": msg, "exc": exc})
     left_out = len(lines) - len(rows)
@@ -136,6 +136,19 @@ def _records(member: CappedMember, links: Links, budget: _Budget) -> dict[str, A
     elif left_out:
         more = f"{left_out} earlier records are not shown"
     return {"rows": rows, "more": more, "download": links.member(member.name)}
+
+
+def _record_time(t: Any) -> str:
+    """A log record's time (``log.jsonl`` keeps epoch seconds) as ISO 8601 UTC, to the
+    millisecond; anything else as it is."""
+    if isinstance(t, int | float) and not isinstance(t, bool):
+        from datetime import UTC, datetime
+
+        try:
+            return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
+        except (OverflowError, OSError, ValueError):
+            pass
+    return human.value(t, 40)
 
 
 def _flatten(data: Any, prefix: str = "", out: list[tuple[str, str]] | None = None,
@@ -309,7 +322,9 @@ def context(meta: StoredBundle, members: Mapping[str, CappedMember],
         if "run/log.jsonl" in members else None,
         "environment": [_collector(mb, sections[n], links, budget)
                         for n, mb in collectors.items()],
-        "sections": _sections(m), "redactions": _redactions(m),
+        # the collectors the Environment block shows are not listed again
+        "sections": [x for x in _sections(m) if f"collectors/{x['name']}.json" not in collectors],
+        "redactions": _redactions(m),
         "redaction_total": human.value(_get(m, "redaction", "total")),
         "truncation": _truncation(m),
         "files": [(f["name"], human.size(f.get("size")), links.member(f["name"]))

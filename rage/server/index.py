@@ -346,6 +346,14 @@ class Index:
         with self._read() as conn:
             return queries.signature(conn, sig_hash, bundles=bundles)
 
+    def signature_of(self, bundle_id: str) -> tuple[str, str] | None:
+        """``(hash, text)`` of the signature ``bundle_id`` is counted under, if indexed."""
+        with self._read() as conn:
+            row = conn.execute(sa.select(S.signatures.c.hash, S.signatures.c.text).join(
+                S.bundles, S.bundles.c.signature_id == S.signatures.c.id).where(
+                S.bundles.c.id == bundle_id)).first()
+        return (row.hash, row.text) if row is not None else None
+
     def facets(self) -> dict[str, list[str]]:
         """The apps and versions there are, for the filter menus."""
         with self._read() as conn:

@@ -45,9 +45,10 @@ def login_page(nonce: str, *, next_url: str, error: str = "") -> str:
 
 
 def bundle_page_html(meta: StoredBundle, members: Mapping[str, CappedMember], links: Links,
-                     nonce: str) -> str:
-    """The maintainer's page for one bundle (bounded: see :mod:`bundle_page`)."""
-    return render("bundle.html", nonce=nonce, script=True,
+                     nonce: str, signature: Mapping[str, str] | None = None) -> str:
+    """The maintainer's page for one bundle (bounded: see :mod:`bundle_page`), linking to
+    its crash signature when the index has it."""
+    return render("bundle.html", nonce=nonce, script=True, signature=signature,
                   **bundle_page.context(meta, members, links))
 
 
