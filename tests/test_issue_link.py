@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rage.issue_link import issue_title, markdown_line, new_issue_url
+from rage.report.issue_link import issue_title, markdown_line, new_issue_url
 
 INFO = {"app": "mytool", "status": "crashed", "exit_code": None, "signal": 11,
         "argv": ["mytool", "sync", "a b"]}

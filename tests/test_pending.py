@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from rage.errors import NotFoundError, UsageError
-from rage.pending import app_of, list_bundles, list_pending, mark_sent, resolve_bundle, sent_info
+from rage.report.pending import (
+    app_of,
+    list_bundles,
+    list_pending,
+    mark_sent,
+    resolve_bundle,
+    sent_info,
+)
 from tests.conftest import run_rage
 from tests.test_upload_servers import make_bundle
 

@@ -545,7 +545,7 @@ def test_frames_held_in_memory_are_bounded_for_the_whole_report(
     """Each large run file's frames are held in memory while the report is prepared, so the
     bundle writes them once; the members together hold at most MEMORY_MAX, and a member
     past what is left keeps its frames in a 0600 file. Either way the bundle is the same."""
-    import rage.report
+    import rage.report.pipeline
     from rage.bundle.frames import Framed
     from rage.config import load_settings
     from rage.defaults import LEARNED_MAX
@@ -560,7 +560,7 @@ def test_frames_held_in_memory_are_bounded_for_the_whole_report(
     settings = load_settings("demo", overrides={"bundle_max_bytes": 64 * MiB})
 
     def bundle(memory_max: int, out: Path) -> dict[str, Framed]:
-        monkeypatch.setattr(rage.report, "MEMORY_MAX", memory_max)
+        monkeypatch.setattr(rage.report.pipeline, "MEMORY_MAX", memory_max)
         prepared = prepare(ReportRequest(run=run, settings=settings, collect=False))
         with prepared:
             framed = {m.name: m.data for m in prepared.members if isinstance(m.data, Framed)}

@@ -7,7 +7,7 @@ import signal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rage.summary import SummaryInput, environment_facts, render, strip_ansi, tail_lines
+from rage.report.summary import SummaryInput, environment_facts, render, strip_ansi, tail_lines
 
 
 def test_strip_ansi_removes_colours_titles_and_redraws() -> None:

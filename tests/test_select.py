@@ -16,7 +16,7 @@ import pytest
 
 from rage.errors import DeclinedError, NotFoundError, UsageError
 from rage.record.history import Run, RunStore
-from rage.select import candidates, prompt_for_run, resolve_flags
+from rage.report.select import candidates, prompt_for_run, resolve_flags
 from tests.conftest import rage_cmd, run_rage
 
 

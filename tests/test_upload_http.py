@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rage.errors import UploadError
-from rage.pending import sent_info
+from rage.report.pending import sent_info
 from rage.upload import make_uploader, upload_bundle
 from rage.upload.http import retry_after
 from tests.test_upload_servers import Reply, bundle, fast, serving

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rage.errors import UploadError, UsageError
-from rage.pending import sent_info
+from rage.report.pending import sent_info
 from rage.upload import parse_target, upload_bundle
 from tests.test_upload_servers import Reply, bundle, fast, make_bundle, serving
 

@@ -80,7 +80,7 @@ def _confirm(question: str, *, default: bool,
 def _choose(app: str | None) -> Any:
     from rage.cli.render import run_header
     from rage.record.history import RunStore
-    from rage.select import candidates, nothing_recorded, prompt_for_run
+    from rage.report.select import candidates, nothing_recorded, prompt_for_run
 
     runs = candidates(RunStore(), app)
     if not runs:
@@ -202,7 +202,7 @@ def _run_report(
     from rage.record.history import RunStore
     from rage.report import STDOUT, ReportRequest, output_path, prepare, write
     from rage.report import preview as preview_data
-    from rage.select import no_terminal_error, resolve_flags
+    from rage.report.select import no_terminal_error, resolve_flags
 
     if to and no_upload:
         raise UsageError("--to and --no-upload contradict each other")
@@ -273,7 +273,7 @@ def _run_report(
                 raise InterruptedByUser("interrupted: no bundle written") from None
         built = write(prepared, output)
     if output is not None and not to_stdout:
-        from rage.pending import note_elsewhere
+        from rage.report.pending import note_elsewhere
 
         try:  # `rage pending` and `rage send NAME` find it
             note_elsewhere(built.path, run.app)

@@ -14,7 +14,7 @@ def shared(path: Path, url: str, issues_url: str | None) -> tuple[str, str | Non
     issue page is public), never from the run store."""
     from rage.cli.termtext import clean, clean_line
     from rage.errors import RageError
-    from rage.issue_link import issue_body, issue_title, markdown_line, new_issue_url
+    from rage.report.issue_link import issue_body, issue_title, markdown_line, new_issue_url
     from rage.upload.members import describe, read_manifest, text_members
 
     try:

@@ -34,7 +34,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
     from rage.cli.render import checked_settings
     from rage.cli.termtext import clean_line
     from rage.errors import BadInputError, InterruptedByUser
-    from rage.pending import app_of, resolve_bundle, sent_info
+    from rage.report.pending import app_of, resolve_bundle, sent_info
     from rage.upload import check_target, resend_command, upload_bundle
     from rage.upload.members import describe, read_manifest
 
@@ -97,7 +97,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
 def pending(app: str | None, as_json: bool) -> None:
     """List kept bundles that have not been uploaded yet, newest first."""
     from rage.cli.termtext import clean_line
-    from rage.pending import list_pending
+    from rage.report.pending import list_pending
 
     bundles = list_pending(app)
     if as_json:

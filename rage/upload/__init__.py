@@ -126,7 +126,7 @@ def _upload(path: Path, *, target: str, settings: Settings, progress: bool,
         raise UploadError(e.message, bundle=str(path), hint=e.hint) from None
     except OSError as e:
         raise UploadError(f"cannot read {path}: {e.strerror or e}", bundle=str(path)) from None
-    from rage.pending import mark_sent
+    from rage.report.pending import mark_sent
 
     # the upload worked; a read-only reports dir only means it stays listed as pending
     with contextlib.suppress(OSError):

@@ -19,12 +19,10 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from rage import bundle as _bundle
-from rage import summary as _summary
 from rage._version import __version__
 from rage.bundle.frames import MEMORY_MAX, FrameCompressor, Framed, FrameWriter
 from rage.config import Settings
@@ -33,7 +31,9 @@ from rage.fsutil import open_private, private_dir
 from rage.paths import home_root
 from rage.record.history import Run, now_iso
 from rage.redact.capped import redact_capped
-from rage.report_write import STDOUT, BuiltBundle, default_bundle_path, output_path, write
+from rage.report import summary as _summary
+from rage.report.model import Member, Prepared, ReportRequest
+from rage.report.writer import STDOUT, BuiltBundle, default_bundle_path, output_path, write
 
 T = TypeVar("T")
 
@@ -41,64 +41,8 @@ if TYPE_CHECKING:
     from collectors.base import Section
 
 _TAIL_READ = 64 * 1024  # bytes read from the end of a log to find its last lines
-COLLECTOR_DEADLINE_S = 10.0
 # output files, in the order the summary prefers them for "the last lines"
 _OUTPUT_FILES = (("output.log", "output"), ("stderr.log", "stderr"), ("stdout.log", "stdout"))
-
-
-@dataclass(frozen=True)
-class ReportRequest:
-    """What to report and how: the run, settings, the user's note, collector selection."""
-
-    run: Run
-    settings: Settings
-    note: str | None = None
-    only: tuple[str, ...] = ()
-    skip: tuple[str, ...] = ()
-    extra_collectors: tuple[Any, ...] = ()
-    collect: bool = True  # False: no collectors at all (tests, --no-collect)
-    collector_deadline_s: float = COLLECTOR_DEADLINE_S
-
-
-@dataclass(frozen=True)
-class Member:
-    """One bundle member: its name, its (redacted) content in memory or on disk, its size."""
-
-    name: str
-    data: bytes | Path | Framed  # Framed: compressed as it was redacted (rage.bundle.frames)
-    size: int
-    sha256: str = ""
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """Everything a bundle will contain, redacted, not yet written.
-
-    Holds a private temporary directory: call :meth:`discard` (or use ``with``) when done.
-    """
-
-    request: ReportRequest
-    members: list[Member]
-    manifest: dict[str, Any]
-    summary_md: str
-    redaction_counts: dict[str, int]
-    sections: list[Section]
-    warnings: list[str]
-    workdir: Path = field(repr=False)
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(m.size for m in self.members)
-
-    def discard(self) -> None:
-        """Delete the temporary copies; the Prepared is unusable afterwards."""
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> Prepared:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.discard()
 
 
 def fair_shares(sizes: Mapping[str, int], budget: int) -> dict[str, int]:

@@ -27,7 +27,7 @@ from rage.paths import reports_dir
 from rage.record.history import Run
 
 if TYPE_CHECKING:
-    from rage.report import Prepared
+    from rage.report.model import Prepared
 
 
 @dataclass(frozen=True)
