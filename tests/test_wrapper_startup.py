@@ -19,8 +19,9 @@ from rage import paths
 from rage.config import Settings
 from rage.fsutil import dumps_json
 from rage.record.capture import Truncation
+from rage.record.runid import is_run_id, new_run_id
 from rage.record.shims import run_argv
-from rage.record.store import RecordingSettings, is_run_id, new_run_id, recording_settings
+from rage.record.store import RecordingSettings, recording_settings
 from tests.conftest import rage_cmd
 
 # never imported by `rage run` (pipe mode, no config file, no --attach) on top of what the

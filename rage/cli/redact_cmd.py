@@ -78,7 +78,7 @@ def _run_of(source: str) -> Any:
         return None
     from rage.paths import home_root
     from rage.record.history import load_run
-    from rage.record.store import is_run_id
+    from rage.record.runid import is_run_id
 
     try:
         path = Path(source).resolve()

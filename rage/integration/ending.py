@@ -144,7 +144,7 @@ def hint_earlier_crashes(rec: Recorder) -> None:
 
 def retention(rec: Recorder, run_id: str) -> None:
     """Prune old runs when the cheap check says so (the wrapper's rule); best effort."""
-    from rage.record.store import prune_due
+    from rage.record.prune import prune_due
 
     s = rec.settings
     assert s is not None

@@ -190,7 +190,7 @@ def find_wrapper_run(root: str, started_s: float, *, at_start: bool = False) -> 
     maybe, app = _parent_is_wrapper(at_start)
     if not maybe:
         return None
-    from rage.record.store import is_run_id
+    from rage.record.runid import is_run_id
 
     lo = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started_s - 5))
     hi = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started_s + 2))

@@ -32,6 +32,7 @@ from rage.record.retention import (
     run_id_time,
     touch_stamp,
 )
+from rage.record.runid import is_run_id, new_run_id
 from rage.record.runlock import lock_is_held
 from rage.record.store import (
     CORRUPT,
@@ -45,8 +46,6 @@ from rage.record.store import (
     RUNNING,
     SCHEMA,
     Recording,
-    is_run_id,
-    new_run_id,
     now_iso,
     start_run,
     status_for,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import time
 
+from rage.record.runid import is_run_id
 from rage.record.runlock import lock_is_held
-from rage.record.store import is_run_id
 
 # At most this many runs are deleted below the limit in one go, so that the one command in
 # a cycle that deletes stays quick with large limits (max_runs = 2000: 32, not 200).

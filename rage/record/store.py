@@ -22,6 +22,7 @@ from rage.defaults import (
 )
 from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic, write_json_atomic
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
+from rage.record.runid import new_run_id
 from rage.record.versions import tool_version
 
 TYPE_CHECKING = False
@@ -187,24 +188,6 @@ def now_iso(now_ns: int | None = None) -> str:
     ns = time.time_ns() if now_ns is None else now_ns
     secs, rest = divmod(ns, 1_000_000_000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest // 1000:06d}Z"
-
-
-def new_run_id(now: float | None = None) -> str:
-    """Sortable, unique without coordination: UTC start second plus 32 random bits."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
-    # os.urandom, not secrets: importing secrets pulls in hmac/hashlib (~3 ms of start-up)
-    return f"{stamp}-{os.urandom(4).hex()}"
-
-
-_DIGITS = frozenset("0123456789")
-_HEX = frozenset("0123456789abcdef")
-
-
-def is_run_id(name: str) -> bool:
-    """True for names shaped like :func:`new_run_id` results (``YYYYmmddTHHMMSSZ-<8 hex>``)."""
-    return (len(name) == 25 and name[8] == "T" and name[15:17] == "Z-"
-            and all(c in _DIGITS for c in name[:8] + name[9:15])
-            and all(c in _HEX for c in name[17:]))
 
 
 class Recording:
@@ -446,13 +429,6 @@ def open_run(
         shutil.rmtree(tmp_dir, ignore_errors=True)
         raise
     return Recording(app, run_dir, meta, lock_fd, t0, tmp_dir=tmp_dir)
-
-
-def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
-    """Moved to :func:`rage.record.prune.prune_due` (kept here for existing callers)."""
-    from rage.record.prune import prune_due as due
-
-    return due(app_dir, max_runs, interval_s)
 
 
 def save_environ(rec: Recording, environ: dict[str, str]) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+import rage.report.summary as _summary
 from rage import bundle as _bundle
 from rage._version import __version__
 from rage.bundle.frames import MEMORY_MAX, FrameCompressor, Framed, FrameWriter
@@ -31,7 +32,6 @@ from rage.fsutil import open_private, private_dir
 from rage.paths import home_root
 from rage.record.history import Run, now_iso
 from rage.redact.capped import redact_capped
-from rage.report import summary as _summary
 from rage.report.model import Member, Prepared, ReportRequest
 from rage.report.writer import STDOUT, BuiltBundle, default_bundle_path, output_path, write
 
