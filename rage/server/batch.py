@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rage.server.index import BundleFacts, Recorded
+    from rage.server.facts import BundleFacts, Recorded
     from rage.server.signature import Signature
 
 log = logging.getLogger("rage.server.index")

@@ -22,9 +22,8 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -32,34 +31,12 @@ from sqlalchemy.dialects import postgresql, sqlite
 from rage.server import queries
 from rage.server import schema as S
 from rage.server.batch import Expected, GroupCommit, aggregate
+from rage.server.facts import BundleFacts, Event, Recorded
 from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query, version_gt, version_key
 from rage.server.signature import ALGORITHM_VERSION, Signature
 
-Event = Literal["new", "regression"]
 __all__ = ["PAGE_SIZE", "SORTS", "STATUSES", "BundleFacts", "Index", "Query", "Recorded",
            "version_gt", "version_key"]
-
-
-@dataclass(frozen=True)
-class BundleFacts:
-    """What the index keeps of one bundle (besides its signature)."""
-
-    id: str
-    received_at: datetime  # naive UTC
-    app: str
-    app_version: str | None
-    reporter: str  # pseudonymous: see Index.reporter
-    run_status: str | None
-    command: str
-    note: str
-    size: int
-
-
-@dataclass(frozen=True)
-class Recorded:
-    signature_id: int
-    signature_hash: str
-    event: Event | None
 
 
 def now_utc() -> datetime:
