@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 import sys
 
-from rage.integration.recorder import CHILD, JOINED_FILE, OWN, WRAPPER, Recorder, typed_argv
+from rage.integration.runstate import CHILD, JOINED_FILE, OWN, WRAPPER, RunState, typed_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-def outcome(rec: Recorder) -> tuple[int | None, int | None, str | None]:
+def outcome(rec: RunState) -> tuple[int | None, int | None, str | None]:
     """(exit_code, signal, status) of this process as a shell would see it."""
     import _signal  # type: ignore[import-not-found]  # signal without its enums
 
@@ -36,7 +36,7 @@ def outcome(rec: Recorder) -> tuple[int | None, int | None, str | None]:
     return code, None, None
 
 
-def finish_run(rec: Recorder) -> dict[str, Any] | None:
+def finish_run(rec: RunState) -> dict[str, Any] | None:
     """Record the end of ``rec``'s run; the final meta.json of its own run, else None."""
     from rage.record.store import status_for
 
@@ -105,7 +105,7 @@ def stdout_flushes() -> bool:
     return True
 
 
-def finish_own(rec: Recorder, code: int | None, sig: int | None, status: str | None,
+def finish_own(rec: RunState, code: int | None, sig: int | None, status: str | None,
                extra: dict[str, Any]) -> dict[str, Any]:
     run = rec.run
     assert run is not None and rec.settings is not None
@@ -127,7 +127,7 @@ def finish_own(rec: Recorder, code: int | None, sig: int | None, status: str | N
     return meta
 
 
-def hint_earlier_crashes(rec: Recorder) -> None:
+def hint_earlier_crashes(rec: RunState) -> None:
     """A run killed by a fatal signal could print no hint: say it now, once."""
     if not rec.earlier_crashes:
         return
@@ -142,7 +142,7 @@ def hint_earlier_crashes(rec: Recorder) -> None:
         pass
 
 
-def retention(rec: Recorder, run_id: str) -> None:
+def retention(rec: RunState, run_id: str) -> None:
     """Prune old runs when the cheap check says so (the wrapper's rule); best effort."""
     from rage.record.prune import prune_due
 
@@ -162,7 +162,7 @@ def retention(rec: Recorder, run_id: str) -> None:
         pass
 
 
-def move_to_wrapper(rec: Recorder, wrapper: str) -> None:
+def move_to_wrapper(rec: RunState, wrapper: str) -> None:
     """Found the wrapper's run at exit: move what this process recorded into it and
     drop this process's own run (the wrapper's output capture is the complete one)."""
     import shutil
@@ -177,7 +177,7 @@ def move_to_wrapper(rec: Recorder, wrapper: str) -> None:
     rec.run, rec.dir, rec.mode = None, wrapper, WRAPPER
 
 
-def write_joined(rec: Recorder, code: int | None, sig: int | None, status: str | None,
+def write_joined(rec: RunState, code: int | None, sig: int | None, status: str | None,
                  extra: dict[str, Any]) -> None:
     """Leave what only this process knows for the wrapper to merge into its meta.json
     when it finishes (it owns that file until then)."""
@@ -202,12 +202,12 @@ def write_joined(rec: Recorder, code: int | None, sig: int | None, status: str |
         pass
 
 
-def finish_child(rec: Recorder, code: int | None, sig: int | None, status: str,
+def finish_child(rec: RunState, code: int | None, sig: int | None, status: str,
                  extra: dict[str, Any]) -> None:
     write_child_info(rec, status, code, sig, extra)
 
 
-def write_child_info(rec: Recorder, status: str, code: int | None, sig: int | None,
+def write_child_info(rec: RunState, status: str, code: int | None, sig: int | None,
                      extra: dict[str, Any]) -> None:
     from rage.fsutil import write_json_atomic
     from rage.record.store import now_iso

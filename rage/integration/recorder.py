@@ -30,23 +30,16 @@ import os
 import sys
 
 from rage.integration.options import RECORDING_NAMES, split_options
+from rage.integration.runstate import CHILD, OWN, WRAPPER, RunState, typed_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import threading
-    from collections.abc import Callable, Mapping
-    from pathlib import Path
-    from types import TracebackType
-    from typing import IO, Any
+    from collections.abc import Mapping
+    from typing import Any
 
     from rage.config import Settings
-    from rage.integration.hooks import Hooks
-    from rage.integration.loghandler import LogCapture, RunLogHandler
-    from rage.integration.output import StreamCapture
-    from rage.record.store import Recording, RecordingSettings
+    from rage.record.store import RecordingSettings
 
-OWN, WRAPPER, CHILD = "own", "wrapper", "child"
-JOINED_FILE = "joined.json"  # read by rage.record.store when the wrapper finishes its run
 
 _current: Recorder | None = None
 _install_lock = _thread.allocate_lock()  # threading itself costs start-up time
@@ -58,29 +51,6 @@ def _warn(app: str, message: str) -> None:
         sys.stderr.flush()
     except Exception:
         pass
-
-
-def typed_argv() -> list[str]:
-    """``sys.argv`` with argv[0] as the user typed it.
-
-    A console script found on PATH runs as ``/path/bin/mytool`` but was typed ``mytool``;
-    ``python -m pkg`` shows the module's file in ``sys.argv[0]`` but was typed ``-m pkg``.
-    """
-    argv = list(sys.argv) or [""]
-    orig = list(getattr(sys, "orig_argv", []))
-    if "-m" in orig[:-1]:
-        i = orig.index("-m")
-        return [os.path.basename(orig[0]) or orig[0], *orig[1 : i + 2], *argv[1:]]
-    first = argv[0]
-    if os.path.isabs(first):
-        base = os.path.basename(first)
-        for d in os.environ.get("PATH", "").split(os.pathsep):
-            candidate = os.path.join(d, base)
-            if d and os.access(candidate, os.X_OK) and os.path.isfile(candidate):
-                if os.path.realpath(candidate) == os.path.realpath(first):
-                    argv[0] = base
-                break
-    return argv
 
 
 def load_app_settings(app: str, app_defaults: Mapping[str, Any]) -> tuple[Settings, str | None]:
@@ -102,74 +72,11 @@ def load_app_settings(app: str, app_defaults: Mapping[str, Any]) -> tuple[Settin
         raise ValueError(f"rage.install(): {e}") from None
 
 
-class Recorder:
-    """The recording of this process. ``enabled`` is False when recording is off
-    (``RAGE_DISABLE``, ``disable = true``) or the history could not be written."""
-
-    def __init__(
-        self,
-        app: str,
-        version: str | None,
-        *,
-        app_defaults: Mapping[str, Any] | None = None,
-        extra_collectors: tuple[Any, ...] = (),
-        settings: Settings | RecordingSettings | None = None,
-        run: Recording | None = None,
-    ) -> None:
-        self.app = app
-        self.version = version
-        self.app_defaults: dict[str, Any] = dict(app_defaults or {})
-        self.extra_collectors = extra_collectors
-        self.settings = settings
-        self.run = run  # the run this process created (mode OWN), holding its lock
-        self.dir: str | None = run.run_dir if run is not None else None  # where files go
-        self.mode = OWN
-        self.root = ""
-        # what a hint tells users to run, followed by the run's short id
-        self.report_command = "rage report"
-        self.result: dict[str, Any] | None = None
-        self.started_s = 0.0
-        self.earlier_crashes: list[tuple[str, str]] = []  # (run id, fatal error) to mention
-        self._pid = os.getpid()
-        self._live_entry: str | None = None
-        self._handler: RunLogHandler | None = None
-        self._capture: LogCapture | None = None
-        self._output: StreamCapture | None = None
-        self._hooks: Hooks | None = None
-        self._fatal: IO[bytes] | None = None
-        self._scrub: Callable[[str], str] | None = None
-        self._exit_status: object = None
-        self._exit_noted = False
-        self._crashed = False
-        self._interrupted = False
-        self._broken_pipe = False
-        self._broken_pipe_raised = False
-        self._report_command_run = False
-        self._thread_exceptions = 0
-        self._finished = False
-        self._write_warned = False
+class Recorder(RunState):
+    """The recording of this process: a :class:`RunState` that starts (tees, hooks,
+    logging) and finishes (at exit, through :mod:`rage.integration.ending`)."""
 
     # -- public ----------------------------------------------------------------------------
-    @property
-    def enabled(self) -> bool:
-        return self.dir is not None
-
-    @property
-    def run_dir(self) -> Path | None:
-        """The directory this process records into (its run, or the run it joined)."""
-        if self.dir is None:
-            return None
-        from pathlib import Path
-
-        return Path(self.dir)
-
-    @property
-    def run_id(self) -> str | None:
-        if self.dir is None:
-            return None
-        host = self.dir if self.mode != CHILD else os.path.dirname(os.path.dirname(self.dir))
-        return os.path.basename(host)
-
     def set_report_command(self, command: str) -> None:
         """The command the crash hint tells users to run (``mytool rage`` with click/argparse)."""
         self.report_command = command
@@ -211,14 +118,6 @@ class Recorder:
         except Exception as e:  # never let rage's housekeeping fail the report command
             _warn(self.app, f"could not drop the report command's own run: {e}")
         self.run = self.dir = None
-
-    def flush(self) -> None:
-        if self._handler is not None:
-            self._handler.flush()
-
-    def file(self, name: str) -> str:
-        assert self.dir is not None
-        return os.path.join(self.dir, name)
 
     # -- start -----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -276,65 +175,6 @@ class Recorder:
             self._output.detach_in_child()
         if self.run is not None:
             self.run.release()
-
-    # -- CrashSink -------------------------------------------------------------------------
-    def _append_traceback(self, text: str) -> None:
-        if self.dir is None:
-            return
-        from rage.fsutil import open_private
-
-        scrub = self._scrub
-        if scrub is None:
-            from rage.integration.loghandler import load_scrubber
-
-            scrub = self._scrub = load_scrubber()
-        with open_private(self.file("traceback.txt"), "ab") as f:
-            f.write(scrub(text).encode("utf-8", "backslashreplace"))
-
-    def on_crash(
-        self, exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
-    ) -> None:
-        import traceback
-
-        self._crashed = True
-        self.flush()
-        self._append_traceback("".join(traceback.format_exception(exc_type, exc, tb)))
-
-    def on_interrupt(self) -> None:
-        self._interrupted = True
-        self.flush()
-
-    def on_broken_pipe(self) -> None:
-        self._broken_pipe = self._broken_pipe_raised = True
-        self.flush()
-
-    def on_thread_exception(self, args: threading.ExceptHookArgs) -> None:
-        import traceback
-
-        self._thread_exceptions += 1
-        self.flush()
-        name = args.thread.name if args.thread is not None else "<unknown>"
-        text = "".join(
-            traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback)
-        )
-        self._append_traceback(f"Exception in thread {name}:\n{text}\n")
-
-    def on_exit_call(self, status: object) -> None:
-        self._exit_status = status
-        self._exit_noted = True
-
-    def crash_hint(self) -> str | None:
-        if self.dir is None:
-            return None
-        return f"{self.app}: this crash was recorded; to report it run: {self.hint_command()}"
-
-    def hint_command(self) -> str:
-        """``rage report 1a2b3c4d`` (or ``mytool rage 1a2b3c4d``): names this very run, which
-        ``--last`` would not once another run has started."""
-        name = os.path.basename(self.dir or "")
-        if self.mode == CHILD or "-" not in name:
-            return self.report_command
-        return f"{self.report_command} {name.rsplit('-', 1)[-1]}"
 
     # -- the end ---------------------------------------------------------------------------
     def finish(self) -> dict[str, Any] | None:
