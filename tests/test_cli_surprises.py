@@ -402,3 +402,13 @@ def test_bundle_page_and_json_link_their_signature(tmp_path: Path) -> None:
         server.wait(timeout=10)
         assert server.stdout is not None
         server.stdout.close()
+
+
+def test_upload_keys_are_scoped_to_the_host(tmp_path: Path) -> None:
+    from rage.upload.idempotency import host_scope, upload_key
+
+    bundle = tmp_path / "b.tar.zst"
+    bundle.write_bytes(b"same bytes")
+    here = upload_key(bundle, host_scope("http://Rage.Example:8080/"))
+    assert here == upload_key(bundle, host_scope("https://rage.example/api/v1/bundles"))
+    assert here != upload_key(bundle, host_scope("https://0x0.example/"))

@@ -51,30 +51,26 @@ def _secret() -> bytes | None:
     return None
 
 
-def origin(url: str) -> str:
-    """``scheme://host:port`` of ``url``, the scope of its keys: every URL form of one
-    receiver (``http://h/``, ``http://h:80/api/v1/bundles``, after ``receiver+``) gets one
-    key per bundle, and another host never learns the key a receiver would honour."""
+def host_scope(url: str) -> str:
+    """The host name of ``url``, the scope of its keys: every URL form of one receiver
+    (``http://h/``, ``https://h/api/v1/bundles``, after ``receiver+``) gets one key per
+    bundle, and so do receivers on other ports of the same host (a retry moved to another
+    one stores nothing twice), while another host never learns the key a receiver here
+    would honour."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
-    except ValueError:
-        port = 0
-    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+    return (urlsplit(url).hostname or "").lower()
 
 
 def upload_key(path: Path, scope: str = "") -> str:
-    """The key for the bundle at ``path`` sent to ``scope`` (:func:`origin`; 43 URL-safe
-    characters)."""
+    """The key for the bundle at ``path`` sent to the host ``scope`` (:func:`host_scope`; 43
+    URL-safe characters)."""
     secret = _secret()
     if secret is None:
         return secrets.token_urlsafe(32)
     mac = hmac.new(secret, digestmod=hashlib.sha256)
     if scope:
-        mac.update(b"origin:" + scope.encode() + b"\0")
+        mac.update(b"host:" + scope.encode() + b"\0")
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             mac.update(chunk)
