@@ -31,7 +31,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # every recorded command imports this module: no typing, json or re
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
     from typing import Any
 
 FILE = "hidden.json"
@@ -44,14 +44,10 @@ FILE_MAX = 64 * 1024 * 1024  # a larger run file is not searched at the end: the
 _OWN = frozenset({"meta.json", "environ.json", FILE, "lock", "joined.json"})
 
 
-def hidden_values(environ: Mapping[str, str]) -> list[str]:
-    """The values ``environ.json`` masks (see :func:`rage.sensitive.masked_environ`) that a
+def hidden_values(masked: Iterable[str]) -> list[str]:
+    """Of the values ``environ.json`` masks (:func:`rage.sensitive.masked_environ`), those a
     report could learn: at least :data:`MIN_LEN` characters, longest first."""
-    from rage.sensitive import looks_harmless_value, looks_secret_name
-
-    out = {v for k, v in environ.items()
-           if MIN_LEN <= len(v.strip()) <= MAX_LEN and looks_secret_name(k)
-           and not looks_harmless_value(v, k)}
+    out = {v for v in masked if MIN_LEN <= len(v.strip()) <= MAX_LEN}
     return sorted(out, key=lambda v: (-len(v), v))[:MAX_VALUES]
 
 
@@ -84,10 +80,11 @@ class Hidden:
         self.salt = salt
 
 
-def start(path: str, environ: Mapping[str, str]) -> Hidden | None:
-    """Write the digests of ``environ``'s hidden values to ``path`` (the run's
-    :data:`FILE`); None, and nothing written, when it has none."""
-    values = hidden_values(environ)
+def start(path: str, masked: Iterable[str]) -> Hidden | None:
+    """Write the digests of the ``masked`` values (those ``environ.json`` hides) that a
+    report could learn to ``path`` (the run's :data:`FILE`); None, and nothing written,
+    when there is none."""
+    values = hidden_values(masked)
     if not values:
         return None
     from rage.fsutil import FILE_MODE

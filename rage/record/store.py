@@ -451,6 +451,8 @@ def save_environ(rec: Recording, environ: dict[str, str]) -> None:
     from rage.record import hidden
     from rage.sensitive import masked_environ
 
-    write_json_atomic(rec.file("environ.json"), masked_environ(environ))
-    rec.hidden = hidden.start(rec.file(hidden.FILE), environ)
+    masked = masked_environ(environ)
+    write_json_atomic(rec.file("environ.json"), masked)
+    rec.hidden = hidden.start(rec.file(hidden.FILE),
+                              [v for k, v in environ.items() if masked[k] is not v])
 
