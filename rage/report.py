@@ -262,6 +262,7 @@ def prepare(request: ReportRequest) -> Prepared:
             warnings = warnings + environ_warnings  # (after discovery's, as before)
         warnings = file_warnings + warnings
         meta = _redact_meta(redactor, escape_undecodable(dict(run.meta)))
+        culprit = _culprit(run, redactor, meta, run_members)
         run_members.insert(0, _bytes_member("run/meta.json", _json(meta)))
         coll_members, coll_data = _collector_members(sections, redactor, warnings)
         note = (redactor.text(escape_undecodable(request.note)).strip() if request.note
@@ -272,6 +273,7 @@ def prepare(request: ReportRequest) -> Prepared:
             traceback=_first_text(run_members, ("traceback.txt", "fatal.log")),
             outputs=_output_tails(run_members),
             facts=_summary.environment_facts(coll_data),
+            culprit=culprit,
             contents=[(m.name, m.size) for m in others],
             truncated=[f"{n['name']}: {n['dropped_bytes']} bytes dropped from the middle "
                        f"({n['stage']})" for n in notes],
@@ -294,6 +296,7 @@ def prepare(request: ReportRequest) -> Prepared:
             "redaction": {"counts": counts, "total": sum(counts.values())},
             "truncation": notes,
             "note": note,
+            "culprit": culprit,
             "files": [{"name": m.name, "size": m.size, "sha256": m.sha256}
                       for m in [summary_member, *others]],
         }
@@ -304,6 +307,50 @@ def prepare(request: ReportRequest) -> Prepared:
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+
+
+_CULPRIT_FILES = ("traceback.txt", "stderr.log", "output.log", "stdout.log")
+
+
+def _culprit(run: Run, redactor: Any, meta: Mapping[str, Any], members: Sequence[Member]
+             ) -> dict[str, Any] | None:
+    """Whose bug the run is (:mod:`rage.culprit`), from its raw traceback and output (the
+    frames' real paths find their distribution); what leaves is public metadata, the frame's
+    path redacted, and a pre-filled issue for that project built from redacted text."""
+    from rage import culprit as _c
+
+    texts = []
+    for name in _CULPRIT_FILES:
+        p = run.dir / name
+        try:
+            with open(p, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                f.seek(max(0, size - _c.TEXT_MAX))
+                texts.append(f.read(_c.TEXT_MAX).decode("utf-8", "replace"))
+        except OSError:
+            continue
+    try:
+        found = _c.find(run.app, run.meta, texts)
+    except Exception:  # never a failed report for want of this answer
+        return None
+    if found is None:
+        return None
+    out = found.to_dict()
+    out["where"] = redactor.text(found.where) if found.where else None
+    what = _c.describe(found)
+    # the traceback as the bundle has it (redacted): its own file, or the end of the output
+    text = next((t for n in _CULPRIT_FILES
+                 if (t := _first_text(members, (n,))) and _c.TB_START in t), "")
+    tb = text[text.rfind(_c.TB_START):].strip().splitlines() if text else []
+    last = next((line for line in tb[1:] if line[:1] not in (" ", "\t", "")),
+                f"{run.app} {run.status}")
+    version = meta.get("app_version")
+    title = f"{last[:150]} (in {run.app}{' ' + str(version) if version else ''})"
+    body = (f"While running {run.app}{' ' + str(version) if version else ''}, a crash inside "
+            f"{what}:\n\n```\n" + "\n".join(tb[-30:]) + "\n```\n\n(Found with rage, in a report of "
+            "the run.)\n")
+    out["issue_url"] = _c.issue_link(found, title, body)
+    return out
 
 
 def _redact_meta(redactor: Any, raw: Mapping[str, Any]) -> dict[str, Any]:

@@ -283,8 +283,17 @@ def _run_report(
     if to_stdout:
         _say(f"bundle written to standard output ({format_size(built.size)})")
         return
+    culprit = prepared.manifest.get("culprit")
+    result["culprit"] = culprit
     if not as_json:
         say(f"bundle written: {built.path} ({format_size(built.size)})")
+        if culprit:
+            from rage.cli.termtext import clean_line
+            from rage.summary import culprit_line
+
+            say(clean_line(culprit_line(run.app, culprit)))
+            if culprit.get("issue_url"):
+                say(f"  if it is their bug, tell them too: {clean_line(culprit['issue_url'])}")
         if not target:
             for line in _no_target_choices(built.path, settings):
                 say(line)
