@@ -309,3 +309,20 @@ def test_man_pages_are_generated_for_every_command(tmp_path: Path) -> None:
                                capture_output=True, text=True, timeout=60, check=False,
                                env={**os.environ, "MANPAGER": "cat", "PAGER": "cat"})
         assert "rage report" in shown.stdout, shown.stderr
+
+
+def _slug(heading: str) -> str:
+    """GitHub's (and MkDocs' default) anchor of a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_the_readme_links_into_pages_and_headings_that_exist() -> None:
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#([^)]+))?\)", (ROOT / "README.md").read_text())
+    assert len(links) >= 10
+    for target, anchor in links:
+        page = ROOT / target
+        assert page.is_file(), target
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", page.read_text(), re.MULTILINE)
+            assert anchor in {_slug(h) for h in headings}, (target, anchor)

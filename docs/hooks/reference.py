@@ -219,8 +219,8 @@ def argv_rules() -> str:
             add(program, f"the operand after `{sub}`")
     for program, shapes in _need(argv, "_NTH_OPERAND").items():
         for words, n in shapes:
-            lead = f"`{' '.join(words)}` then " if words else ""
-            add(program, f"{lead}operand {n}")
+            after = f" after `{' '.join(words)}`" if words else ""
+            add(program, f"operand {n}{after} (counting from 1)")
     for program, words in _need(argv, "_AFTER_WORD").items():
         for word in sorted({w.lower() for w in words}):
             add(program, f"the last operand after `{word}`")
@@ -233,7 +233,7 @@ def argv_rules() -> str:
     for program in _need(argv, "_FREERDP"):
         add(program, opts(_need(argv, "_FREERDP_PASS")))
     for program in _need(argv, "_LOGIN_ONLY"):
-        add(program, "(`-p` only in `login`)")
+        add(program, "`-p` only in `login` (elsewhere it is a port or a path)")
     grouped: dict[tuple[str, ...], list[str]] = {}
     for program, texts in rules.items():
         grouped.setdefault(tuple(dict.fromkeys(texts)), []).append(program)
