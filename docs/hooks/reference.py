@@ -145,6 +145,14 @@ def config_table() -> str:
     return _table(["key", "type", "default", "environment", "meaning"], rows)
 
 
+def _site(url: str) -> str:
+    """A source's short name: its host, or a GitHub repository's owner/name."""
+    parts = re.sub(r"^https?://(www\.)?", "", url).split("/")
+    if parts[0] == "github.com" and len(parts) >= 3:
+        return f"{parts[1]}/{parts[2]}"
+    return parts[0]
+
+
 def provider_formats() -> str:
     from rage.redact import formats
 
@@ -154,8 +162,7 @@ def provider_formats() -> str:
         shown = ", ".join(_code(p) for p in prefixes[:4])
         if len(prefixes) > 4:
             shown += f" and {len(prefixes) - 4} more"
-        host = re.sub(r"^https?://(www\.)?", "", f.source).split("/")[0]
-        rows.append((_code(f.kind), f.provider or "", shown, f"[{host}]({f.source})"))
+        rows.append((_code(f.kind), f.provider or "", shown, f"[{_site(f.source)}]({f.source})"))
     kinds = len({f.kind for f in formats.FORMATS})
     return (f"{len(rows)} formats of {kinds} kinds, in the order the engine tries them.\n\n"
             + _table(["kind (`[REDACTED:kind]`)", "provider", "a match holds", "source"], rows))
@@ -267,8 +274,10 @@ def serve_bounds() -> str:
         if param.multiple or param.name in {"host", "port"}:
             continue
         env = _code(param.envvar) if isinstance(param.envvar, str) else ""
-        rows.append((_code(param.opts[-1]), _code(str(param.default)), env, param.help or ""))
-    return _table(["option", "default", "environment", "what it bounds"], rows)
+        rows.append((_code(param.opts[-1]), _code(str(param.default)), param.help or "", env))
+    if not any(row[3] for row in rows):  # no bound is read from the environment
+        return _table(["option", "default", "what it bounds"], [row[:3] for row in rows])
+    return _table(["option", "default", "what it bounds", "environment"], rows)
 
 
 def run_usage() -> str:
@@ -303,3 +312,12 @@ def expand(markdown: str, where: str = "") -> str:
 
 def on_page_markdown(markdown: str, page: Any, **_kwargs: Any) -> str:
     return expand(markdown, page.file.src_path)
+
+
+# click 8.2 marks "no default" with a sentinel object, which mkdocs-click 0.9 prints as
+# `Sentinel.UNSET` in the CLI reference's Default column: that cell is empty
+_UNSET_CELL = re.compile(r"<td><code>Sentinel\.UNSET</code></td>")
+
+
+def on_page_content(html: str, page: Any, **_kwargs: Any) -> str:
+    return _UNSET_CELL.sub("<td></td>", html)
