@@ -96,8 +96,10 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
     try:
         from waitress.server import create_server
     except ImportError:
-        raise UsageError("rage serve needs waitress",
-                         hint="pip install 'rage-report[server]'") from None
+        from rage.cli.extras import install_command
+
+        raise UsageError("rage serve needs the 'server' extra (waitress, SQLAlchemy, Jinja2)",
+                         hint=f"install it with: {install_command('server')}") from None
     from rage.server.app import MULTIPART_SLACK, ReceiverApp, ServerConfig
     from rage.server.storage import LocalStorage, sweep_parts
 
