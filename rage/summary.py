@@ -67,6 +67,7 @@ class SummaryInput:
     contents: Sequence[tuple[str, int]] = ()
     truncated: Sequence[str] = field(default_factory=tuple)
     culprit: Mapping[str, Any] | None = None  # whose bug (rage.culprit), when not the app's
+    changes: str | None = None  # what changed since it last worked (rage.changes.headline)
 
 
 def environment_facts(sections: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -146,6 +147,8 @@ def render(inp: SummaryInput) -> str:
         for label, tail in inp.outputs:
             n = tail.count("\n") + 1
             lines += ["", f"## Last {n} lines of {label}", "", _fence(tail)]
+    if inp.changes:
+        lines += ["", "## Since it last worked", "", inp.changes]
     if inp.culprit:
         lines += ["", "## Whose bug", "", culprit_line(inp.app, inp.culprit)]
     if inp.facts:

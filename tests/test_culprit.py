@@ -47,18 +47,20 @@ main()
 """
 
 
-def wheel(tmp_path: Path) -> Path:
-    """A real wheel of ``crashlib`` 1.4.2, built by hand (the format is a zip)."""
-    files = {"crashlib/__init__.py": LIB, "crashlib-1.4.2.dist-info/METADATA": METADATA,
-             "crashlib-1.4.2.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\n"
-                                               "Root-Is-Purelib: true\nTag: py3-none-any\n"}
+def wheel(tmp_path: Path, version: str = "1.4.2") -> Path:
+    """A real wheel of ``crashlib`` (1.4.2), built by hand (the format is a zip)."""
+    info = f"crashlib-{version}.dist-info"
+    files = {"crashlib/__init__.py": LIB,
+             f"{info}/METADATA": METADATA.replace("1.4.2", version),
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\n"
+                              "Root-Is-Purelib: true\nTag: py3-none-any\n"}
     record = []
     for name, text in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
         record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
-    record.append("crashlib-1.4.2.dist-info/RECORD,,")
-    files["crashlib-1.4.2.dist-info/RECORD"] = "\n".join(record) + "\n"
-    path = tmp_path / "crashlib-1.4.2-py3-none-any.whl"
+    record.append(f"{info}/RECORD,,")
+    files[f"{info}/RECORD"] = "\n".join(record) + "\n"
+    path = tmp_path / f"crashlib-{version}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as z:
         for name, text in files.items():
             z.writestr(name, text)

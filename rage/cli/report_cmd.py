@@ -132,6 +132,9 @@ def _overview(prepared: Any, dest: str) -> None:
         _say("Nothing needed redacting.")
     _say(f"Total {format_size(prepared.total_bytes)} before compression; "
          f"it will be written to {dest}")
+    since = prepared.manifest.get("since_it_worked")
+    if since:
+        _say(clean_line(since))
 
 
 def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | None,
@@ -285,6 +288,7 @@ def _run_report(
         return
     culprit = prepared.manifest.get("culprit")
     result["culprit"] = culprit
+    result["since_it_worked"] = since = prepared.manifest.get("since_it_worked")
     if not as_json:
         say(f"bundle written: {built.path} ({format_size(built.size)})")
         if culprit:
@@ -297,6 +301,10 @@ def _run_report(
         if not target:
             for line in _no_target_choices(built.path, settings):
                 say(line)
+        if since and not (tty and not yes):  # (the overview said it before asking)
+            from rage.cli.termtext import clean_line
+
+            say(clean_line(since))
     if target and not yes:
         try:
             go = _confirm(f"Upload it to {_host(target)}?", default=True)

@@ -253,9 +253,9 @@ class Recording:
                     status: str | None = None, **extra: Any) -> dict[str, Any]:
         """Record the end of the run, release the lock, return the final meta."""
         if self.hidden is not None:
-            from rage.record.hidden import settle
+            from rage.record.context import settle_hidden
 
-            settle(self.run_dir, self.hidden)
+            settle_hidden(self.run_dir, self.hidden)
             self.hidden = None
         joined = read_joined(self.run_dir, exit_code, signal)
         if joined:
@@ -441,18 +441,29 @@ def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float)
     return due(app_dir, max_runs, interval_s)
 
 
-def save_environ(rec: Recording, environ: dict[str, str]) -> None:
-    """Keep the environment the run saw as ``environ.json``, secret-named values masked,
-    and what a report needs to remove those values from the run's files without them
-    (:mod:`rage.record.hidden`).
+def save_environ(rec: Recording, environ: dict[str, str], *, executable: str | None = None,
+                 python: tuple[str | None, Iterable[str]] | None = None,
+                 config_files: Iterable[str] = ()) -> None:
+    """Keep the environment the run saw as ``environ.json``, secret-named values masked;
+    what a report needs to remove those values from the run's files without them
+    (:mod:`rage.record.hidden`); and the run's fingerprint (:mod:`rage.record.context`:
+    the wrapped ``executable``, the integration's ``python``, the app's ``config_files``),
+    which is never worth failing a run for.
 
     The `environment` collector reports it instead of the reporting process's environment.
     """
-    from rage.record import hidden
+    from rage.record import context
     from rage.sensitive import masked_environ
 
     masked = masked_environ(environ)
     write_json_atomic(rec.file("environ.json"), masked)
-    rec.hidden = hidden.start(rec.file(hidden.FILE),
-                              [v for k, v in environ.items() if masked[k] is not v])
+    rec.hidden = context.start_hidden(rec.file(context.HIDDEN_FILE),
+                                      [v for k, v in environ.items() if masked[k] is not v])
+    # written with the meta: at its publication (the wrapper) or the run's end
+    try:  # noqa: SIM105 - no contextlib on the start-up path
+        rec.meta[context.FINGERPRINT] = context.fingerprint(
+            os.path.join(home_root_str(), ".cache"), masked=masked, environ=environ,
+            executable=executable, python=python, config_files=config_files)
+    except (OSError, ValueError):
+        pass  # a report then says nothing of what changed since this run
 
