@@ -203,6 +203,7 @@ def _run_report(
     note: str | None,
     to: str | None,
     no_upload: bool,
+    no_check: bool,
     only: tuple[str, ...],
     skip: tuple[str, ...],
     no_collect: bool,
@@ -305,7 +306,27 @@ def _run_report(
             from rage.cli.termtext import clean_line
 
             say(clean_line(since))
-    if target and not yes:
+    known = None
+    if target and not no_check:
+        from rage.upload.known import check, describe
+
+        known = check(target, built.path, settings)
+        if known is not None:
+            result["known"] = known.to_dict()
+            if not as_json:
+                _say(f"rage: {describe(known, built.manifest.get('app_version'))}")
+    if target and not yes and known is not None and known.upgrade:
+        try:  # (nothing was sent but the hash prefix: declining sends nothing more)
+            go = _confirm("Send it anyway?", default=False)
+        except KeyboardInterrupt:
+            go = False
+            _say("")
+        if not go:
+            from rage.upload import resend_command
+
+            say(f"not uploaded; send it later with: {resend_command(built.path, target)}")
+            target = None
+    elif target and not yes:
         try:
             go = _confirm(f"Upload it to {_host(target)}?", default=True)
         except KeyboardInterrupt:
@@ -347,6 +368,9 @@ def _params(fixed_app: bool) -> list[click.Parameter]:
         click.Option(["--note", "-m"], metavar="TEXT", help="What went wrong, in your words."),
         click.Option(["--to"], metavar="URL", help="Upload target (overrides upload_url)."),
         click.Option(["--no-upload"], is_flag=True, help="Only write the bundle."),
+        click.Option(["--no-check"], is_flag=True,
+                     help="Do not ask a rage receiver whether the crash is known before "
+                          "uploading (it is asked only a prefix of the crash's hash)."),
         click.Option(["--only"], multiple=True, metavar="NAME",
                      help="Run only this collector (repeatable)."),
         click.Option(["--skip"], multiple=True, metavar="NAME",

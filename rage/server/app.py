@@ -80,9 +80,11 @@ class ServerConfig:
 
 
 _ID = r"(?P<id>[A-Za-z0-9_-]{22,64})"
+KNOWN_PREFIX = 5  # hex digits of a signature's hash a client asks about (1 in ~1M hashes)
 _ROUTES = [
     (re.compile(r"^/api/v1/bundles/?$"), "api_bundles"),
     (re.compile(rf"^/api/v1/bundles/{_ID}$"), "api_bundle"),
+    (re.compile(rf"^/api/v1/known/(?P<prefix>[0-9a-f]{{{KNOWN_PREFIX}}})$"), "known"),
     (re.compile(rf"^/b/{_ID}\.tar\.zst$"), "raw"),
     (re.compile(rf"^/b/{_ID}/delete$"), "delete_page"),
     (re.compile(rf"^/b/{_ID}/files/(?P<name>.+)$"), "member"),
@@ -109,6 +111,7 @@ class ReceiverApp:
         self.triage = triage  # the signature index and its pages (rage.server.triage)
         self.sessions = auth.Sessions(config.admin_token)
         self.login_throttle = auth.Throttle()
+        self.known_throttle = auth.Throttle(limit=30)  # "is it known?" queries a minute
         self.page_members = MemberCache()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
@@ -317,6 +320,28 @@ class ReceiverApp:
         body = {"id": meta.id, **links,
                 "delete_url": f"{links['url']}/delete?token={token}", "delete_token": token}
         return self._json(sr, 201, body, [("Location", links["url"])])
+
+    def do_known(self, environ: Environ, sr: StartResponse, method: str, nonce: str,
+                 prefix: str) -> list[bytes]:
+        """Is a crash known? The client sends only the first :data:`KNOWN_PREFIX` hex
+        digits of its signature's hash, never the hash or the signature's text, and
+        decides itself which answer, if any, is its own (as password-breach checks do).
+        Uploaders' auth; at most 30 a minute per address."""
+        if method not in ("GET", "HEAD"):
+            raise not_allowed("GET")
+        if self.config.upload_token and not auth.token_ok(
+                bearer(environ), self.config.upload_token):
+            raise HTTPError(401, "upload token required (Authorization: Bearer <token>)",
+                            headers=[("WWW-Authenticate", "Bearer")])
+        client = str(environ.get("REMOTE_ADDR", "?"))
+        if self.known_throttle.blocked(client):
+            raise HTTPError(429, "too many queries: try again in a minute",
+                            headers=[("Retry-After", "60")])
+        self.known_throttle.failed(client)  # (every query counts)
+        if self.triage is None:
+            return self._json(sr, 200, {"prefix": prefix, "matches": [], "triage": False})
+        return self._json(sr, 200, {"prefix": prefix, "triage": True,
+                                    "matches": self.triage.index.known(prefix)})
 
     # -- reading and deleting ----------------------------------------------------------------
 

@@ -32,8 +32,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from rage.server import queries
 from rage.server import schema as S
 from rage.server.batch import Expected, GroupCommit, aggregate
-from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query, version_gt, version_key
+from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query
 from rage.server.signature import ALGORITHM_VERSION, Signature
+from rage.versions import version_gt, version_key
 
 Event = Literal["new", "regression"]
 __all__ = ["PAGE_SIZE", "SORTS", "STATUSES", "BundleFacts", "Index", "Query", "Recorded",
@@ -345,6 +346,12 @@ class Index:
         """A signature with its per-day counts, versions and newest bundles."""
         with self._read() as conn:
             return queries.signature(conn, sig_hash, bundles=bundles)
+
+    def known(self, prefix: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Signatures whose hash starts with ``prefix`` (a k-anonymity query: see
+        rage.upload.known)."""
+        with self._read() as conn:
+            return queries.known(conn, prefix, limit)
 
     def facets(self) -> dict[str, list[str]]:
         """The apps and versions there are, for the filter menus."""
