@@ -315,20 +315,13 @@ def _run_report(
             result["known"] = known.to_dict()
             if not as_json:
                 _say(f"rage: {describe(known, built.manifest.get('app_version'))}")
-    if target and not yes and known is not None and known.upgrade:
-        try:  # (nothing was sent but the hash prefix: declining sends nothing more)
-            go = _confirm("Send it anyway?", default=False)
-        except KeyboardInterrupt:
-            go = False
-            _say("")
-        if not go:
-            from rage.upload import resend_command
-
-            say(f"not uploaded; send it later with: {resend_command(built.path, target)}")
-            target = None
-    elif target and not yes:
+    if target and not yes:
+        # a crash fixed in a later version: only the hash prefix was sent, and declining
+        # (the default) sends nothing more
+        fixed = known is not None and known.upgrade
+        question = "Send it anyway?" if fixed else f"Upload it to {_host(target)}?"
         try:
-            go = _confirm(f"Upload it to {_host(target)}?", default=True)
+            go = _confirm(question, default=not fixed)
         except KeyboardInterrupt:
             go = False
             _say("")
