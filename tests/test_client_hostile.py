@@ -1,0 +1,197 @@
+"""Hostile data on the user's own disk: a repository, a shared directory, the history.
+
+Each test builds the hostile thing for real (a repository whose config names programs,
+symlinks planted in a world-writable directory, FIFOs in the history) and runs the real
+`rage` CLI against it in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_rage
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def bundle_member(bundle: Path, name: str) -> bytes:
+    import tarfile
+
+    import zstandard
+
+    with bundle.open("rb") as f, tarfile.open(
+            fileobj=zstandard.ZstdDecompressor().stream_reader(f), mode="r|") as tar:
+        for member in tar:
+            if member.name == name:
+                extracted = tar.extractfile(member)
+                assert extracted is not None
+                return extracted.read()
+    raise AssertionError(f"{name} not in {bundle}")
+
+
+# --- item 15: a repository's config never runs ------------------------------------------
+
+# Every config key git-config(1) documents as naming a program (or a hook directory), as
+# (key, whether git runs it through the shell). Shell commands touch a marker named for
+# the key; the others point at a script that does.
+_PROGRAM_KEYS = (
+    "core.fsmonitor", "core.sshCommand", "core.askPass", "core.editor", "core.pager",
+    "core.gitProxy", "core.alternateRefsCommand", "sequence.editor", "diff.external",
+    "diff.evil.textconv", "diff.evil.command", "merge.evil.driver", "filter.evil.clean",
+    "filter.evil.smudge", "filter.evilp.process", "credential.helper", "gpg.program",
+    "gpg.ssh.program", "gpg.x509.program", "uploadpack.packObjectsHook", "pager.status",
+    "receive.procReceiveRefs", "remote.origin.uploadpack", "remote.origin.receivepack",
+    "sendemail.sendmailcmd",
+)
+_HOOKS = ("post-index-change", "pre-commit", "post-checkout", "fsmonitor-watchman",
+          "reference-transaction", "pre-auto-gc", "post-rewrite")
+
+
+def _hostile_repo(root: Path, markers: Path) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("one\n")
+    (repo / "b.txt").write_text("two\n")
+    (repo / ".gitattributes").write_text("a.txt filter=evil diff=evil merge=evil\n"
+                                          "b.txt filter=evilp diff=evil\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "first")
+    # A submodule is another repository with its own config, which git status would visit.
+    sub = root / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    (sub / "c.txt").write_text("three\n")
+    (sub / ".gitattributes").write_text("c.txt filter=subevil\n")
+    git(sub, "add", "-A")
+    git(sub, "commit", "-q", "-m", "sub")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    git(repo, "commit", "-q", "-m", "with sub")
+    git(repo / "sub", "config", "core.fsmonitor", f"touch '{markers}/sub-fsmonitor'; echo")
+    git(repo / "sub", "config", "filter.subevil.clean", f"touch '{markers}/sub-clean'; cat")
+    hooks = repo / "hooks"
+    hooks.mkdir()
+    for hook in _HOOKS:
+        script = hooks / hook
+        script.write_text(f"#!/bin/sh\ntouch '{markers}/hook-{hook}'\n")
+        script.chmod(0o755)
+        shutil.copy(script, repo / ".git" / "hooks" / hook)
+    for key in _PROGRAM_KEYS:
+        git(repo, "config", key, f"touch '{markers}/{key}'; echo")
+    git(repo, "config", "core.hooksPath", str(hooks))
+    git(repo, "config", "filter.evil.required", "true")
+    git(repo, "config", "remote.origin.url", f"ext::sh -c touch% '{markers}/ext'")
+    # A tracked file whose stat no longer matches the index: git must look at its content,
+    # which is where clean filters run; and one really changed, for the dirty count.
+    os.utime(repo / "sub" / "c.txt", (1, 1))
+    os.utime(repo / "a.txt", (1, 1))
+    (repo / "b.txt").write_text("TWO\n")
+    (repo / "new.txt").write_text("untracked\n")
+    return repo
+
+
+@needs_git
+def test_report_runs_nothing_a_repository_config_names(tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = _hostile_repo(tmp_path, markers)
+    # git itself does run these: the hostile repository is real (the process filter is left
+    # out here only because its failure would stop git before it visits the submodule).
+    subprocess.run(["git", "-c", "filter.evilp.process=", "status"], cwd=repo,
+                   capture_output=True, check=False,
+                   env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull})
+    ran = {p.name for p in markers.iterdir()}
+    assert {"core.fsmonitor", "filter.evil.clean", "hook-post-index-change", "sub-fsmonitor",
+            "sub-clean"} <= ran, ran
+    for p in markers.iterdir():
+        p.unlink()
+
+    assert run_rage("run", "--", "sh", "-c", "exit 3", cwd=repo).returncode == 3
+    out = tmp_path / "bug.tar.zst"
+    res = run_rage("report", "last", "--yes", "--no-upload", "-o", str(out), "--json",
+                   cwd=repo)
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in markers.iterdir()) == []
+    section = json.loads(bundle_member(out, "collectors/git.json"))
+    assert section["status"] == "ok", section
+    info = section["data"]
+    assert info["branch"] == "main"
+    assert info["head"] == git(repo, "rev-parse", "HEAD").strip()
+    assert info["changed"] == 1 and info["untracked"] == 2  # new.txt, hooks/
+
+
+@needs_git
+def test_git_and_tools_are_not_found_in_the_reported_directory(tmp_path: Path) -> None:
+    """A PATH with a relative entry must not find programs planted in the run's directory."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for name in ("git", "mytool"):
+        planted = repo / name
+        planted.write_text(f"#!/bin/sh\ntouch '{markers}/{name}'\n")
+        planted.chmod(0o755)
+    real_git = shutil.which("git")
+    assert real_git
+    env = {**os.environ, "PATH": os.pathsep.join((".", os.environ.get("PATH", "")))}
+    assert run_rage("run", "--", "sh", "-c", "exit 3", cwd=repo, env=env).returncode == 3
+    out = tmp_path / "bug.tar.zst"
+    (tmp_path / "rage-config.toml").write_text('[default]\ntools = ["mytool"]\n')
+    res = run_rage("report", "last", "--yes", "--no-upload", "-o", str(out), cwd=repo,
+                   env=env)
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in markers.iterdir()) == []
+    section = json.loads(bundle_member(out, "collectors/git.json"))
+    assert section["status"] == "ok" and section["data"]["branch"] == "main"
+    tools = json.loads(bundle_member(out, "collectors/tools.json"))
+    assert tools["data"]["mytool"] == {"path": None, "error": "not found"}
+
+
+def test_python_probe_does_not_import_from_the_reported_directory(tmp_path: Path) -> None:
+    from collectors.base import Context
+    from collectors.python import PythonCollector
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    for module in ("json", "platform", "os"):
+        (cwd / f"{module}.py").write_text(
+            f"open({str(markers / module)!r}, 'w').close()\nraise SystemExit(9)\n")
+    other = tmp_path / "python"
+    other.symlink_to(sys.executable)  # another path, so the collector probes it
+    info = PythonCollector().collect(Context(cwd=cwd, python=str(other)))
+    assert sorted(p.name for p in markers.iterdir()) == []
+    assert info["version"] == ".".join(map(str, sys.version_info[:3]))
+
+
+@needs_git
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="needs root to give the repository to another user")
+def test_git_keeps_the_safe_directory_refusal(tmp_path: Path) -> None:
+    from collectors.base import Context
+    from collectors.git import GitCollector
+
+    repo = tmp_path / "theirs"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for p in (repo, *repo.rglob("*")):
+        os.lchown(p, 65534, 65534)
+    with pytest.raises(RuntimeError, match="belongs to another user"):
+        GitCollector().collect(Context(cwd=repo))
