@@ -6,6 +6,7 @@ On every recorded command's start-up path, so no pathlib or json at import: func
 
 from __future__ import annotations
 
+import errno
 import os
 
 TYPE_CHECKING = False
@@ -54,7 +55,72 @@ def _create_new(head: str, name: str) -> tuple[str, int]:
             return tmp, os.open(tmp, flags, FILE_MODE)
         except FileExistsError:
             continue
-    raise FileExistsError(17, "could not create a temporary file", head)
+    raise FileExistsError(errno.EEXIST, "could not create a temporary file", head)
+
+
+def create_temp(dest: str | os.PathLike[str]) -> tuple[str, int]:
+    """A new 0600 file in ``dest``'s directory under an unpredictable name, created with
+    O_EXCL|O_NOFOLLOW: ``(its path, a write-only fd)``. Give it its name with
+    :func:`link_new`; the caller unlinks the temporary name in every case."""
+    head, name = os.path.split(os.fspath(dest))
+    return _create_new(head, name)
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        a, b = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+# link() errors of file systems without hard links (FAT, some network shares)
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK})
+
+
+_SWAPPED = "its temporary file was removed or replaced by someone else while written"
+
+
+def link_new(fd: int, tmp: str, dest: str | os.PathLike[str]) -> None:
+    """Give the file open as ``fd`` (made by :func:`create_temp` as ``tmp``) the name
+    ``dest``, which must be free: FileExistsError if anything is there, never replaced.
+
+    In a directory others can write (a shared drop folder, /tmp without the sticky bit)
+    the temporary name can be swapped for a symlink at any moment, so on Linux the link is
+    made from ``fd`` itself, and elsewhere ``dest`` is checked to be the file written
+    (OSError, with ``dest`` removed again, if someone swapped it)."""
+    d = os.fspath(dest)
+    try:
+        # /proc/self/fd/N names the open file itself, whatever its name is now (a dir fd
+        # makes os.link call linkat with AT_SYMLINK_FOLLOW, which that needs).
+        fds = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.link(str(fd), d, src_dir_fd=fds, follow_symlinks=True)
+            return
+        finally:
+            os.close(fds)
+    except FileExistsError:
+        raise
+    except OSError:
+        pass  # no /proc (macOS, BSD), or no hard links here: go by name and check
+    if os.fstat(fd).st_nlink == 0:  # its temporary name was taken away: it has none left
+        raise OSError(errno.EBUSY, _SWAPPED, d)
+    try:
+        os.link(tmp, d)
+    except FileExistsError:
+        raise
+    except OSError as e:
+        if e.errno not in _NO_HARD_LINKS:
+            raise
+        if os.path.lexists(d):
+            raise FileExistsError(errno.EEXIST, "File exists", d) from None
+        os.rename(tmp, d)
+    if not _same_file(fd, d):
+        try:  # noqa: SIM105 - as above
+            os.unlink(d)
+        except OSError:
+            pass
+        raise OSError(errno.EBUSY, _SWAPPED, d)
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +196,107 @@ def test_git_keeps_the_safe_directory_refusal(tmp_path: Path) -> None:
         os.lchown(p, 65534, 65534)
     with pytest.raises(RuntimeError, match="belongs to another user"):
         GitCollector().collect(Context(cwd=repo))
+
+
+# --- item 16: temporary files in a directory others can write ---------------------------
+
+def _rage_with_known_pid(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
+    """Start `rage ARGS` paused: its pid is known before it runs (sh execs into it)."""
+    from tests.conftest import rage_cmd
+
+    script = 'read _ && exec "$@"'
+    return subprocess.Popen(["sh", "-c", script, "sh", *rage_cmd(*args)], cwd=cwd,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = proc.communicate("go\n", timeout=60)
+    return proc.returncode, out, err
+
+
+def _shared_dir(tmp_path: Path) -> Path:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # world-writable, no sticky bit: anyone may rename anyone's files
+    return shared
+
+
+def _victim(tmp_path: Path, name: str) -> Path:
+    victim = tmp_path / name
+    victim.write_text("precious\n")
+    return victim
+
+
+def test_report_output_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
+    shared = _shared_dir(tmp_path)
+    assert run_rage("run", "--", "sh", "-c", "echo hi; exit 3").returncode == 3
+    out = shared / "bug.tar.zst"
+    proc = _rage_with_known_pid("report", "last", "--yes", "--no-upload", "-o", str(out))
+    pid = proc.pid
+    victims: list[Path] = []
+    # the names rage used to write through: its temp name and write_bundle's inside it
+    for name in (f".bug.tar.zst.{pid}.part", f"..bug.tar.zst.{pid}.part.{pid}.tmp"):
+        victim = _victim(tmp_path, f"victim{len(victims)}")
+        (shared / name).symlink_to(victim)
+        victims.append(victim)
+    code, _, err = _finish(proc)
+    assert code == 0, err
+    assert [v.read_bytes() for v in victims] == [b"precious\n"] * len(victims)
+    st = out.lstat()
+    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    assert json.loads(bundle_member(out, "manifest.json"))
+    # nothing of rage's is left behind: only the planted links
+    assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["bug.tar.zst"]
+
+
+def test_send_to_a_directory_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
+    shared = _shared_dir(tmp_path)
+    assert run_rage("run", "--", "sh", "-c", "echo hi; exit 3").returncode == 3
+    bundle = tmp_path / "b.tar.zst"
+    made = run_rage("report", "last", "--yes", "--no-upload", "-o", str(bundle))
+    assert made.returncode == 0, made.stderr
+    proc = _rage_with_known_pid("send", str(bundle), "--to", shared.as_uri(), "--yes")
+    victim = _victim(tmp_path, "victim")
+    (shared / f".b.tar.zst.{proc.pid}.part").symlink_to(victim)
+    code, _, err = _finish(proc)
+    assert code == 0, err
+    assert victim.read_bytes() == b"precious\n"
+    sent = shared / "b.tar.zst"
+    st = sent.lstat()
+    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    assert sent.read_bytes() == bundle.read_bytes()
+
+
+def test_link_new_never_publishes_a_swapped_name(tmp_path: Path) -> None:
+    """Someone renames a symlink over the temporary name before it gets its real name."""
+    from rage.fsutil import create_temp, link_new
+
+    shared = _shared_dir(tmp_path)
+    victim = _victim(tmp_path, "victim")
+    tmp, fd = create_temp(shared / "out.bin")
+    try:
+        os.write(fd, b"ours")
+        swap = shared / "swap"
+        swap.symlink_to(victim)
+        os.replace(swap, tmp)  # what another user can do in this directory
+        with pytest.raises(OSError, match="replaced by someone else"):
+            link_new(fd, tmp, shared / "out.bin")
+    finally:
+        os.close(fd)
+        os.unlink(tmp)
+    assert not os.path.lexists(shared / "out.bin")
+    assert victim.read_bytes() == b"precious\n"
+    # and when nobody interferes, the file gets its name
+    tmp, fd = create_temp(shared / "out.bin")
+    try:
+        os.write(fd, b"ours")
+        link_new(fd, tmp, shared / "out.bin")
+        with pytest.raises(FileExistsError):
+            link_new(fd, tmp, shared / "out.bin")
+    finally:
+        os.close(fd)
+        os.unlink(tmp)
+    st = (shared / "out.bin").lstat()
+    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    assert (shared / "out.bin").read_bytes() == b"ours"
