@@ -163,6 +163,54 @@ def read_own(path: str | os.PathLike[str], limit: int) -> bytes | None:
         os.close(fd)
 
 
+def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = False) -> Any:
+    """``path`` opened for reading ("rb") if it is a regular file, else OSError saying what
+    it is: a symlink (unless ``follow_symlinks``), a named pipe, a device, a directory.
+
+    Never blocks: a FIFO or device is opened non-blocking, found out, and closed; the
+    regular file is read in blocking mode as usual. For whatever rage reads from the run
+    history, where a recorded program (or anyone with the user's rights) could have left a
+    FIFO that would hang the reader, or a link to /dev/zero that would never end."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP and not follow_symlinks:
+            raise OSError(errno.ELOOP, "a symbolic link, not read", os.fspath(path)) from None
+        raise
+    try:
+        kind = os.fstat(fd).st_mode & 0o170000
+        if kind != 0o100000:
+            raise OSError(errno.EINVAL, f"{_KINDS.get(kind, 'not a regular file')}, not read",
+                          os.fspath(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_KINDS = {0o010000: "a named pipe", 0o020000: "a device", 0o060000: "a device",
+          0o040000: "a directory", 0o140000: "a socket"}
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit`` bytes from the start of regular file ``path`` (see
+    :func:`open_regular`; OSError for anything else)."""
+    with open_regular(path) as f:
+        return f.read(limit)  # type: ignore[no-any-return]
+
+
+def read_tail(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The last ``limit`` bytes (at most) of regular file ``path``, as it is when opened."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(size - limit, 0))
+        return f.read(min(size, limit))  # type: ignore[no-any-return]
+
+
 def is_own_dir(path: str | os.PathLike[str]) -> bool:
     """True if ``path`` is a real directory (not a symlink) owned by this user."""
     try:

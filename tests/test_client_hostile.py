@@ -300,3 +300,91 @@ def test_link_new_never_publishes_a_swapped_name(tmp_path: Path) -> None:
     st = (shared / "out.bin").lstat()
     assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
     assert (shared / "out.bin").read_bytes() == b"ours"
+
+
+# --- item 17: what is left in the history can neither hang nor exhaust rage --------------
+
+def _one_run(rage_home: Path) -> Path:
+    res = run_rage("run", "--", "sh", "-c", "echo visible; echo oops >&2; exit 3")
+    assert res.returncode == 3
+    (run_dir,) = (rage_home / "sh" / "runs").iterdir()
+    return run_dir
+
+
+def _plant(run_dir: Path) -> None:
+    """A FIFO and links to /dev/zero where the recorder leaves files, as a program could."""
+    (run_dir / "stderr.log").unlink()
+    os.mkfifo(run_dir / "stderr.log")
+    os.mkfifo(run_dir / "traceback.txt")
+    (run_dir / "fatal.log").symlink_to("/dev/zero")
+    (run_dir / "log.jsonl").symlink_to("/dev/zero")
+    (run_dir / "attachments").mkdir()
+    os.mkfifo(run_dir / "attachments" / "app.log")
+
+
+@pytest.mark.parametrize("command", [
+    ("show", "last"), ("show", "last", "--json"), ("show", "last", "--output-log"), ("list",),
+    ("report", "last", "--yes", "--no-upload", "--no-collect", "-o", "-"),
+])
+def test_history_with_fifos_and_device_links_is_read_safely(
+        rage_home: Path, command: tuple[str, ...]) -> None:
+    run_dir = _one_run(rage_home)
+    _plant(run_dir)
+    res = subprocess.run(_cmd(*command), capture_output=True, timeout=15, check=False,
+                         stdin=subprocess.DEVNULL)
+    assert res.returncode == 0, res.stderr
+    assert len(res.stdout) < 1024 * 1024  # nothing of /dev/zero
+    err = res.stderr.decode()
+    if command[-1] == "--output-log":
+        assert b"visible" in res.stdout
+        assert "stderr.log of run" in err and "a named pipe, not read" in err
+        assert "traceback.txt of run" in err and "fatal.log of run" in err
+        assert "a symbolic link, not read" in err
+    if command[0] == "report":
+        for name in ("stderr.log", "traceback.txt", "attachments/app.log"):
+            assert f"cannot read run/{name}: a named pipe, not read" in err, err
+        for name in ("fatal.log", "log.jsonl"):
+            assert f"cannot read run/{name}: a symbolic link, not read" in err, err
+
+
+def _cmd(*args: str) -> list[str]:
+    from tests.conftest import rage_cmd
+
+    return rage_cmd(*args)
+
+
+def test_a_fifo_left_as_joined_json_does_not_hang_the_wrapper(rage_home: Path) -> None:
+    script = (f'sleep 0.3; for d in "{rage_home}"/sh/runs/2*; do mkfifo "$d/joined.json"; '
+              'done; echo planted')
+    res = run_rage("run", "--", "sh", "-c", script, timeout=15)
+    assert res.returncode == 0 and "planted" in res.stdout, res.stderr
+    listed = run_rage("list", "--json", timeout=15)
+    assert json.loads(listed.stdout)["runs"][0]["status"] == "ok"
+
+
+def test_attachments_that_became_fifos_or_devices_are_refused(tmp_path: Path) -> None:
+    """A log file matched when the run ended, swapped for a FIFO before it is copied."""
+    fifo = tmp_path / "app.log"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.log"
+    zero.symlink_to("/dev/zero")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    code = ("import json, sys; from rage.record.attachments import copy_attachments; "
+            "print(json.dumps(copy_attachments(sys.argv[1:3], sys.argv[3], 1 << 20)[1]))")
+    res = subprocess.run([sys.executable, "-c", code, str(fifo), str(zero), str(run_dir)],
+                         capture_output=True, text=True, timeout=15, check=False)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == [f"cannot attach {fifo}: a named pipe, not read",
+                                      f"cannot attach {zero}: a device, not read"]
+
+
+def test_pending_with_a_fifo_sidecar_does_not_hang(rage_home: Path) -> None:
+    _one_run(rage_home)
+    made = run_rage("report", "last", "--yes", "--no-upload", "--no-collect")
+    assert made.returncode == 0, made.stderr
+    (bundle,) = (rage_home / "sh" / "reports").glob("*.tar.zst")
+    os.mkfifo(bundle.with_name(bundle.name + ".sent.json"))
+    res = run_rage("pending", "--json", timeout=15)
+    assert res.returncode == 0, res.stderr
+    assert [b["path"] for b in json.loads(res.stdout)["bundles"]] == [str(bundle)]
