@@ -37,12 +37,13 @@ def private_dir(path: P) -> P:
     return path
 
 
-def open_private(path: str | os.PathLike[str], mode: str = "wb") -> Any:
-    """Open ``path`` for writing, created 0600 (existing files keep their mode)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
+def open_private(path: str | os.PathLike[str], mode: str = "wb", buffering: int = -1) -> Any:
+    """Open ``path`` for writing (and reading, with ``+`` in ``mode``), created 0600
+    (existing files keep their mode)."""
+    flags = (os.O_RDWR if "+" in mode else os.O_WRONLY) | os.O_CREAT | os.O_CLOEXEC
     flags |= os.O_APPEND if "a" in mode else os.O_TRUNC
     fd = os.open(path, flags, FILE_MODE)
-    return os.fdopen(fd, mode)
+    return os.fdopen(fd, mode, buffering)
 
 
 def _create_new(head: str, name: str) -> tuple[str, int]:

@@ -7,9 +7,11 @@ symlinks planted in a world-writable directory, FIFOs in the history) and runs t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -388,3 +390,51 @@ def test_pending_with_a_fifo_sidecar_does_not_hang(rage_home: Path) -> None:
     res = run_rage("pending", "--json", timeout=15)
     assert res.returncode == 0, res.stderr
     assert [b["path"] for b in json.loads(res.stdout)["bundles"]] == [str(bundle)]
+
+
+# --- item 18: kill -9 of the wrapper keeps what the user saw -----------------------------
+
+_THIRTY_LINES = 'i=1; while [ $i -le 30 ]; do echo "line $i"; i=$((i+1)); done; sleep 30'
+
+
+def _lost_run_output(rage_home: Path, name: str) -> bytes:
+    listed = run_rage("list", "--json", timeout=15)
+    (run,) = json.loads(listed.stdout)["runs"]
+    import psutil
+
+    with contextlib.suppress(psutil.Error):  # the command outlives its killed wrapper
+        command = psutil.Process(run["pid"])
+        for p in (*command.children(recursive=True), command):
+            p.kill()
+    assert run["status"] == "lost"
+    return (Path(run["dir"]) / name).read_bytes()
+
+
+def test_kill_9_of_the_wrapper_on_a_terminal_keeps_what_was_shown(rage_home: Path) -> None:
+    from tests.test_wrapper_pty import terminal
+
+    with terminal("--", "sh", "-c", _THIRTY_LINES) as term:
+        term.read_until(b"line 30\r\n")
+        os.kill(term.proc.pid, signal.SIGKILL)
+        term.proc.wait(timeout=10)
+    recorded = _lost_run_output(rage_home, "output.log")
+    assert recorded == b"".join(f"line {i}\r\n".encode() for i in range(1, 31))
+
+
+def test_kill_9_of_the_wrapper_on_pipes_keeps_what_was_passed_on(rage_home: Path) -> None:
+    from tests.conftest import rage_cmd
+
+    proc = subprocess.Popen(rage_cmd("run", "--", "sh", "-c", _THIRTY_LINES),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    seen = b""
+    while b"line 30\n" not in seen:
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        assert chunk, seen
+        seen += chunk
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    proc.stdout.close()
+    recorded = _lost_run_output(rage_home, "stdout.log")
+    assert recorded == b"".join(f"line {i}\n".encode() for i in range(1, 31))

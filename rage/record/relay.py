@@ -351,6 +351,14 @@ class _Relay:
         if not data:
             self._close_output(st)
             return False
+        # The record first: what reaches the user is on disk already if rage is killed
+        # (SIGKILL) right after.
+        if self.capturing and st.capture is not None:
+            try:
+                st.capture.write(data)
+            except OSError as e:
+                self.capturing = False
+                self.on_capture_error(e)
         try:
             try:
                 n = os.write(st.dst, data)
@@ -362,12 +370,6 @@ class _Relay:
             # the reader went away: close our end so the child meets EPIPE/SIGPIPE or a
             # hangup, as it would have without rage in between
             self._close_output(st)
-        if self.capturing and st.capture is not None:
-            try:
-                st.capture.write(data)
-            except OSError as e:
-                self.capturing = False
-                self.on_capture_error(e)
         return st.src in self.outputs
 
     def _read_input(self) -> None:
