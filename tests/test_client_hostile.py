@@ -438,3 +438,66 @@ def test_kill_9_of_the_wrapper_on_pipes_keeps_what_was_passed_on(rage_home: Path
     proc.stdout.close()
     recorded = _lost_run_output(rage_home, "stdout.log")
     assert recorded == b"".join(f"line {i}\n".encode() for i in range(1, 31))
+
+
+# --- item 19: an upload token goes only to the receiver it belongs to -------------------
+
+def _bundle_to_send(rage_home: Path) -> Path:
+    _one_run(rage_home)
+    made = run_rage("report", "last", "--yes", "--no-upload", "--no-collect")
+    assert made.returncode == 0, made.stderr
+    (bundle,) = (rage_home / "sh" / "reports").glob("*.tar.zst")
+    return bundle
+
+
+def test_upload_token_reaches_only_its_own_receiver(rage_home: Path,
+                                                    config_file: Path) -> None:
+    from tests.test_upload_servers import Reply, serving
+
+    bundle = _bundle_to_send(rage_home)
+    ok = Reply(201, b'{"url": "{base}/b/1"}')
+    env = {**os.environ, "RAGE_UPLOAD_TOKEN": "mine"}
+    with serving(ok) as home, serving(ok) as stranger:
+        config_file.write_text(f'[default]\nupload_url = "receiver+{home.url}/"\n')
+        # another port of the same host is another receiver
+        elsewhere = run_rage("send", str(bundle), "--to", f"receiver+{stranger.url}/",
+                             "--yes", env=env)
+        again = run_rage("report", "last", "--yes", "--no-collect", "--to",
+                         f"receiver+{stranger.url}/", env=env)
+        own = run_rage("send", str(bundle), "--yes", env=env)
+    for res in (elsewhere, again, own):
+        assert res.returncode == 0, res.stderr
+        assert "mine" not in res.stdout + res.stderr
+    assert [s.headers.get("Authorization") for s in stranger.seen] == [None, None]
+    assert [s.headers.get("Authorization") for s in home.seen] == ["Bearer mine"]
+    stranger_origin = stranger.url  # http://127.0.0.1:PORT: scheme, host and port
+    for res in (elsewhere, again):
+        said = [ln for ln in res.stderr.splitlines() if "RAGE_UPLOAD_TOKEN not sent" in ln]
+        assert said == [f"rage: RAGE_UPLOAD_TOKEN not sent to {stranger_origin}: it is bound "
+                        f"to upload_url's {home.url}; to send a token there, add it under "
+                        f"[tokens] in the config as \"{stranger_origin}\""], res.stderr
+    assert "not sent" not in own.stderr
+
+
+def test_tokens_table_binds_a_token_per_receiver(rage_home: Path, config_file: Path) -> None:
+    from tests.test_upload_servers import Reply, serving
+
+    bundle = _bundle_to_send(rage_home)
+    ok = Reply(201, b'{"url": "{base}/b/1"}')
+    env = {k: v for k, v in os.environ.items() if k != "RAGE_UPLOAD_TOKEN"}
+    with serving(ok) as one, serving(ok) as two, serving(ok) as three:
+        config_file.write_text(f'[tokens]\n"{one.url}" = "token-one"\n'
+                               f'"{two.url}/" = "token-two"\n')  # a path is ignored
+        for s in (one, two, three):
+            res = run_rage("send", str(bundle), "--to", f"receiver+{s.url}/", "--yes",
+                           env=env)
+            assert res.returncode == 0, res.stderr
+            assert "token-" not in res.stdout + res.stderr
+    assert one.seen[0].headers.get("Authorization") == "Bearer token-one"
+    assert two.seen[0].headers.get("Authorization") == "Bearer token-two"
+    assert "Authorization" not in three.seen[0].headers
+    config_file.write_text('[tokens]\n"ftp://x" = "t"\n')
+    bad = run_rage("send", str(bundle), "--to", "receiver+http://127.0.0.1:9/", "--yes",
+                   env=env)
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert "[tokens]: 'ftp://x' is not an http(s) origin" in bad.stderr
