@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -100,23 +101,41 @@ class Context:
     environ: Mapping[str, str] | None = None  # the run's environment, when it was recorded
     _tracker: _ProcessTracker | None = field(default=None, repr=False, compare=False)
 
+    def which(self, name: str) -> str | None:
+        """The absolute path of executable ``name`` on PATH, else None.
+
+        Commands run in ``cwd``, the directory of the reported run: a relative PATH entry
+        (``.``, an empty one) would find a program planted there, so only absolute entries
+        count, and the path is absolute so the child's own PATH lookup is never used.
+        """
+        path = os.environ.get("PATH", os.defpath)
+        safe = os.pathsep.join(p for p in path.split(os.pathsep) if os.path.isabs(p))
+        found = shutil.which(name, path=safe) if os.path.basename(name) == name else None
+        return os.path.abspath(found) if found else None
+
     def run_command(
-        self, argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None = None
+        self, argv: Sequence[str], timeout: float, *,
+        env: Mapping[str, str | None] | None = None,
     ) -> CommandResult | None:
         """Run ``argv`` in ``cwd`` with no stdin; None when it cannot be started.
 
         The command gets its own process group, which is killed when ``timeout`` passes (the
         result then has ``timed_out`` set), when the runner gives up on the collector, and
         when the command returns: nothing it started outlives this call. ``env`` adds to
-        the current environment. Output is decoded as UTF-8 (errors replaced) and capped.
+        the current environment (a None value removes the variable). Output is decoded as
+        UTF-8 (errors replaced) and capped.
         """
         tracker = self._tracker
         if tracker is not None:
             timeout = min(timeout, max(tracker.deadline - time.monotonic(), 0.0))
-        full_env = None
+        full_env: dict[str, str] | None = None
         if env:
             full_env = dict(os.environ)
-            full_env.update(env)
+            for key, value in env.items():
+                if value is None:
+                    full_env.pop(key, None)
+                else:
+                    full_env[key] = value
         cwd = self.cwd if self.cwd.is_dir() else None
         start = time.monotonic()
         try:

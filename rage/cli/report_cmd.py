@@ -233,9 +233,10 @@ def _run_report(
             run = _choose(app)
     except KeyboardInterrupt:
         raise InterruptedByUser("interrupted: no bundle written") from None
-    settings = checked_settings(run.app, app_defaults=app_defaults,
-                                overrides={"upload_url": to})
-    target = None if (no_upload or preview or to_stdout) else settings.upload_url
+    # --to is the target, not the configured upload_url: that one says which host
+    # RAGE_UPLOAD_TOKEN belongs to (rage.upload.tokens)
+    settings = checked_settings(run.app, app_defaults=app_defaults)
+    target = None if (no_upload or preview or to_stdout) else (to or settings.upload_url)
     if target and not yes and not tty:
         raise UsageError(f"uploading to {_host(target)} needs --yes when there is no terminal "
                          "to confirm on (or pass --no-upload)")

@@ -20,7 +20,14 @@ from rage.defaults import (
     DEFAULT_MAX_RUNS,
     DEFAULT_OUTPUT_CAP,
 )
-from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic, write_json_atomic
+from rage.fsutil import (
+    is_own_dir,
+    private_dir,
+    read_own,
+    read_regular,
+    write_atomic,
+    write_json_atomic,
+)
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
 from rage.record.versions import tool_version
 
@@ -283,19 +290,21 @@ class Recording:
             self._lock_fd = None
 
 
+JOINED_MAX_BYTES = 1024 * 1024  # a few hundred bytes: an app version, a status
+
+
 def read_joined(run_dir: str, exit_code: int | None, signal: int | None) -> dict[str, Any]:
     """What a Python tool with ``rage.install`` that ran under this wrapper run left in
     ``joined.json`` (app_version, ...; see rage.integration.recorder). Its ``status`` (an
     uncaught exception: crashed; a closed pipe: interrupted) is kept only when it explains
     the exit code the wrapper saw."""
     path = os.path.join(run_dir, "joined.json")
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return {}
     import json
 
     try:
-        with open(path, "rb") as f:
-            joined = json.loads(f.read())
+        joined = json.loads(read_regular(path, JOINED_MAX_BYTES))
         os.unlink(path)
     except (OSError, ValueError):
         return {}

@@ -378,8 +378,11 @@ class Wrapper:
                 return
             for _src, _dst, name in child.streams:
                 if name:
+                    # written through: a wrapper killed with SIGKILL must leave in the
+                    # record what its user saw
                     self.captures[name] = CappedFile(self.active.file(name),
-                                                     self.settings.output_cap)
+                                                     self.settings.output_cap,
+                                                     write_through=True)
             # the child inherited this environment
             save_environ(self.active, dict(os.environ), executable=path,
                          config_files=self.opts.config_files)
