@@ -350,16 +350,13 @@ def _culprit(run: Run, redactor: Any, meta: Mapping[str, Any], members: Sequence
     frames' real paths find their distribution); what leaves is public metadata, the frame's
     path redacted, and a pre-filled issue for that project built from redacted text."""
     from rage import culprit as _c
+    from rage.fsutil import read_tail
 
     texts = []
     for name in _CULPRIT_FILES:
-        p = run.dir / name
-        try:
-            with open(p, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                f.seek(max(0, size - _c.TEXT_MAX))
-                texts.append(f.read(_c.TEXT_MAX).decode("utf-8", "replace"))
-        except OSError:
+        try:  # regular files only: never a FIFO or a link planted in the history
+            texts.append(read_tail(run.dir / name, _c.TEXT_MAX).decode("utf-8", "replace"))
+        except (OSError, ValueError):
             continue
     try:
         found = _c.find(run.app, run.meta, texts)

@@ -468,7 +468,9 @@ def test_upload_token_reaches_only_its_own_receiver(rage_home: Path,
     for res in (elsewhere, again, own):
         assert res.returncode == 0, res.stderr
         assert "mine" not in res.stdout + res.stderr
-    assert [s.headers.get("Authorization") for s in stranger.seen] == [None, None]
+    # the two uploads, and the report's "is it known?" query before its upload: no token
+    assert [(s.method, s.headers.get("Authorization")) for s in stranger.seen] == [
+        ("POST", None), ("GET", None), ("POST", None)]
     assert [s.headers.get("Authorization") for s in home.seen] == ["Bearer mine"]
     stranger_origin = stranger.url  # http://127.0.0.1:PORT: scheme, host and port
     for res in (elsewhere, again):
