@@ -208,15 +208,19 @@ CONFIG_MAX_BYTES = 1024 * 1024  # a config file is a few lines; this bounds what
 
 
 def read_config_file(path: Path | None = None) -> dict[str, Any]:
-    """Parse the TOML config file; a missing file is an empty config.
+    """Parse the TOML config file; a missing file is an empty config, unless RAGE_CONFIG
+    named it (then it is an error).
 
     Bounded: only a regular file (or /dev/null; never another device or a FIFO, which could
     block or never end),
     at most :data:`CONFIG_MAX_BYTES`, nested no deeper than the parser's recursion allows."""
+    named = path is None and bool(os.environ.get("RAGE_CONFIG"))
     path = path or config_file()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
+        if named:  # a typo in RAGE_CONFIG would otherwise drop every setting unnoticed
+            raise ConfigError(missing_config(str(path))) from None
         return {}
     except OSError as e:
         raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
@@ -242,6 +246,10 @@ def read_config_file(path: Path | None = None) -> dict[str, Any]:
     except RecursionError:
         raise ConfigError(f"invalid config {path}: nested too deep") from None
     return parsed
+
+
+def missing_config(path: str) -> str:
+    return f"RAGE_CONFIG names a missing file: {path} (RAGE_CONFIG=/dev/null: no config)"
 
 
 def env_layer(environ: Mapping[str, str] | None = None) -> dict[str, str]:

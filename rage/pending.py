@@ -1,7 +1,9 @@
 """Kept bundles: what `rage report` wrote and has not (yet) been uploaded.
 
-Bundles live in ``<root>/<app>/reports/*.tar.zst``. A successful upload leaves a sidecar
-``<bundle>.sent.json`` (url, delete_url, time; 0600); a bundle without one is pending.
+Bundles live in ``<root>/<app>/reports/*.tar.zst``, or where ``--output`` put them: those
+are noted, one absolute path a line, in ``<root>/<app>/reports/.elsewhere``. A successful
+upload leaves a sidecar ``<bundle>.sent.json`` (url, delete_url, time; 0600); a bundle
+without one is pending.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from rage.paths import check_app, home_root, reports_dir
 SUFFIX = ".tar.zst"
 SENT_SUFFIX = ".sent.json"
 SIDECAR_MAX_BYTES = 64 * 1024  # rage writes a few hundred bytes
+ELSEWHERE = ".elsewhere"
+_ELSEWHERE_MAX = 1 << 20  # bytes of notes read: thousands of paths
 
 
 @dataclass(frozen=True)
@@ -73,20 +77,49 @@ def list_bundles(app: str | None = None, *, include_sent: bool = False) -> list[
     for a in [check_app(app)] if app else _apps(root):
         d = reports_dir(a, root)
         try:
-            entries = list(os.scandir(d))
+            entries = [e.path for e in os.scandir(d)
+                       if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False)]
         except (FileNotFoundError, NotADirectoryError):
             continue
-        for e in entries:
-            if not e.name.endswith(SUFFIX) or not e.is_file(follow_symlinks=False):
-                continue
-            sent = sent_info(Path(e.path))
+        for path in [*entries, *_elsewhere(d)]:
+            sent = sent_info(Path(path))
             if sent is not None and not include_sent:
                 continue
-            st = e.stat()
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
             created = datetime.fromtimestamp(st.st_mtime, UTC).isoformat(timespec="seconds")
-            out.append(PendingBundle(Path(e.path), a, st.st_size, created, sent))
+            out.append(PendingBundle(Path(path), a, st.st_size, created, sent))
     out.sort(key=lambda b: (b.created_at, b.path.name), reverse=True)
     return out
+
+
+def _elsewhere(reports: Path) -> list[str]:
+    """The bundles of this reports directory written elsewhere that are still there."""
+    from rage.fsutil import read_own
+
+    data = read_own(reports / ELSEWHERE, _ELSEWHERE_MAX)
+    if not data:
+        return []
+    paths = data.decode("utf-8", "surrogateescape").splitlines()
+    return [p for p in dict.fromkeys(paths)
+            if p.startswith("/") and p.endswith(SUFFIX) and os.path.isfile(p)]
+
+
+def note_elsewhere(bundle: Path, app: str) -> None:
+    """Remember a bundle ``--output`` wrote outside the reports directory, so `rage pending`
+    and `rage send NAME` find it; notes of bundles since deleted are dropped."""
+    from rage.fsutil import private_dir, write_atomic
+
+    d = reports_dir(app)
+    path = os.path.abspath(bundle)
+    if os.path.dirname(path) == os.path.abspath(d):
+        return
+    kept = [p for p in _elsewhere(d) if p != path]
+    private_dir(d)
+    text = "".join(f"{p}\n" for p in [*kept, path])
+    write_atomic(d / ELSEWHERE, text.encode("utf-8", "surrogateescape"))
 
 
 def list_pending(app: str | None = None) -> list[PendingBundle]:

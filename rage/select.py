@@ -59,7 +59,7 @@ def _resolve_last(store: RunStore, app: str | None, ref: str) -> Run:
     except NotFoundError as e:
         if ref == "last" or not candidates(store, app, limit=1):
             raise nothing_recorded(app) from None
-        raise NotFoundError(e.message, hint="pick another run: `rage report` lists them") from None
+        raise NotFoundError(e.message, hint="pick another run: `rage list` lists them") from None
 
 
 def prompt_for_run(

@@ -16,6 +16,8 @@ def rage_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     """Point rage at a private, empty state directory and config file for each test."""
     home = tmp_path / "rage-home"
     monkeypatch.setenv("RAGE_HOME", str(home))
+    # empty, not absent: a RAGE_CONFIG naming a missing file is an error
+    (tmp_path / "rage-config.toml").touch(mode=0o600)
     monkeypatch.setenv("RAGE_CONFIG", str(tmp_path / "rage-config.toml"))
     for var in list(os.environ):
         if var.startswith("RAGE_") and var not in {"RAGE_HOME", "RAGE_CONFIG"}:
@@ -25,7 +27,7 @@ def rage_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 
 @pytest.fixture
 def config_file(tmp_path: Path) -> Path:
-    """The config file path rage reads in this test (not created until a test writes it)."""
+    """The config file path rage reads in this test (empty until a test writes it)."""
     return tmp_path / "rage-config.toml"
 
 

@@ -62,7 +62,7 @@ def record_script(tmp_path: Path, script: str, secrets: str, env: dict[str, str]
     path = tmp_path / "script.py"
     path.write_text(script)
     (tmp_path / "secrets").write_text(secrets)
-    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"),
+    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=os.devnull,
                **(env or {}))
     proc = run_rage("run", "--", sys.executable, str(path), str(tmp_path / "secrets"), env=env)
     out = tmp_path / "b.tar.zst"

@@ -66,7 +66,7 @@ def test_the_report_names_exactly_what_changed(tmp_path: Path, recorder: str) ->
                          capture_output=True, text=True, timeout=120, check=False,
                          stdin=subprocess.DEVNULL)
     assert rep.returncode == 0, rep.stderr
-    [since] = [line for line in rep.stdout.splitlines() if line.startswith("Since it last")]
+    [since] = [line for line in rep.stderr.splitlines() if line.startswith("Since it last")]
     assert since.split("): ", 1)[1] == ", ".join(EXPECTED)
     raw = subprocess.run(["zstd", "-dc", str(out)], capture_output=True, check=True).stdout
     for secret in (OLD_KEY, NEW_KEY):
@@ -95,7 +95,7 @@ def test_a_run_that_never_worked_says_so_and_diff_needs_a_baseline(tmp_path: Pat
     rep = subprocess.run([RAGE, "report", "--last", "--yes", "--no-collect", "--output",
                           str(tmp_path / "b.tar.zst")], env=env(home, "x"), capture_output=True,
                          text=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
-    assert "It never worked before" in rep.stdout
+    assert "It never worked before" in rep.stderr
     diff = subprocess.run([RAGE, "diff"], env=env(home, "x"), capture_output=True, text=True,
                           timeout=60, check=False)
     assert diff.returncode == 3 and "no earlier successful run" in diff.stderr

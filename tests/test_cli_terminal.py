@@ -143,23 +143,21 @@ def test_inspect_shows_redaction_counts_and_every_member() -> None:
         assert name in listed
 
 
-def test_a_broken_config_key_warns_and_the_rest_applies(tmp_path: Path,
-                                                        config_file: Path) -> None:
+def test_a_broken_config_key_is_an_error(tmp_path: Path, config_file: Path) -> None:
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     config_file.write_text(f'[default]\nmax_runs = "abc"\nuplod_url = "x"\n'
                            f'upload_url = "{inbox.as_uri()}"\n')
     record("demo", ["demo"], 1)
     p = rage("report", "--last", "--yes", "--no-collect")
-    assert p.returncode == 0, p.stderr
-    assert len(list(inbox.iterdir())) == 1  # upload_url survived the broken keys
-    warnings = p.stderr.splitlines()
-    assert any("max_runs: expected a whole number, not 'abc'; ignored" in w for w in warnings)
-    assert any("unknown setting 'uplod_url'; ignored" in w for w in warnings)
-    assert "invalid literal" not in p.stderr
-    for args in (["gc"], ["list"]):
-        q = rage(*args)
-        assert q.returncode == 0 and "max_runs: expected a whole number" in q.stderr, args
+    assert p.returncode == 6  # as documented: a broken config is an error
+    assert p.stderr == (f"rage: {config_file} [default]: max_runs: expected a whole number, "
+                        "not 'abc'\n")
+    assert list(inbox.iterdir()) == []
+    q = rage("gc")
+    assert q.returncode == 6 and "max_runs: expected a whole number" in q.stderr
+    q = rage("list")  # listing needs no settings: it still lists, and says what is wrong
+    assert q.returncode == 0 and "max_runs: expected a whole number" in q.stderr
 
 
 def test_a_broken_config_key_does_not_drop_the_rest_when_recording(config_file: Path) -> None:

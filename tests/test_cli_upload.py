@@ -45,12 +45,12 @@ def test_connection_refused_fails_fast_and_the_hint_works_as_printed() -> None:
                      f"listening on port {port}; is the server running?)")
     assert "HTTPConnectionPool" not in p.stderr and "Errno" not in p.stderr
     command = hint.split("retry with: ", 1)[1]
-    assert command == f"rage send {b} --to {url}"
+    assert command == f"rage send {b} --to {url} --yes"
     assert pending() == [str(b)]
     # the hint, run as printed, once something listens on that port
     with serving(Reply(200, b"{base}/ok")) as s:
         argv = shlex.split(command.replace(url, s.url + "/"))
-        again = subprocess.run([RAGE, *argv[1:], "--yes"], capture_output=True, text=True,
+        again = subprocess.run([RAGE, *argv[1:]], capture_output=True, text=True,
                                timeout=60, stdin=subprocess.DEVNULL, check=False)
     assert again.returncode == 0, again.stderr
     assert pending() == []

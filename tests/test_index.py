@@ -132,7 +132,7 @@ def test_search_filters_and_paging(index: Index) -> None:
     assert index.search(Query(app="other"))[1] == 3
     assert index.search(Query(version="1.1"))[1] == 10
     assert [r["text"] for r in index.search(Query(q="DISK FULL"))[0]] == [
-        "mytool: mytool cmd7: exit 1: error: cmd7 failed"]
+        "mytool cmd7: exit 1: error: cmd7 failed"]
     assert index.search(Query(q="cmd1"))[1] == 11  # cmd1, cmd10..cmd19
     assert index.search(Query(q="100%"))[1] == 0  # LIKE wildcards are literal
     assert index.facets()["apps"] == ["mytool", "other"]

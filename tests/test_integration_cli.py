@@ -116,8 +116,7 @@ def test_rage_help_comes_from_the_report_command(tmp_path: Path, source: str) ->
     assert "Usage: mytool rage" in proc.stdout
     for opt in ("--last", "--last-failed", "--yes", "--preview", "--output", "--to", "--note"):
         assert opt in proc.stdout
-    (run,) = runs()
-    assert run.meta.get("report_command") is True
+    assert RunStore().list("mytool", include_report_commands=True).runs == []  # not a run
 
 
 def test_rage_last_bundles_the_crashed_run_not_itself(tmp_path: Path, source: str) -> None:
@@ -134,9 +133,9 @@ def test_rage_last_bundles_the_crashed_run_not_itself(tmp_path: Path, source: st
     assert crashed.id in json.dumps(manifest)
     names = [m.name for m in reader.members]
     assert any(n.endswith("traceback.txt") for n in names)
-    report_run = runs()[0]
-    assert report_run.id != crashed.id and report_run.meta.get("report_command") is True
-    assert report_run.id not in json.dumps(manifest)
+    # `mytool rage` is not a run of mytool: only the crash is listed
+    assert [r.id for r in RunStore().list("mytool", include_report_commands=True).runs] == [
+        crashed.id]
 
 
 def test_click_exit_codes(tmp_path: Path) -> None:

@@ -458,7 +458,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str
     """Two recorded runs (pipes, pty), each reported to a bundle; members by name."""
     root = tmp_path_factory.mktemp("corpus-e2e")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGE_")}
-    env |= {"RAGE_HOME": str(root / "home"), "RAGE_CONFIG": str(root / "config.toml")}
+    env |= {"RAGE_HOME": str(root / "home"), "RAGE_CONFIG": os.devnull}
     child = root / "tool.py"
     child.write_text(CHILD)
     benign = _benign_for_e2e()
@@ -610,7 +610,7 @@ def test_argv_form_end_to_end(tmp_path: Path, name: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGE_")}
     env |= {
         "RAGE_HOME": str(tmp_path / "home"),
-        "RAGE_CONFIG": str(tmp_path / "c.toml"),
+        "RAGE_CONFIG": os.devnull,
         "PATH": f"{bin_dir}:{os.environ['PATH']}",
     }
     secret = _argv_secret(name)
@@ -736,7 +736,7 @@ def test_token_across_segment_boundary_end_to_end(tmp_path: Path) -> None:
     secrets = _boundary_secrets()
     (tmp_path / "line.txt").write_bytes(_long_line(secrets))
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGE_")}
-    env |= {"RAGE_HOME": str(tmp_path / "home"), "RAGE_CONFIG": str(tmp_path / "c.toml")}
+    env |= {"RAGE_HOME": str(tmp_path / "home"), "RAGE_CONFIG": os.devnull}
     run = subprocess.run(
         rage_cmd("run", "--", "cat", str(tmp_path / "line.txt")),
         env=env,
@@ -807,7 +807,7 @@ def test_git_remote_tokens_end_to_end(git_bundle: dict[str, str], name: str) -> 
 def git_bundle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("corpus-git")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGE_", "GIT_"))}
-    env |= {"RAGE_HOME": str(root / "home"), "RAGE_CONFIG": str(root / "c.toml")}
+    env |= {"RAGE_HOME": str(root / "home"), "RAGE_CONFIG": os.devnull}
     remotes = [url for _, _, url in git_remote_plants("git", E2E_SAMPLES)]
     members = record_in_git_repo(root, env, remotes)
     assert "collectors/git.json" in members

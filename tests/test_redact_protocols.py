@@ -310,7 +310,7 @@ def test_a_real_redis_cli_piped_out_of_a_terminal(tmp_path: Path) -> None:
                 break
             threading.Event().wait(0.05)
         env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"),
-                   RAGE_CONFIG=str(tmp_path / "n.toml"))
+                   RAGE_CONFIG=os.devnull)
         script = f"redis-cli -p {port} CONFIG GET '*'; redis-cli -p {port} CONFIG GET masterauth"
         proc = run_rage("run", "--", "sh", "-c", script, env=env)
         assert proc.returncode == 0, proc.stderr

@@ -69,9 +69,10 @@ def test_report_end_to_end_with_system_tar_and_zstd(tmp_path: Path) -> None:
 
     listing = subprocess.run(f"zstd -dc {out} | tar -t", shell=True, check=True,
                              capture_output=True, text=True).stdout.split()
-    assert listing[:3] == ["manifest.json", "summary.md", "run/meta.json"]
+    # what changed since it last worked (here: it never did) comes before the run's files
+    assert listing[:4] == ["manifest.json", "summary.md", "changes.json", "run/meta.json"]
     first_collector = next(i for i, n in enumerate(listing) if n.startswith("collectors/"))
-    assert all(n.startswith("run/") for n in listing[2:first_collector])
+    assert all(n.startswith("run/") for n in listing[3:first_collector])
     assert all(n.startswith("collectors/") for n in listing[first_collector:])
     assert "run/stdout.log" in listing and "run/stderr.log" in listing
 
@@ -642,7 +643,7 @@ def test_file_names_are_redacted_like_their_contents(tmp_path: Path) -> None:
     token = "ghp_" + "Zq8Lr2Vx9Kp4Tn6Wm1Hc3Bd5Fg7Js0Ya2Ue4"
     name = f"{user}-{token}.log"
     env = dict(os.environ, HOME=str(home), USER=user, LOGNAME=user,
-               RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "none.toml"))
+               RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=os.devnull)
     proc = run_rage("run", "--attach", "*.log", "--", sys.executable, "-c",
                     f"open({name!r}, 'w').write('made by the run\\n'); raise SystemExit(3)",
                     env=env, cwd=work)
@@ -666,7 +667,7 @@ def test_file_names_are_redacted_like_their_contents(tmp_path: Path) -> None:
 
 def test_two_file_names_that_redact_alike_stay_two_members(tmp_path: Path) -> None:
     tokens = ["ghp_" + c * 36 for c in "AB"]
-    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=str(tmp_path / "n.toml"))
+    env = dict(os.environ, RAGE_HOME=str(tmp_path / "rh"), RAGE_CONFIG=os.devnull)
     script = "; ".join(f"open('key-{t}.log', 'w').write('{i}\\n')" for i, t in enumerate(tokens))
     proc = run_rage("run", "--attach", "*.log", "--", sys.executable, "-c",
                     script + "; raise SystemExit(1)", env=env, cwd=tmp_path)

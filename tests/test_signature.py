@@ -99,9 +99,9 @@ def test_fatal_signal_with_faulthandler_frames(tmp_path: Path) -> None:
     sig = compute(manifest(["mytool", "go"], exit_code=None, signal=11),
                   {"run/stderr.log": out})
     assert sig.kind == "signal"
-    assert sig.text.startswith("mytool: mytool killed by SIGSEGV in ctypes.string_at")
+    assert sig.text.startswith("mytool killed by SIGSEGV in ctypes.string_at")
     bare = compute(manifest(["mytool", "go"], exit_code=None, signal=9), {})
-    assert bare.text == "mytool: mytool killed by SIGKILL"
+    assert bare.text == "mytool killed by SIGKILL"  # the app's name said once
 
 
 @pytest.mark.parametrize(("one", "two"), [
@@ -124,7 +124,7 @@ def test_plain_exit_values_become_placeholders(one: str, two: str) -> None:
     a = compute(manifest(["mytool", "sync", "--all"]), {"run/stderr.log": f"working\n{one}\n"})
     b = compute(manifest(["/opt/bin/mytool", "sync"]), {"run/stderr.log": f"{two}\nbye\n"})
     assert a.kind == "exit" and a.hash == b.hash, (a.text, b.text)
-    assert a.text.startswith("mytool: mytool sync: exit 1: ")
+    assert a.text.startswith("mytool sync: exit 1: ")
 
 
 def test_plain_exit_differs_by_subcommand_code_and_message() -> None:
@@ -150,3 +150,16 @@ def test_fingerprint_overrides_and_text_is_bounded() -> None:
 def test_placeholder_table_has_sources() -> None:
     assert all(rule.source for rule in RULES)
     assert parameterise("\x1b[31merror\x1b[0m at ~ pid=12") == "error at <path> pid=<pid>"
+
+
+def test_app_named_once_and_success_is_not_a_crash() -> None:
+    sig = compute(manifest(["bash", "-c", "exit 3"], exit_code=3, app="bash"), {})
+    assert sig.text == "bash: exit 3"
+    other = compute(manifest(["sh", "-x"], exit_code=3), {})
+    assert other.text.startswith("mytool: sh: exit 3")
+    ok = manifest(["seq", "3"], exit_code=0, app="seq")
+    ok["run"]["status"] = "ok"
+    sig = compute(ok, {"run/stdout.log": "1\n2\n3\n"})
+    assert sig.kind == "report"
+    assert sig.text == "seq: reported, no failure (exit 0)"
+    assert sig.reasons[0].startswith("the run succeeded (exit 0)")

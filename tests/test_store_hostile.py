@@ -180,8 +180,9 @@ def test_invalid_retention_settings_never_wipe_history(rage_home: Path,
         assert done.returncode == 0
         assert done.stderr == (f"rage: warning: {config_file} [default]: {why}; ignored, the "
                                "other settings apply (using defaults)\n")
-        proc = run_rage("gc")  # warns, ignores the bad key, applies the rest
-        assert proc.returncode == 0 and why in proc.stderr
+        proc = run_rage("gc")  # a broken config is an error (exit 6): nothing is pruned
+        assert proc.returncode == 6
+        assert proc.stderr == f"rage: {config_file} [default]: {why}\n"
     assert len(runs_of(rage_home, "mytool")) == 7
 
 

@@ -64,7 +64,13 @@ def test_not_found_and_not_executable(tmp_path: Path) -> None:
     assert proc.stderr == f"rage: {script}: Permission denied\n".encode()
     proc = wrap(str(tmp_path))
     assert proc.returncode == 126
-    assert runs("plain.txt") == []
+    # recorded: a command that cannot start is what a user may want to report
+    [run] = runs("plain.txt")
+    assert (run["status"], run["exit_code"]) == ("failed", 126)
+    assert run["error"] == f"{script}: Permission denied"
+    [run] = runs("no-such-command-xyz")
+    assert (run["status"], run["exit_code"]) == ("failed", 127)
+    assert run["argv"] == ["no-such-command-xyz"]
 
 
 def test_script_without_shebang_runs_with_sh(tmp_path: Path) -> None:

@@ -433,9 +433,11 @@ def test_a_later_run_on_a_terminal_records_the_commands_pid_and_start(
     assert not [n for n in _history(rage_home, "again") if n.startswith(".")]
 
 
-def test_exec_failure_on_a_terminal_records_nothing(rage_home: Path, tmp_path: Path) -> None:
+def test_exec_failure_on_a_terminal_records_the_failure(rage_home: Path,
+                                                        tmp_path: Path) -> None:
     # exec fails in the session leader (its interpreter is missing), after the wrapper has
-    # begun the record of an app with history: it is dropped, as if never begun
+    # begun the record of an app with history: that record is dropped, and the failure to
+    # start recorded instead (127, with the line the user saw)
     script = tmp_path / "broken"
     script.write_text("#!/no/such/interpreter\necho never\n")
     script.chmod(0o755)
@@ -447,8 +449,12 @@ def test_exec_failure_on_a_terminal_records_nothing(rage_home: Path, tmp_path: P
         with terminal("--app", app, "--", str(script)) as term:
             assert term.finish() == 127
         assert term.seen == f"rage: {script}: No such file or directory\r\n".encode()
-    assert _history(rage_home, "broken") == first
-    assert not (rage_home / "fresh").exists()  # a first run that failed leaves no history
+    later = [r for r in _history(rage_home, "broken") if r not in first]
+    assert len(_history(rage_home, "broken")) == 2 and len(later) == 1
+    meta = json.loads((rage_home / "broken" / "runs" / later[0] / "meta.json").read_text())
+    assert (meta["status"], meta["exit_code"]) == ("failed", 127)
+    assert meta["error"] == f"{script}: No such file or directory"
+    assert len(_history(rage_home, "fresh")) == 1
 
 
 def test_history_failing_midway_on_a_terminal_is_said_once_and_the_run_is_lost(

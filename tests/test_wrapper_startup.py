@@ -50,8 +50,15 @@ def xdg_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("RAGE_", "ANDROID_", "PYTHONDONTWRITE"))}
     env["RAGE_HOME"] = str(tmp_path / "home")
-    env["RAGE_CONFIG"] = str(tmp_path / "absent.toml")
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")  # no config file there yet
     return env
+
+
+def config_path(tmp_path: Path) -> Path:
+    """Where rage looks for the config file with :func:`xdg_env`."""
+    d = tmp_path / "xdg-config" / "rage"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / "config.toml"
 
 
 def recorded(home: Path, app: str) -> list[dict[str, object]]:
@@ -96,7 +103,7 @@ def test_run_without_rage_home_uses_xdg_not_platformdirs(tmp_path: Path) -> None
 
 def test_settings_from_env_and_config_file_still_apply(tmp_path: Path) -> None:
     env = xdg_env(tmp_path)
-    cfg = tmp_path / "absent.toml"
+    cfg = config_path(tmp_path)
     cfg.write_text('[app.sh]\nhint_on_failure = true\n')
     argv = [*run_argv(), "run", "--", "sh", "-c", "exit 5"]
     proc = subprocess.run(argv, env=env, capture_output=True, timeout=60, check=False)
@@ -116,7 +123,7 @@ def test_settings_from_env_and_config_file_still_apply(tmp_path: Path) -> None:
 
 def test_settings_cache_follows_the_config_file(tmp_path: Path) -> None:
     env = xdg_env(tmp_path)
-    cfg = tmp_path / "absent.toml"
+    cfg = config_path(tmp_path)
     argv = [*run_argv(), "run", "--", "sh", "-c", "exit 5"]
 
     def stderr() -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
@@ -123,6 +124,8 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
     exception = _exception_line(run)
     if exception:
         rows.append(("exception", exception))
+    if isinstance(run.meta.get("error"), str):  # the command could not start (127, 126)
+        rows.append(("error", clean_line(run.meta["error"])[:300]))
     if run.meta.get("peak_rss_bytes") is not None:
         rows.append(("peak memory", _size(run.meta["peak_rss_bytes"])))
     elif run.meta.get("peak_rss_at_most_bytes") is not None:
@@ -156,13 +159,43 @@ def _size(n: object) -> str:
 
 
 def _exception_line(run: Run) -> str | None:
-    """The last line of the run's traceback (``ValueError: ...``), if it has one."""
-    try:
-        tail = read_tail(run.dir / "traceback.txt", 8192).decode("utf-8", "replace")
-    except OSError:  # missing, or not a regular file (a FIFO, a link to a device)
+    """The last line of the run's traceback (``ValueError: ...``), if it has one: the
+    recorder's ``traceback.txt``, else (a wrapped ``python3 crash.py``) the last traceback
+    its output shows, as the receiver finds it."""
+    tail = _tail(run.dir / "traceback.txt")
+    if tail is not None:
+        lines = [ln for ln in tail.splitlines() if ln.strip()]
+        return clean_line(lines[-1].strip())[:300] if lines else None
+    for name in ("stderr.log", "output.log"):
+        text = _tail(run.dir / name)
+        line = _exception_in_output(text) if text else None
+        if line:
+            return clean_line(line)[:300]
+    return None
+
+
+def _tail(path: Path, size: int = 16384) -> str | None:
+    try:  # regular files only: never a FIFO or a link to a device planted in the history
+        return read_tail(path, size).decode("utf-8", "replace")
+    except OSError:
         return None
-    lines = [ln for ln in tail.splitlines() if ln.strip()]
-    return clean_line(lines[-1].strip())[:300] if lines else None
+
+
+_TB_START = "Traceback (most recent call last):"
+_CHAINED = ("During handling of the above exception", "The above exception was the direct")
+
+
+def _exception_in_output(text: str) -> str | None:
+    """The exception line of the last Python traceback in ``text``: the first line after
+    ``Traceback (most recent call last):`` that is not indented (a frame or its source)."""
+    at = text.rfind(_TB_START)
+    if at < 0:
+        return None
+    for line in text[at:].splitlines()[1:]:
+        plain = line.rstrip("\r")
+        if plain.strip() and not plain[0].isspace() and not plain.startswith(_CHAINED):
+            return plain.strip()
+    return None
 
 
 @click.command()

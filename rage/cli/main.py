@@ -10,7 +10,7 @@ import importlib
 import importlib.util
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -89,9 +89,18 @@ class LazyGroup(click.Group):
         assert isinstance(cmd, click.Command)
         return cmd
 
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as e:
+            usage_error(e)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as e:
+            usage_error(e)
         except RageError as e:
             report_error(e)
             sys.exit(int(e.exit_code))
@@ -122,6 +131,18 @@ def quiet_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):
         pass
+
+
+def usage_error(e: click.UsageError) -> NoReturn:
+    """Print click's usage error in rage's one style (``rage: message``, then where the
+    help is), keeping its exit code (2)."""
+    from rage.cli.termtext import clean_line
+
+    message = e.format_message().rstrip(".")
+    click.echo(f"rage: {clean_line(message[:1].lower() + message[1:])}", err=True)
+    if e.ctx is not None:
+        click.echo(f"rage: see `{e.ctx.command_path} --help`", err=True)
+    sys.exit(e.exit_code)
 
 
 def report_error(e: RageError, prog: str = "rage") -> None:

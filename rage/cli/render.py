@@ -133,18 +133,10 @@ def warn(message: str) -> None:
     click.echo(f"rage: warning: {message}", err=True)
 
 
-_warned: set[str] = set()
-
-
 def checked_settings(app: str | None, **kwargs: Any) -> Any:
-    """The settings for ``app``; a broken key in the config is a warning (once per
-    process), and everything valid still applies."""
+    """The settings for ``app``; a broken config (a bad value, a missing RAGE_CONFIG file)
+    is :class:`rage.errors.ConfigError` (exit 6), as documented: a retention limit or an
+    upload target silently replaced by its default would surprise."""
     from rage.config import load_settings
 
-    problems: list[str] = []
-    result = load_settings(app, warnings=problems, **kwargs)
-    for p in problems:
-        if p not in _warned:
-            _warned.add(p)
-            warn(p)
-    return result
+    return load_settings(app, **kwargs)

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from rage.cli.render import command_line, emit_json, run_rows, warn
+from rage.cli.render import emit_json, run_rows, warn
 from rage.config import format_size
 from rage.errors import DeclinedError, UsageError
 
@@ -137,12 +137,11 @@ def _overview(prepared: Any, dest: str) -> None:
         _say(clean_line(since))
 
 
-def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | None,
-            as_json: bool) -> dict[str, Any]:
+def _upload(built: Any, settings: Any, target: str, *, as_json: bool) -> dict[str, Any]:
     from rage.errors import InterruptedByUser, UploadError
     from rage.upload import resend_command, upload_bundle
 
-    again = resend_command(built.path, target)
+    again = resend_command(built.path, target, settings)
     try:
         result = upload_bundle(built.path, target=target, settings=settings,
                                progress=sys.stderr.isatty() and not as_json,
@@ -154,18 +153,10 @@ def _upload(built: Any, run: Any, settings: Any, target: str, *, note: str | Non
     except KeyboardInterrupt:
         raise InterruptedByUser(f"upload interrupted; the bundle is kept: {built.path}",
                                 hint=f"resend it with: {again}") from None
-    # the redacted command line and note from the manifest: the issue page is public
-    argv = (built.manifest.get("run") or {}).get("argv") or []
-    note = built.manifest.get("note") if note else None
-    title = f"{run.app}: {run.status} running {command_line([str(a) for a in argv])}"[:120]
-    link = f"[rage report: {run.app} {run.status} run {run.short_id}]({result.url})"
-    out: dict[str, Any] = {"upload": result.to_dict(), "markdown": link, "issue_url": None}
-    if settings.issues_url:
-        from rage.issue_link import new_issue_url
+    from rage.cli.share import shared
 
-        body = "\n\n".join(x for x in (note, f"Bug report bundle: {link}") if x)
-        out["issue_url"] = new_issue_url(settings.issues_url, title, body)
-    return out
+    link, issue_url = shared(built.path, result.url, settings.issues_url)
+    return {"upload": result, "markdown": link, "issue_url": issue_url}
 
 
 def _no_target_choices(path: Path, settings: Any) -> list[str]:
@@ -202,6 +193,7 @@ def _run_report(
     output: str | None,
     note: str | None,
     to: str | None,
+    allow_http: bool | None,
     no_upload: bool,
     no_check: bool,
     only: tuple[str, ...],
@@ -235,8 +227,13 @@ def _run_report(
         raise InterruptedByUser("interrupted: no bundle written") from None
     # --to is the target, not the configured upload_url: that one says which host
     # RAGE_UPLOAD_TOKEN belongs to (rage.upload.tokens)
-    settings = checked_settings(run.app, app_defaults=app_defaults)
+    settings = checked_settings(run.app, app_defaults=app_defaults,
+                                overrides={"allow_http": allow_http or None})
     target = None if (no_upload or preview or to_stdout) else (to or settings.upload_url)
+    if target or to:
+        from rage.upload import check_target
+
+        check_target(to or settings.upload_url, settings)  # before a bundle is written
     if target and not yes and not tty:
         raise UsageError(f"uploading to {_host(target)} needs --yes when there is no terminal "
                          "to confirm on (or pass --no-upload)")
@@ -281,6 +278,13 @@ def _run_report(
             except KeyboardInterrupt:
                 raise InterruptedByUser("interrupted: no bundle written") from None
         built = write(prepared, output)
+    if output is not None and not to_stdout:
+        from rage.pending import note_elsewhere
+
+        try:  # `rage pending` and `rage send NAME` find it
+            note_elsewhere(built.path, run.app)
+        except OSError as e:
+            warn(f"`rage pending` will not list {built.path}: {e.strerror or e}")
     result: dict[str, Any] = {"run": run.id, "app": run.app, "bundle": built.to_dict(),
                               "redaction_counts": prepared.redaction_counts,
                               "upload": None, "markdown": None, "issue_url": None}
@@ -306,7 +310,7 @@ def _run_report(
         if since and not (tty and not yes):  # (the overview said it before asking)
             from rage.cli.termtext import clean_line
 
-            say(clean_line(since))
+            _say(clean_line(since))  # (stderr: what the report found, not its result)
     known = None
     if target and not no_check:
         from rage.upload.known import check, describe
@@ -329,19 +333,15 @@ def _run_report(
         if not go:
             from rage.upload import resend_command
 
-            say(f"not uploaded; send it later with: {resend_command(built.path, target)}")
+            say("not uploaded; send it later with: "
+                f"{resend_command(built.path, target, settings)}")
             target = None
     if target:
-        result.update(_upload(built, run, settings, target, note=request.note,
-                              as_json=as_json))
+        result.update(_upload(built, settings, target, as_json=as_json))
         if not as_json:
-            from rage.cli.termtext import clean_line
+            from rage.cli.share import say_shared
 
-            say(f"uploaded: {clean_line(result['upload']['url'])}")
-            say("paste this into your bug report:")
-            say(f"  {clean_line(result['markdown'])}")
-            if result["issue_url"]:
-                say(f"open a pre-filled issue: {clean_line(result['issue_url'])}")
+            say_shared(result["upload"], result["markdown"], result["issue_url"])
     if as_json:
         emit_json(result)
 
@@ -361,6 +361,8 @@ def _params(fixed_app: bool) -> list[click.Parameter]:
                           "(or DIR/) to put it in, or - for stdout. Never replaces anything."),
         click.Option(["--note", "-m"], metavar="TEXT", help="What went wrong, in your words."),
         click.Option(["--to"], metavar="URL", help="Upload target (overrides upload_url)."),
+        click.Option(["--allow-http"], is_flag=True, default=None,
+                     help="Allow plain http to a non-loopback host."),
         click.Option(["--no-upload"], is_flag=True, help="Only write the bundle."),
         click.Option(["--no-check"], is_flag=True,
                      help="Do not ask a rage receiver whether the crash is known before "

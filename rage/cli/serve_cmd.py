@@ -38,6 +38,35 @@ def _display_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def _all_interfaces(host: str) -> bool:
+    return host in {"", "0.0.0.0", "::", "[::]"}
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _reachable_name() -> str:
+    """A name for this machine that a link can use: its host name when that resolves
+    (others on the network can use it), else 127.0.0.1 (this machine can)."""
+    import socket
+
+    name = socket.gethostname()
+    try:
+        if name and socket.getaddrinfo(name, None):
+            return name
+    except (OSError, UnicodeError):
+        pass
+    return "127.0.0.1"
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
@@ -152,11 +181,33 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
             cleanup_interval=max(1, min(30, channel_timeout // 2)), **proxy)
     except OSError as e:
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
-    url = f"http://{_display_host(server.effective_host)}:{server.effective_port}/"
-    # the first stdout line is the URL: scripts and tests read it
-    click.echo(f"rage serve: listening on {url}")
+    everywhere = _all_interfaces(host)
+    shown = _reachable_name() if everywhere else _display_host(server.effective_host)
+    url = f"http://{shown}:{server.effective_port}/"
+    if not upload_token and not _is_loopback(host):
+        click.echo(f"rage serve: warning: uploads need no token and {host} is reachable from "
+                   "other machines: set RAGE_SERVER_UPLOAD_TOKEN (or --upload-token)", err=True)
+    # the first stdout line ends with the URL: scripts and tests read it
+    if everywhere:
+        click.echo(f"rage serve: listening on all interfaces, port {server.effective_port}: "
+                   f"{url}")
+    else:
+        click.echo(f"rage serve: listening on {url}")
     click.echo(f"rage serve: storing bundles in {where}")
-    click.echo(f"rage serve: upload with `curl -F file=@bundle.tar.zst {public_url or url}`")
+    base = (public_url or url).rstrip("/") + "/"
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    plain = parts.scheme == "http" and not _is_loopback(parts.hostname or "")
+    click.echo(f"rage serve: send a bundle with `rage send BUNDLE --to {base}"
+               f"{' --allow-http' if plain else ''}` (or `curl -F file=@bundle.tar.zst {base}`)"
+               + ("; senders set RAGE_UPLOAD_TOKEN to the upload token" if upload_token else ""))
+    if admin_token:
+        click.echo(f"rage serve: triage at {base}triage, recent bundles at {base}admin "
+                   "(sign in with the admin token)")
+    else:
+        click.echo("rage serve: triage (/triage) and recent bundles (/admin) need an admin "
+                   "token: set RAGE_SERVER_ADMIN_TOKEN (or --admin-token)")
     sys.stdout.flush()
 
     def _stop(_signum: int, _frame: FrameType | None) -> None:

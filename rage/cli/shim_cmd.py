@@ -10,8 +10,9 @@ from rage.cli.render import emit_json, warn
 
 dir_option = click.option(
     "--dir", "shim_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Directory of the shims (default ~/.local/bin); it must come before the real "
-         "program on PATH.",
+    help="Directory of the shims (install: default ~/.local/bin, which must come before the "
+         "real program on PATH; list and remove: default wherever rage installed shims, "
+         "and PATH).",
 )
 
 
@@ -47,7 +48,7 @@ def install(name: str, shim_dir: Path | None, report_subcommand: bool, no_versio
 @dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 def list_cmd(shim_dir: Path | None, as_json: bool) -> None:
-    """List the shims rage installed in the directory and what each runs."""
+    """List the shims rage installed (wherever it did, and on PATH) and what each runs."""
     from rage.record.shims import list_shims
 
     shims = list_shims(shim_dir)
@@ -66,8 +67,9 @@ def list_cmd(shim_dir: Path | None, as_json: bool) -> None:
 @click.argument("name")
 @dir_option
 def remove(name: str, shim_dir: Path | None) -> None:
-    """Remove the shim NAME (only files rage created are ever removed)."""
+    """Remove the shim NAME wherever rage installed it (only files rage created are ever
+    removed)."""
     from rage.record.shims import remove as do_remove
 
-    path = do_remove(name, shim_dir)
-    click.echo(f"removed {path}")
+    for path in do_remove(name, shim_dir):
+        click.echo(f"removed {path}")

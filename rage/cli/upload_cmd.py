@@ -8,7 +8,7 @@ import click
 
 from rage.cli.render import emit_json, format_when
 from rage.config import format_size
-from rage.errors import DeclinedError, RageError, UploadError, UsageError
+from rage.errors import DeclinedError, UploadError, UsageError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -32,12 +32,11 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
     """Upload a bundle (a path, a name from `rage pending`, or `last`)."""
     from rage.bundle import validate_bundle
     from rage.cli.render import checked_settings
-    from rage.cli.termtext import clean, clean_line
+    from rage.cli.termtext import clean_line
     from rage.errors import BadInputError, InterruptedByUser
-    from rage.issue_link import issue_body, issue_title, markdown_line, new_issue_url
     from rage.pending import app_of, resolve_bundle, sent_info
-    from rage.upload import resend_command, upload_bundle
-    from rage.upload.members import describe, read_manifest, text_members
+    from rage.upload import check_target, resend_command, upload_bundle
+    from rage.upload.members import describe, read_manifest
 
     path = resolve_bundle(bundle_ref, app)
     if not any_file:
@@ -62,6 +61,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
     if not target:
         raise UsageError("no upload target",
                          hint="pass --to URL, or set upload_url (RAGE_UPLOAD_URL) in the config")
+    check_target(target, settings)
     if not yes:
         from rage.termjob import can_ask
 
@@ -73,7 +73,7 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
         question = f"upload {clean_line(path.name)} ({size}) to {clean_line(target)}?{again}"
         if not click.confirm(question, default=True, err=True):
             raise DeclinedError("not uploaded; the bundle is kept: " + str(path))
-    again_cmd = resend_command(path, target)
+    again_cmd = resend_command(path, target, settings)
     try:
         result = upload_bundle(path, target=target, settings=settings, progress=not as_json,
                                protocol=settings.upload_protocol,
@@ -88,22 +88,9 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
     if as_json:
         emit_json(result.to_dict())
         return
-    click.echo(f"uploaded: {clean_line(result.url)}")
-    if result.delete_url:
-        click.echo(f"delete it with: {clean_line(result.delete_url)}")
-    click.echo("paste this into the bug report:")
-    click.echo("  " + clean_line(markdown_line(result.url, info)))
-    if settings.issues_url:
-        summary: str | None = None
-        try:
-            summary = text_members(path)[0].get("summary.md")
-            summary = clean(summary) if summary else None
-        except (RageError, OSError):  # the link matters more than the summary
-            summary = None
-        url = new_issue_url(settings.issues_url, issue_title(info),
-                            issue_body(result.url, summary))
-        click.echo("or open a new issue:")
-        click.echo("  " + clean_line(url))
+    from rage.cli.share import say_shared, shared
+
+    say_shared(result, *shared(path, result.url, settings.issues_url))
 
 
 @click.command()

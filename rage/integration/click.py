@@ -162,6 +162,9 @@ def attach(cli: click.Command, app: str, version: str | None = None, *,
             rec.on_exit_call(e.code)
             raise
 
+    from rage.integration.hooks import HIDDEN_CODE
+
+    HIDDEN_CODE.add(main.__code__)  # the tool's traceback reads as it does without rage
     # click.BaseCommand.__call__ looks main up on the instance, so this wraps every entry
     setattr(cli, "main", main)  # noqa: B010 - mypy forbids assigning to a method
     if isinstance(cli, click.Group):

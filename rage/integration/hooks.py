@@ -21,6 +21,25 @@ else:  # building a Protocol class costs start-up time and only the type checker
     Protocol = object
 
 
+# The code of rage's own wrappers around a tool's entry point (rage.click's main): never
+# shown in the tool's traceback, which must read as it does without rage.
+HIDDEN_CODE: set[Any] = set()
+
+
+def without_hidden_frames(tb: TracebackType | None) -> TracebackType | None:
+    """``tb`` with the entries of :data:`HIDDEN_CODE` spliced out (tb_next is writable)."""
+    while tb is not None and tb.tb_frame.f_code in HIDDEN_CODE:
+        tb = tb.tb_next
+    head = tb
+    while tb is not None:
+        nxt = tb.tb_next
+        while nxt is not None and nxt.tb_frame.f_code in HIDDEN_CODE:
+            nxt = nxt.tb_next
+        tb.tb_next = nxt
+        tb = nxt
+    return head
+
+
 class CrashSink(Protocol):
     """What the hooks report to (the Recorder)."""
 
@@ -92,6 +111,11 @@ class Hooks:
         # ^C and a closed pipe (`tool | head`) are how a shell user stops a program, not
         # crashes: recorded as interrupted, without the crash hint
         interrupted = issubclass(exc_type, KeyboardInterrupt | BrokenPipeError)
+        if HIDDEN_CODE and tb is not None:
+            try:  # noqa: SIM105 - no contextlib on the start-up path
+                tb = exc.__traceback__ = without_hidden_frames(tb)
+            except Exception:
+                pass
         try:
             if issubclass(exc_type, KeyboardInterrupt):
                 self.sink.on_interrupt()

@@ -177,13 +177,42 @@ class Recorder:
         self.report_command = command
 
     def mark_report_command(self) -> None:
-        """This invocation is the app's own ``rage`` command: keep it out of ``--last``."""
+        """This invocation is the app's own ``rage`` command, not a run of the tool: its own
+        run is dropped; a run it joined (``rage run -- mytool rage``) is kept out of
+        ``--last``."""
         self._report_command_run = True
+        if self.mode == OWN and self.run is not None and not self._finished:
+            self._discard()
+            return
         if self.run is not None:
             try:  # noqa: SIM105 - no contextlib on the start-up path
                 self.run.update(report_command=True)
             except OSError:
                 pass
+
+    def _discard(self) -> None:
+        """Stop recording and delete this process's run, as if it had never been recorded
+        (the output tees stay in place, passing output through, as at the end of a run)."""
+        assert self.run is not None and self.dir is not None
+        self._finished = True  # the exit has nothing left to record
+        try:
+            if self._capture is not None:
+                self._capture.stop()
+            if self._handler is not None:
+                self._handler.finish()
+            if self._output is not None:
+                self._output.finish()
+            if self._hooks is not None:
+                self._hooks.uninstall()
+            from rage.integration.handoff import withdraw
+            from rage.record.prune import delete_run
+
+            withdraw(self._live_entry)
+            self.run.release()
+            delete_run(self.dir)
+        except Exception as e:  # never let rage's housekeeping fail the report command
+            _warn(self.app, f"could not drop the report command's own run: {e}")
+        self.run = self.dir = None
 
     def flush(self) -> None:
         if self._handler is not None:

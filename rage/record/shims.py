@@ -254,21 +254,90 @@ def install(name: str, shim_dir: Path | None = None, path_env: str | None = None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    try:
+        _remember(shim_dir)
+    except OSError as e:  # the shim works; only `rage shim list` without --dir misses it
+        noted = [f"could not note {shim_dir} in rage's home: {e.strerror or e}"]
+    else:
+        noted = []
     path_env = os.environ.get("PATH", os.defpath) if path_env is None else path_env
-    warnings = tuple(_path_warnings(name, shim_dir, path_env))
+    warnings = tuple([*_path_warnings(name, shim_dir, path_env), *noted])
     return Installed(Shim(name, path, find_real(name, shim_dir, path_env)), replaced, warnings)
 
 
 def list_shims(shim_dir: Path | None = None, path_env: str | None = None) -> list[Shim]:
-    """The rage shims in ``shim_dir``, sorted by name, with what each would run now."""
-    shim_dir = (shim_dir or default_dir()).expanduser().absolute()
+    """The rage shims in ``shim_dir``, or (None) wherever rage put them: every directory
+    it installed one in, ``~/.local/bin`` and PATH. Sorted by name, then by where they
+    come on PATH, each with what it would run now."""
+    path_env = os.environ.get("PATH", os.defpath) if path_env is None else path_env
+    dirs = [_absolute(shim_dir)] if shim_dir else search_dirs(path_env)
+    found: list[Shim] = []
+    for d in dirs:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            continue
+        found += [Shim(e.name, Path(e.path), find_real(e.name, d, path_env),
+                       outdated=_is_outdated(e.path))
+                  for e in entries if _may_be_shim(e) and is_shim(Path(e.path))]
+    return sorted(found, key=lambda s: s.name)  # stable: PATH order within a name
+
+
+def search_dirs(path_env: str) -> list[Path]:
+    """Where shims may be, each once: PATH's directories in order (the ones that matter),
+    then the directories rage installed shims in, then the default one."""
+    out: list[Path] = []
+    seen: set[str] = set()
+    candidates = [Path(e or ".") for e in path_env.split(os.pathsep)]
+    for d in [*candidates, *_remembered(), default_dir()]:
+        key = os.path.realpath(_absolute(d))
+        if key not in seen:
+            seen.add(key)
+            out.append(_absolute(d))
+    return out
+
+
+def _absolute(d: Path) -> Path:
+    return d.expanduser().absolute()
+
+
+def _may_be_shim(entry: os.DirEntry[str]) -> bool:
+    """Cheap test before reading a file: shims are small regular files of this user's (PATH
+    holds thousands of others, which are never opened)."""
     try:
-        entries = sorted(os.scandir(shim_dir), key=lambda e: e.name)
+        st = entry.stat(follow_symlinks=False)
     except OSError:
+        return False
+    return (st.st_mode & 0o170000) == 0o100000 and st.st_uid == os.geteuid() and (
+        st.st_size <= _MAX_SHIM_BYTES)
+
+
+_MAX_SHIM_BYTES = 1 << 16
+_DIRS_FILE = ".shim-dirs"  # in the rage home: every directory `rage shim install` wrote to
+
+
+def _remembered() -> list[Path]:
+    from rage.fsutil import read_own
+    from rage.paths import home_root
+
+    data = read_own(home_root() / _DIRS_FILE, _MAX_SHIM_BYTES)
+    if not data:
         return []
-    return [Shim(e.name, Path(e.path), find_real(e.name, shim_dir, path_env),
-                 outdated=_is_outdated(e.path))
-            for e in entries if e.is_file(follow_symlinks=False) and is_shim(Path(e.path))]
+    return [Path(line) for line in data.decode("utf-8", "surrogateescape").splitlines()
+            if line.startswith("/")]
+
+
+def _remember(shim_dir: Path) -> None:
+    """Add ``shim_dir`` to the directories `rage shim list` and `remove` look in."""
+    from rage.fsutil import write_atomic
+    from rage.paths import home_root
+
+    known = _remembered()
+    if shim_dir in known:
+        return
+    root = private_dir(home_root())
+    text = "".join(f"{d}\n" for d in [*known, shim_dir])
+    write_atomic(root / _DIRS_FILE, text.encode("utf-8", "surrogateescape"))
 
 
 def _is_outdated(path: str) -> bool:
@@ -279,14 +348,24 @@ def _is_outdated(path: str) -> bool:
         return False
 
 
-def remove(name: str, shim_dir: Path | None = None) -> Path:
-    """Delete the shim ``name``; only a file carrying the marker is ever removed."""
+def remove(name: str, shim_dir: Path | None = None, path_env: str | None = None
+           ) -> list[Path]:
+    """Delete the shim ``name`` from ``shim_dir``, or (None) every shim ``name`` rage put
+    anywhere (see :func:`list_shims`); only a file carrying the marker is ever removed."""
     check_name(name)
-    shim_dir = (shim_dir or default_dir()).expanduser().absolute()
+    if shim_dir is None:
+        paths = [s.path for s in list_shims(None, path_env) if s.name == name]
+        if not paths:
+            raise NotFoundError(f"no shim {name} found on PATH nor where rage installed shims",
+                                hint="`rage shim list` lists them; --dir DIR looks in DIR")
+        for path in paths:
+            path.unlink()
+        return paths
+    shim_dir = _absolute(shim_dir)
     path = shim_dir / name
     if not path.exists() and not path.is_symlink():
         raise NotFoundError(f"no shim {name} in {shim_dir}")
     if path.is_symlink() or not is_shim(path):
         raise UsageError(f"{path} was not created by rage; not removing it")
     path.unlink()
-    return path
+    return [path]

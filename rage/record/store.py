@@ -100,15 +100,23 @@ def recording_settings(app: str) -> tuple[RecordingSettings, str | None]:
     try:
         st = os.stat(cfg)
         stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
+        if st.st_size == 0 and st.st_mode & 0o170000 == 0o100000:
+            stamp = None  # an empty file says what no file says: no loader, no cache
     except FileNotFoundError:
         stamp = None
     except OSError:
         stamp = (-1,)  # unreadable: let the config loader say so, every time
-    if stamp is None and not env:
-        return RecordingSettings(), None
     if stamp is None and len(env) == 1 and env[0][0] == "RAGE_DISABLE" and (
             env[0][1].strip().lower() in _TRUE):
         return RecordingSettings(disable=True), None  # what the config loader would say
+    missing = None
+    if stamp is None and os.environ.get("RAGE_CONFIG") and not os.path.exists(cfg):
+        # a typo in RAGE_CONFIG: said on every run (as a broken file is), then no config
+        from rage.config import missing_config
+
+        missing = missing_config(cfg)
+    if stamp is None and not env:
+        return RecordingSettings(), missing
     key = (sys.hexversion, __version__, app, cfg, stamp, env)
     cache = os.path.join(home_root_str(), app, ".settings-cache")
     if stamp != (-1,) and is_app_name(app):
@@ -117,7 +125,13 @@ def recording_settings(app: str) -> tuple[RecordingSettings, str | None]:
             return hit
     from rage.config import load_settings_lenient
 
-    s, warning = load_settings_lenient(app)
+    if missing:
+        from pathlib import Path
+
+        s, warning = load_settings_lenient(app, path=Path(os.devnull))
+        warning = "; ".join(w for w in (missing, warning) if w)
+    else:
+        s, warning = load_settings_lenient(app)
     result = RecordingSettings(
         disable=s.disable, output_cap=s.output_cap, attach=s.attach,
         hint_on_failure=s.hint_on_failure, max_runs=s.max_runs, max_bytes=s.max_bytes,

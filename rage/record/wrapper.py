@@ -179,6 +179,8 @@ def main(args: list[str]) -> int:
         path = resolve_command(opts.exec_path or opts.argv[0])
     except CommandError as e:
         _err(f"rage: {e}")
+        if not settings.disable:
+            Wrapper(app, opts, settings).record_unstarted(e)
         return e.exit_code
     if settings.disable:
         return _exec(path, list(opts.argv))
@@ -292,9 +294,10 @@ class Wrapper:
             child = spawn(path, list(self.opts.argv), mode, old_mask, job_control=jobs,
                           meanwhile=meanwhile)
         except CommandError as e:
-            self._discard_recording()  # as if never begun: the command did not start
+            self._discard_recording()  # the record begun for a running command
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
             _err(f"rage: {e}")
+            self.record_unstarted(e)
             return e.exit_code
         if child.leader is None:
             # the command was exec'd from our memory (posix_spawn is vfork + exec): its
@@ -415,6 +418,33 @@ class Wrapper:
         if self.active is not None:
             self.active.discard()
             self.active = None
+
+    def record_unstarted(self, error: Exception) -> None:
+        """Record a command that could not start (127 not found, 126 not executable): it
+        is what a user may want to report. Its stderr.log holds the line the user saw;
+        meta.json says ``error`` and the exit status a shell gives."""
+        from rage.fsutil import open_private
+        from rage.paths import home_root_str
+        from rage.record.store import save_environ, start_run
+
+        code = getattr(error, "exit_code", 127)
+        try:
+            active = start_run(home_root_str(), self.app, self.opts.argv, cwd=_cwd(),
+                               recorder="wrapper",
+                               extra={"wrapper_pid": os.getpid(), "error": str(error)})
+        except OSError as e:
+            self.warn_once(e)
+            return
+        try:
+            with open_private(active.file("stderr.log")) as f:
+                f.write(f"rage: {error}\n".encode("utf-8", "surrogateescape"))
+            save_environ(active, dict(os.environ))  # PATH says why it was not found
+            active.finish_meta(exit_code=code)
+        except OSError as e:
+            active.release()
+            self.warn_once(e)
+            return
+        self._retention(active.id)
 
     def _finish(self, code: int, sig: int | None, rusage: Any, *, patterns: tuple[str, ...],
                 before: dict[str, tuple[int, int, int]] | None, cwd: str,

@@ -11,7 +11,8 @@ recomputes every bundle signed with an older one. In order of precedence:
    groups. Library frames count only when there are no in-app frames.
 3. A fatal signal: program, signal, and the top frames of a faulthandler dump if any.
 4. A plain exit: program, subcommand, exit code, and the last error-like line of stderr
-   with its values replaced by placeholders (:mod:`rage.server.placeholders`).
+   with its values replaced by placeholders (:mod:`rage.server.placeholders`). A run that
+   exited 0 is kind ``report``, not a crash: it was reported for what it did.
 
 The readable ``text`` is at most 255 characters; the ``hash`` covers the whole key.
 """
@@ -59,7 +60,8 @@ class Frame:
 
 @dataclass(frozen=True)
 class Signature:
-    """``kind`` is fingerprint, python, signal or exit; ``reasons`` say why it groups."""
+    """``kind`` is fingerprint, python, signal, exit or report (a run that succeeded);
+    ``reasons`` say why it groups."""
 
     version: int
     kind: str
@@ -185,9 +187,17 @@ def _signal(app: str, program: str, name: str, texts: Mapping[str, str]) -> Sign
     reasons = [f"program: {program}", f"signal: {name}",
                ("top frames of the faulthandler dump: " + ", ".join(names)) if names
                else "no faulthandler dump in the bundle: program and signal only"]
-    text = f"{program} killed by {name}" + (f" in {' < '.join(names)}" if names else "")
-    return _make("signal", app, [program, name, *names], f"{app}: {text}", None,
-                 reasons=reasons)
+    text = f"{_titled(app, [program])} killed by {name}" + (
+        f" in {' < '.join(names)}" if names else "")
+    return _make("signal", app, [program, name, *names], text, None, reasons=reasons)
+
+
+def _titled(app: str, words: list[str]) -> str:
+    """``app`` and the words that say which command it was, the app's name said once
+    (``bash: exit 3``, not ``bash: bash: exit 3``)."""
+    if words and words[0] == app:
+        return " ".join(words)
+    return f"{app}: {' '.join(words)}" if words else app
 
 
 def _faulthandler_frames(dump: str, app: str) -> list[Frame]:
@@ -221,12 +231,16 @@ def _exit(app: str, run: Mapping[str, Any], output: str) -> Signature:
     shown = parameterise(line)[:160] if line else None
     words = [program] + ([sub] if sub else [])
     code_text = f"exit {code}" if isinstance(code, int) else status
+    # a run that succeeded was reported for its output, not for a failure: not a crash
+    kind = "report" if code == 0 and status in {"ok", "unknown"} else "exit"
     reasons = [f"program: {program}", f"subcommand: {sub or 'none'}", f"exit: {code_text}",
                (f"last error-like line of the output, values replaced: {shown}" if shown
                 else "no error-like line in the output")]
-    text = f"{' '.join(words)}: {code_text}" + (f": {shown}" if shown else "")
-    return _make("exit", app, [*words, code_text, shown or ""], f"{app}: {text}", None,
-                 reasons=reasons)
+    if kind == "report":
+        reasons.insert(0, "the run succeeded (exit 0): reported for what it did, not a crash")
+        code_text = "reported, no failure (exit 0)"
+    text = f"{_titled(app, words)}: {code_text}" + (f": {shown}" if shown else "")
+    return _make(kind, app, [*words, code_text, shown or ""], text, None, reasons=reasons)
 
 
 def _error_line(output: str) -> str | None:

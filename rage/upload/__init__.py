@@ -134,11 +134,40 @@ def _upload(path: Path, *, target: str, settings: Settings, progress: bool,
     return result
 
 
-def resend_command(path: Path | str, target: str) -> str:
-    """The command that uploads ``path`` to ``target`` again, ready to paste."""
+def check_target(target: str, settings: Settings) -> None:
+    """Raise :class:`UsageError` (one line) now if ``target`` can never work: an unknown
+    scheme, plain http to another host without ``allow_http``. Called before a bundle is
+    written, so a typo costs no bundle."""
+    from rage.upload.http import check_url
+
+    try:
+        proto, address = parse_target(target, settings.upload_protocol)
+        if address is not None and proto not in {"file", "gist"}:
+            check_url(address, settings)
+    except (UsageError, UploadError) as e:
+        raise UsageError(f"{e.message}: {e.hint}" if e.hint else e.message) from None
+
+
+def resend_command(path: Path | str, target: str, settings: Settings | None = None) -> str:
+    """The command that uploads ``path`` to ``target`` again, ready to paste: with ``--yes``
+    (it must work from scripts) and ``--allow-http`` when the target needs it."""
     import shlex
 
-    return f"rage send {shlex.quote(str(path))} --to {shlex.quote(target)}"
+    words = ["rage", "send", str(path), "--to", target, "--yes"]
+    if settings is not None and settings.allow_http and _needs_http(target, settings):
+        words.append("--allow-http")
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _needs_http(target: str, settings: Settings) -> bool:
+    """True if ``target`` works only with ``allow_http`` (plain http to another host)."""
+    import dataclasses
+
+    try:
+        check_target(target, dataclasses.replace(settings, allow_http=False))
+    except UsageError:
+        return True
+    return False
 
 
 __all__ = [
@@ -146,6 +175,7 @@ __all__ = [
     "Progress",
     "UploadResult",
     "Uploader",
+    "check_target",
     "link_from_response",
     "make_uploader",
     "parse_target",

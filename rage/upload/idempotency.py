@@ -51,12 +51,30 @@ def _secret() -> bytes | None:
     return None
 
 
-def upload_key(path: Path) -> str:
-    """The key for the bundle at ``path`` (43 URL-safe characters)."""
+def origin(url: str) -> str:
+    """``scheme://host:port`` of ``url``, the scope of its keys: every URL form of one
+    receiver (``http://h/``, ``http://h:80/api/v1/bundles``, after ``receiver+``) gets one
+    key per bundle, and another host never learns the key a receiver would honour."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
+    except ValueError:
+        port = 0
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def upload_key(path: Path, scope: str = "") -> str:
+    """The key for the bundle at ``path`` sent to ``scope`` (:func:`origin`; 43 URL-safe
+    characters)."""
     secret = _secret()
     if secret is None:
         return secrets.token_urlsafe(32)
     mac = hmac.new(secret, digestmod=hashlib.sha256)
+    if scope:
+        mac.update(b"origin:" + scope.encode() + b"\0")
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             mac.update(chunk)

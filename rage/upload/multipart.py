@@ -10,6 +10,7 @@ from rage.config import Settings
 from rage.errors import UploadError
 from rage.upload.base import Progress, UploadResult, link_from_response
 from rage.upload.http import HttpClient, stream_parts
+from rage.upload.idempotency import origin, upload_key
 
 
 class MultipartBody:
@@ -49,9 +50,12 @@ class MultipartUploader:
 
     def upload(self, path: Path, *, progress: Progress | None = None) -> UploadResult:
         body = MultipartBody(path, progress=progress)
+        # a rage receiver behind a plain URL then stores the same bundle once, as for
+        # receiver+ URLs; the key is scoped to this host (rage.upload.idempotency)
+        headers = {"Content-Type": body.content_type,
+                   "Idempotency-Key": upload_key(path, origin(self.url))}
         with HttpClient(self.settings) as client:
-            resp = client.send("POST", self.url, body=body,
-                               headers={"Content-Type": body.content_type})
+            resp = client.send("POST", self.url, body=body, headers=headers)
         link = link_from_response(resp.text, resp.headers, resp.content_type, resp.url)
         if not link:
             raise UploadError(f"{self.url} accepted the upload but sent back no link")

@@ -15,7 +15,7 @@ from rage.config import Settings
 from rage.errors import UploadError
 from rage.upload.base import Progress, UploadResult, link_from_response
 from rage.upload.http import FileBody, HttpClient
-from rage.upload.idempotency import upload_key
+from rage.upload.idempotency import origin, upload_key
 from rage.upload.tokens import TOKEN_ENV
 
 API_PATH = "api/v1/bundles"
@@ -38,7 +38,7 @@ class ReceiverUploader:
         headers = {"Content-Type": "application/zstd", "Accept": "application/json",
                    "X-Rage-Filename": path.name}
         # the same bundle sent twice is stored once (rage.upload.idempotency)
-        headers["Idempotency-Key"] = upload_key(path)
+        headers["Idempotency-Key"] = upload_key(path, origin(self.url))
         with HttpClient(self.settings) as client:
             resp = client.send("POST", self.url, body=FileBody(path, progress), headers=headers)
         try:
