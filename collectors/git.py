@@ -12,8 +12,11 @@ from collectors.base import Collector, CommandResult, Context
 
 GIT_TIMEOUT = 3.0
 # Stable output, no prompts, and never take the index lock (a report must not race the user).
+# In a partial clone, never fetch a missing object (newer git; older ones meet
+# protocol.allow=never below instead).
 _GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0",
-            "GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":"}
+            "GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":",
+            "GIT_NO_LAZY_FETCH": "1"}
 # The user's own git settings (where their global config is, where git's helpers live) are
 # kept; every other GIT_* variable is dropped: GIT_DIR and friends would point the
 # collector at another repository, GIT_EXTERNAL_DIFF or GIT_SSH_COMMAND name programs.
@@ -24,6 +27,8 @@ _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SY
 # someone else may have written (a clone, an unpacked archive): reporting on it must not
 # run what its .git/config names. Most of these only matter to commands this collector
 # never runs (fetch, commit, rebase); they are here so a new command cannot forget them.
+# Per-remote programs (remote.*.uploadpack, receivepack, vcs helpers) and send-email's are
+# reached only through a transport or a command that is never run here.
 _NO_PROGRAMS = (
     ("core.fsmonitor", "false"), ("core.useBuiltinFSMonitor", "false"),
     ("core.hooksPath", "/dev/null"), ("core.pager", "cat"), ("pager.status", "false"),
