@@ -501,3 +501,25 @@ def test_tokens_table_binds_a_token_per_receiver(rage_home: Path, config_file: P
                    env=env)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "[tokens]: 'ftp://x' is not an http(s) origin" in bad.stderr
+
+
+@pytest.mark.parametrize("fifo", ["fatal.log", "meta.json"])
+def test_a_recorded_tools_start_up_never_blocks_on_a_fifo_in_a_dead_run(
+        tmp_path: Path, fifo: str) -> None:
+    """The integration looks at the runs of recorders that died (their live/ entries) when
+    a tool starts: a FIFO there would hang the user's own tool."""
+    root = tmp_path / "home"
+    run_dir = root / "app" / "runs" / "20250101T000000Z-deadbeef"
+    run_dir.mkdir(parents=True)
+    (root / "app" / "live").mkdir()
+    (root / "app" / "live" / "999999").symlink_to(run_dir)
+    (run_dir / "fatal.log").write_text("Fatal Python error: Segmentation fault\n")
+    (run_dir / "meta.json").write_text('{"status": "running"}\n')
+    (run_dir / fifo).unlink()
+    os.mkfifo(run_dir / fifo)
+    code = ("import sys; from rage.integration.handoff import earlier_crashes; "
+            "print(earlier_crashes(sys.argv[1], 'app'))")
+    res = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True,
+                         text=True, timeout=15, check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
