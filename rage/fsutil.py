@@ -1,5 +1,10 @@
 """Private files and atomic writes: everything rage stores is 0700/0600.
 
+Written through new, unpredictable temporary names (:func:`create_temp`, :func:`link_new`,
+:func:`write_atomic`), never through a name someone else could have planted; read back
+as regular files only, within a bound, never blocking (:func:`open_regular`,
+:func:`read_own`): a run's history holds what a recorded program could have left there.
+
 On every recorded command's start-up path, so no pathlib or json at import: functions take
 ``str`` or ``Path`` alike and :func:`dumps_json` writes what ``json.dumps(indent=2)`` would.
 """
