@@ -523,3 +523,16 @@ def test_a_recorded_tools_start_up_never_blocks_on_a_fifo_in_a_dead_run(
                          text=True, timeout=15, check=False)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+def test_a_fifo_as_the_upload_key_secret_does_not_hang_send(rage_home: Path) -> None:
+    from rage.upload.idempotency import SECRET_FILE
+    from tests.test_upload_servers import Reply, serving
+
+    bundle = _bundle_to_send(rage_home)
+    os.mkfifo(rage_home / SECRET_FILE)
+    with serving(Reply(201, b'{"url": "{base}/b/1"}')) as s:
+        res = run_rage("send", str(bundle), "--to", f"receiver+{s.url}/", "--yes",
+                       timeout=15)
+    assert res.returncode == 0, res.stderr
+    assert len(s.seen) == 1
