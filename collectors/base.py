@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -41,6 +42,7 @@ class CommandResult:
     stderr: str
     duration_s: float
     timed_out: bool = False
+    truncated: bool = False  # more output than _OUTPUT_CAP came on a stream: the rest dropped
 
     @property
     def ok(self) -> bool:
@@ -75,6 +77,56 @@ class _ProcessTracker:
             _kill_group(proc)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=1.0)
+
+
+class _CappedOutput:
+    """A command's stdout and stderr, read as they come: the first :data:`_OUTPUT_CAP`
+    bytes of each are kept, the rest read and dropped, so a command (or the data it prints:
+    a repository's config, a file list) can neither block on a full pipe nor fill memory."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None and proc.stderr is not None
+        self._pipes = (proc.stdout, proc.stderr)
+        self._fds = (proc.stdout.fileno(), proc.stderr.fileno())
+        self._kept = {fd: bytearray() for fd in self._fds}
+        self._live = set(self._fds)
+        self.truncated = False
+
+    def read_until(self, deadline: float) -> bool:
+        """Read until both streams end (True) or ``deadline`` (monotonic) passes (False)."""
+        while self._live:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            ready, _, _ = select.select(list(self._live), [], [], left)
+            for fd in ready:
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    self._live.discard(fd)
+                    continue
+                buf = self._kept[fd]
+                room = _OUTPUT_CAP - len(buf)
+                if len(data) > room:
+                    self.truncated = True
+                if room > 0:
+                    buf += data[:room]
+        return True
+
+    def kept(self) -> tuple[bytes, bytes]:
+        """What was kept of stdout and of stderr."""
+        return bytes(self._kept[self._fds[0]]), bytes(self._kept[self._fds[1]])
+
+    def close(self) -> None:
+        for p in self._pipes:
+            p.close()
+
+
+def _waited(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -150,33 +202,28 @@ class Context:
             proc.communicate()
             return None
         timed_out = False
+        output = _CappedOutput(proc)
         try:
-            try:
-                out, err = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            if not output.read_until(start + timeout) or not _waited(proc, start + timeout):
                 timed_out = True
                 _kill_group(proc)
-                try:
-                    out, err = proc.communicate(timeout=1.0)
-                except subprocess.TimeoutExpired:
-                    # a grandchild escaped the group and holds the pipes open: stop reading
-                    proc.kill()
-                    for pipe in (proc.stdout, proc.stderr):
-                        if pipe is not None:
-                            pipe.close()
-                    proc.wait()
-                    out, err = b"", b""
+                if not output.read_until(time.monotonic() + 1.0):
+                    proc.kill()  # a grandchild escaped the group and holds the pipes open
+                proc.wait()
         finally:
+            output.close()
             _kill_group(proc)
             if tracker is not None:
                 tracker.discard(proc)
+        out, err = output.kept()
         return CommandResult(
             argv=tuple(argv),
             returncode=None if timed_out else proc.returncode,
-            stdout=out[:_OUTPUT_CAP].decode("utf-8", "replace"),
-            stderr=err[:_OUTPUT_CAP].decode("utf-8", "replace"),
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
             duration_s=time.monotonic() - start,
             timed_out=timed_out,
+            truncated=output.truncated,
         )
 
 

@@ -192,6 +192,9 @@ class GitCollector(Collector):
         listed = self._git(ctx, git, "config", "-z", "--list")
         if not listed.ok:
             raise RuntimeError(_refusal(listed))
+        if listed.truncated:  # a driver could hide past what was read
+            raise RuntimeError("the repository's config is larger than rage reads: "
+                               "not inspected")
         drivers_off = driver_overrides(listed.stdout)
         # Submodules are other repositories with their own config: git would run `git
         # status` inside each (with their drivers, unlisted here) to see whether its files

@@ -538,3 +538,40 @@ def test_a_fifo_as_the_upload_key_secret_does_not_hang_send(rage_home: Path) -> 
                        timeout=15)
     assert res.returncode == 0, res.stderr
     assert len(s.seen) == 1
+
+
+def test_collector_commands_keep_a_bounded_part_of_a_flood() -> None:
+    import tracemalloc
+
+    from collectors.base import Context
+
+    tracemalloc.start()
+    try:
+        res = Context().run_command(
+            [sys.executable, "-c", "import sys; sys.stdout.write('x' * (64 << 20))"],
+            timeout=30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res is not None and res.ok and res.truncated
+    assert len(res.stdout) == 1024 * 1024
+    assert peak < 16 * 1024 * 1024, peak
+
+
+@needs_git
+def test_git_refuses_a_config_too_large_to_list_whole(tmp_path: Path) -> None:
+    from collectors.base import Context
+    from collectors.git import GitCollector
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    # a driver listed after a megabyte of harmless settings
+    (repo / ".git" / "big.cfg").write_text(
+        "[alias]\n" + "".join(f"\ta{i} = status\n" for i in range(120_000))
+        + f"[filter \"late\"]\n\tclean = touch '{tmp_path}/marker'; cat\n")
+    git(repo, "config", "include.path", "big.cfg")
+    (repo / ".gitattributes").write_text("* filter=late\n")
+    with pytest.raises(RuntimeError, match="config is larger than rage reads"):
+        GitCollector().collect(Context(cwd=repo))
+    assert not (tmp_path / "marker").exists()
