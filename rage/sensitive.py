@@ -50,7 +50,10 @@ _META_LAST = frozenset({
     "sock", "socket", "style", "level", "strategy", "flow", "realm", "audience", "issuer", "hint",
     # what went wrong with one (ExpiredSignatureError, token_invalid)
     "error", "errors", "exception", "warning", "failed", "failure", "invalid", "missing",
-    "expired", "mismatch", "refresh",
+    "expired", "mismatch", "refresh", "fail", "fails",
+    # what a certificate's extensions name (subjectKeyIdentifier=hash, keyUsage = ...), a
+    # time (token_obtained_at), a program (gke-gcloud-auth-plugin=528.0.0-0)
+    "identifier", "usage", "at", "plugin", "plugins",
     # a file name, as compilers and test runners print it (auth.c:41, test_auth.py::)
     "c", "h", "cc", "cpp", "hpp", "py", "pyc", "go", "rs", "js", "ts", "java", "rb", "php",
     "yml", "yaml", "json", "toml", "cfg", "ini", "conf", "txt", "log", "md", "sh", "o", "so",
@@ -80,6 +83,10 @@ _BENIGN_PARTS = frozenset({
     "authsource", "authmechanism", "authmechanismproperties", "authenticationdatabase",
     # OpenSSH's debug output: its monitor's service request (`mm_answer_authserv:`)
     "authserv",
+    # what happened, not what was used: PostgreSQL's `connection authorized: user=x`,
+    # 802.11's deauthentication (macOS: `DeauthInd:sts:0_rsn:7`)
+    "authorized", "unauthorized", "authorised", "unauthorised", "authenticated",
+    "unauthenticated", "deauth", "deauthenticated", "deauthentication",
 })
 # First parts with the same effect: MAX_TOKENS, NUM_KEYS, min_password_length.
 _META_FIRST = frozenset({"max", "min", "num", "n", "no", "use", "enable", "disable", "is",

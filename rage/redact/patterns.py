@@ -253,7 +253,7 @@ HARMLESS_VALUES = frozenset({
     b"{", b"[", b"(",  # what opens a JSON object, list or tuple: the value is inside
     # a package's architecture (`libsecret-1-0:amd64` in dpkg -l, apt)
     b"amd64", b"arm64", b"i386", b"armhf", b"armel", b"ppc64el", b"s390x", b"riscv64",
-    b"x86_64", b"aarch64", b"noarch", b"mips64el",
+    b"x86_64", b"aarch64", b"noarch", b"mips64el", b"all",
     b"disabled", b"|", b">", b"|-", b">-", b"|+", b">+",
     # where keytool reads it from: `-storepass:env VAR`, `-keypass:file PATH`
     b"env", b"file",
