@@ -58,6 +58,7 @@ _META_LAST = frozenset({
     "c", "h", "cc", "cpp", "hpp", "py", "pyc", "go", "rs", "js", "ts", "java", "rb", "php",
     "yml", "yaml", "json", "toml", "cfg", "ini", "conf", "txt", "log", "md", "sh", "o", "so",
 })
+_COOKIE_ATTRIBUTES = frozenset({"secure", "httponly", "samesite", "partitioned"})
 # ...and these, found in logs of web apps, APIs and ORMs (cookie_domain, api_key_header,
 # oauth_callback)
 _META_LAST |= {"domain", "domains", "header", "headers", "callback", "callbacks", "samesite",
@@ -143,8 +144,11 @@ def looks_secret_name(name: str) -> bool:
         return False  # sort_key=created_at
     if len(parts) > 1 and parts[-2:] == ["key", "id"] and not joined:
         return False  # kms_key_id: which key, not the key (aws_access_key_id stays)
-    # a name that describes a secret (its length, file, type) does not hold one
-    return not (len(parts) > 1 and (parts[-1] in _META_LAST or parts[0] in _META_FIRST))
+    # a name that describes a secret (its length, file, type) does not hold one; a cookie's
+    # attributes describe a cookie, not a password (`password_super_secure = "x"`)
+    meta_last = parts[-1] in _META_LAST and not (parts[-1] in _COOKIE_ATTRIBUTES
+                                                 and password_name(name))
+    return not (len(parts) > 1 and (meta_last or parts[0] in _META_FIRST))
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")

@@ -94,7 +94,12 @@ _IDENTIFIER = compiled(rb"[A-Za-z_][A-Za-z_.\-]*")  # a name: `user`, `db-passwo
 _MASKED = compiled(rb"\*{2,}|%2[aA](?:%2[aA])+|\[(?:secure|redacted|masked|hidden|filtered)\]"
                    rb"|<(?:redacted|masked|hidden)>", re.I)
 _VAR_DUMP_CLASS = (b":private]=>", b":protected]=>", b"]=>")  # after `["key":"Class"`
-_PY_PREFIX = compiled(rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?=[\"'])")
+_PY_PREFIX = compiled(rb"(?:[bB][rR]?|[rR][bB]?|[uU]8?|L|@)(?=[\"'])")
+
+
+_COMPARISON = compiled(rb"[=!]=")
+_NAME_START = compiled(rb"[A-Za-z_]")  # a name, not a literal (quoted, a prefix's, a number)
+_LITERAL_START = compiled(rb"(?:[bB][rR]?|[rR][bB]?|[uU]8?|L|@)[\"']")
 
 
 def _basic_credentials(value: bytes) -> bool:
@@ -351,6 +356,9 @@ class Handlers:
                 return m.end(kg)  # (one digit is no secret: ffmpeg's `-pass 2`)
             if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
                 return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
+            if form == "inline" and _COMPARISON.search(m.string, m.end(kg), vs) and (
+                    _NAME_START.match(m.string, vs)) and not _LITERAL_START.match(m.string, vs):
+                return m.end(kg)  # `if token != expected:`: code compares with a name
         else:  # a bare "Bearer <token>", "Basic <base64>"
             key = b"authorization"
             if form == "basic" and not _basic_credentials(m.group(vg)):

@@ -38,7 +38,13 @@ from rage.redact.argv import (
     redact_command_line,
     redact_fed_lines,
 )
-from rage.redact.calls import ANNOTATION, annotated_values, positional_passwords
+from rage.redact.calls import (
+    ANNOTATION,
+    COMPARE_NEEDLES,
+    annotated_values,
+    compared_literals,
+    positional_passwords,
+)
 from rage.redact.calls import NEEDLES as CALL_NEEDLES
 from rage.redact.hexdump import run_start as dump_run_start
 from rage.redact.normalize import trace_record_start
@@ -152,6 +158,8 @@ _RULES_BY_NEEDLE = (
     (KEY_VALUE, "key-value-table"),  # Vault's `Key    Value` tables
     # a password passed by position: `server.login("me@x.com", "x")` in a traceback
     *((n, "calls") for n in CALL_NEEDLES),
+    # `if ("x" == my_password)`: a literal compared with a secret name, the literal first
+    *((n, "compared") for n in COMPARE_NEEDLES),
     # an argv one element a line: `docker compose config`'s `- --db-password` then `- x`,
     # a pretty-printed JSON list (ansible -vvv's `"cmd": [`)
     (b"- --", "option-item"), (b'"--', "option-item"),
@@ -232,7 +240,7 @@ def redact_multiline(buf: bytes, count: Count,
              "insert": lambda lines, at, count: insert_rows(lines, at, count, schema),
              "sql-params": bound_parameters, "sql-key": key_detail,
              "calls": positional_passwords, "option-item": _option_items,
-             "annotated": annotated_values,
+             "annotated": annotated_values, "compared": compared_literals,
              "pipe-table": pipe_tables, "records": expanded_records, "copy": copy_blocks,
              "key-value-table": key_value_tables,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
