@@ -224,3 +224,17 @@ def test_a_file_and_a_pipe_learn_nothing_from_a_log_of_identifiers(tmp_path: Pat
         assert proc.stdout.count(b"expiring ab12cd34ef\n") == 3
     assert by_file.stdout == piped.stdout
 
+
+
+def test_real_logs_cut_into_blocks_anywhere_give_the_whole_inputs_output() -> None:
+    """However the bytes arrive (a pipe's reads, a stream's blocks), the output is the
+    whole input's: 40 cuts at random places, each a block of its own."""
+    import random
+
+    data = b"".join(line for _, line in _lines())
+    whole = Redactor(pseudonymize=False).bytes(data)
+    rng = random.Random(34)
+    cuts = sorted(rng.sample(range(1, len(data)), 40))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    out = b"".join(Redactor(pseudonymize=False).stream(iter(chunks), block=1, workers=0))
+    assert out == whole == data
