@@ -85,7 +85,11 @@ def test_a_user_reports_to_the_maintainers_receiver(
 
     refused = rage(*argv)  # the receiver wants the upload token
     assert refused.returncode == 4, refused.stdout + refused.stderr
-    sent = rage(*argv, env={"RAGE_UPLOAD_TOKEN": tokens["RAGE_SERVER_UPLOAD_TOKEN"]})
+    # as the README says: the token, and the receiver it belongs to
+    receiver_url = argv[argv.index("--to") + 1]
+    assert "`RAGE_UPLOAD_URL`" in (ROOT / "README.md").read_text()
+    sent = rage(*argv, env={"RAGE_UPLOAD_TOKEN": tokens["RAGE_SERVER_UPLOAD_TOKEN"],
+                            "RAGE_UPLOAD_URL": receiver_url})
     assert sent.returncode == 0, sent.stdout + sent.stderr
     assert "https://rage.example.org/b/" in sent.stdout + sent.stderr  # its --public-url
 
