@@ -10,6 +10,10 @@ directory entries were walked at every download, a slow reader held a worker thr
 
 from __future__ import annotations
 
+import io
+import json
+import struct
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +24,7 @@ from typing import Any
 import psutil
 import pytest
 import requests
+import zstandard
 
 from tests.test_server import (
     Server,
@@ -27,8 +32,10 @@ from tests.test_server import (
     build_bundle,
     default_files,
     make_manifest,
+    reg,
     start_server,
     stop_server,
+    tar_bytes,
 )
 
 MiB = 1024 * 1024
@@ -107,3 +114,121 @@ def test_a_line_of_blanks_does_not_hold_the_receiver(server: Server, tmp_path: P
     watch = under_attack(server, lambda: api_upload(server, bundle))
     assert watch.result.status_code == 201, watch.result.text
     assert watch.rss_growth < RSS_SLACK
+
+
+# -- 2. extended tar headers: pax and GNU long names ----------------------------------------
+
+def rle_zst(*parts: bytes | int) -> bytes:
+    """A zstd frame of raw blocks (bytes) and runs of zero bytes (int) in RLE blocks (RFC
+    8878): gigabytes of zeros in a few bytes, without compressing them in the test."""
+    block = 128 * 1024
+    pieces: list[tuple[int, bytes]] = []  # (block type, raw bytes or the run's length)
+    for part in parts:
+        if isinstance(part, bytes):
+            pieces += [(0, part[i:i + block]) for i in range(0, len(part), block)]
+        else:
+            pieces += [(1, struct.pack("<I", min(block, part - i)))
+                       for i in range(0, part, block)]
+    frame = bytearray(b"\x28\xb5\x2f\xfd\x00\x38")  # no content size, 128 KiB window
+    for n, (kind, data) in enumerate(pieces):
+        size = len(data) if kind == 0 else struct.unpack("<I", data)[0]
+        last = n == len(pieces) - 1
+        frame += struct.pack("<I", (size << 3) | (kind << 1) | last)[:3]
+        frame += data if kind == 0 else b"\x00"
+    return bytes(frame)
+
+
+def extended_header(kind: bytes, size: int) -> bytes:
+    """A tar header announcing ``size`` bytes of pax ('x') or GNU long-name ('L') data."""
+    info = tarfile.TarInfo("././@PaxHeader" if kind == tarfile.XHDTYPE else "././@LongLink")
+    info.type = kind
+    info.size = size
+    return info.tobuf(tarfile.USTAR_FORMAT if kind == tarfile.XHDTYPE else tarfile.GNU_FORMAT)
+
+
+def _refused(server: Server, body: bytes, *words: str) -> Watch:
+    """Upload ``body`` while watching the receiver; it must be a 4xx JSON error naming
+    ``words``, and nothing may be stored."""
+    before = server.stored()
+
+    def upload() -> requests.Response:
+        return requests.post(f"{server.url}/api/v1/bundles", data=body, timeout=120,
+                             headers={"Content-Type": "application/zstd"})
+
+    watch = under_attack(server, upload)
+    r = watch.result
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+    assert all(w in r.json()["error"] for w in words), r.text
+    assert server.stored() == before
+    assert watch.rss_growth < RSS_SLACK, watch.rss_growth
+    return watch
+
+
+@pytest.mark.parametrize("kind", [tarfile.XHDTYPE, tarfile.GNUTYPE_LONGNAME])
+def test_an_extended_header_declaring_200_mib_is_refused_unread(server: Server,
+                                                                 kind: bytes) -> None:
+    declared = 200 * MiB  # read whole into memory by tarfile, then copied: about 3x
+    body = rle_zst(extended_header(kind, declared), declared + (-declared % 512) + 1024)
+    assert len(body) < 16 * 1024
+    _refused(server, body, "extended tar header", "refused")
+
+
+@pytest.mark.parametrize("payload", [
+    b"1" * (64 * 1024 - 1),  # the hdrcharset search: quadratic in a run of digits
+    b"2 " * (32 * 1024 - 2) + b"=\n",  # the record loop: each record scans to the "="
+], ids=["digits", "records"])
+def test_the_cve_2024_6232_pax_header_is_refused_at_once(server: Server,
+                                                         payload: bytes) -> None:
+    # under MAX_EXTENDED: the receiver's own pax parser, not the size bound, refuses it
+    assert len(payload) < 64 * 1024
+    tar = extended_header(tarfile.XHDTYPE, len(payload)) + payload
+    body = zstandard.ZstdCompressor(level=19).compress(tar + b"\0" * (-len(tar) % 512 + 1024))
+    assert len(body) < 120  # issue 35: a 98-byte upload held the server 67 s
+    _refused(server, body, "malformed pax header")
+
+
+def test_a_chain_of_pax_headers_is_refused(server: Server) -> None:
+    record = b"18 comment=abcdef\n"
+    one = extended_header(tarfile.XHDTYPE, len(record)) + record + b"\0" * (512 - len(record))
+    body = zstandard.ZstdCompressor().compress(one * 5000 + b"\0" * 1024)
+    _refused(server, body, "extended tar headers in a row")
+
+
+# -- 3. entries the manifest does not list ---------------------------------------------------
+
+def test_directory_entries_are_refused(server: Server, tmp_path: Path) -> None:
+    dirs = []
+    for i in range(20_000):
+        info = tarfile.TarInfo(f"d/{i}")
+        info.type = tarfile.DIRTYPE
+        dirs.append((info, b""))
+    files = default_files()
+    tar = tar_bytes([reg("manifest.json", json.dumps(make_manifest(files)).encode()),
+                     *dirs, *(reg(n, d) for n, d in files.items())])
+    body = zstandard.ZstdCompressor(level=19).compress(tar)
+    _refused(server, body, "'d/0' is a directory", "refused")
+
+
+@pytest.mark.parametrize("fmt", [tarfile.PAX_FORMAT, tarfile.GNU_FORMAT])
+def test_extended_headers_of_real_bundles_read_as_tarfile_reads_them(fmt: int) -> None:
+    # the bounded parser replaces tarfile's for every header: what it reads must not change
+    from rage.bundle.stream import iter_members
+
+    names = ["manifest.json", "run/" + "x" * 300 + ".log", "collectors/\u00e9t\u00e9.json",
+             "run/attachments/" + "\u00fc" * 200, "run/one"]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=fmt) as tar:
+        for i, name in enumerate(names):
+            info = tarfile.TarInfo(name)
+            info.size = 1000 * i + 1
+            info.mtime = 1_700_000_000.5
+            tar.addfile(info, io.BytesIO(bytes([65 + i]) * info.size))
+    body = io.BytesIO(zstandard.ZstdCompressor().compress(buf.getvalue()))
+    expected = []
+    with tarfile.open(fileobj=io.BytesIO(buf.getvalue())) as tar:
+        for info in tar:
+            data = tar.extractfile(info)
+            assert data is not None
+            expected.append((info.name, data.read()))
+    got = [(m.name, m.read(10**6)) for m in iter_members(body, 10**8)]
+    assert got == expected

@@ -125,11 +125,14 @@ def _texts_in_memory(src: IO[bytes], wanted: set[str]) -> dict[str, str]:
 
     import zstandard
 
+    from rage.bundle.stream import StrictTarInfo
+
     # across frames, as the validation read it (`pzstd` writes several)
     with zstandard.ZstdDecompressor().stream_reader(src, read_across_frames=True) as z:
         data = z.read(SMALL_BUNDLE + 64 * 1024)  # the sizes were checked: this is all of it
     out = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tf:
+    # the bundle's headers as validation read them: bounded, never tarfile's pax parser
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=StrictTarInfo) as tf:
         for info in tf.getmembers():
             name = info.name.removeprefix("./")
             if name in wanted and info.isreg() and (f := tf.extractfile(info)) is not None:
