@@ -10,8 +10,10 @@ directory entries were walked at every download, a slow reader held a worker thr
 
 from __future__ import annotations
 
+import functools
 import io
 import json
+import socket
 import struct
 import tarfile
 import threading
@@ -87,6 +89,10 @@ def under_attack(server: Server, attack: Callable[[], Any], *, min_checks: int =
     if "error" in out:
         raise out["error"]
     return Watch(out.get("result"), checks, peak - idle)
+
+
+def _bundle_with(tmp_path: Path, name: str, **files: bytes) -> Path:
+    return build_bundle(tmp_path / name, {**default_files(), **files})
 
 
 # -- 1. quadratic regexes on uploaded text --------------------------------------------------
@@ -196,16 +202,8 @@ def test_a_chain_of_pax_headers_is_refused(server: Server) -> None:
 
 # -- 3. entries the manifest does not list ---------------------------------------------------
 
-def test_directory_entries_are_refused(server: Server, tmp_path: Path) -> None:
-    dirs = []
-    for i in range(20_000):
-        info = tarfile.TarInfo(f"d/{i}")
-        info.type = tarfile.DIRTYPE
-        dirs.append((info, b""))
-    files = default_files()
-    tar = tar_bytes([reg("manifest.json", json.dumps(make_manifest(files)).encode()),
-                     *dirs, *(reg(n, d) for n, d in files.items())])
-    body = zstandard.ZstdCompressor(level=19).compress(tar)
+def test_directory_entries_are_refused(server: Server) -> None:
+    body, _ = _directory_bomb(20_000)  # issue 35: a million, accepted after 21.5 s
     _refused(server, body, "'d/0' is a directory", "refused")
 
 
@@ -232,3 +230,106 @@ def test_extended_headers_of_real_bundles_read_as_tarfile_reads_them(fmt: int) -
             expected.append((info.name, data.read()))
     got = [(m.name, m.read(10**6)) for m in iter_members(body, 10**8)]
     assert got == expected
+
+
+# -- 4. slow readers ----------------------------------------------------------------------
+
+def _slow_reader(server: Server, path: str) -> socket.socket:
+    """A client that asks for ``path``, takes the response's first bytes, then stops
+    reading (a tiny receive window: the server's sends stall at once)."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(30)
+    s.connect((host, int(port)))
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    assert s.recv(1024).startswith(b"HTTP/1.1 200")
+    return s
+
+
+def test_slow_readers_of_a_large_member_hold_no_worker(server: Server, tmp_path: Path) -> None:
+    # larger than what waitress buffers for a response (16 MiB) before its worker waits
+    big = b"".join(b"line %d: nothing to see\n" % i for i in range(1_600_000))
+    assert len(big) > 32 * MiB
+    r = api_upload(server, _bundle_with(tmp_path, "big.tar.zst", **{"run/output.log": big}))
+    assert r.status_code == 201, r.text
+    path = f"/b/{r.json()['id']}/files/run/output.log"
+    proc = psutil.Process(server.proc.pid)
+    fds = proc.num_fds()
+    readers = [_slow_reader(server, path) for _ in range(12)]  # the server has 8 workers
+    try:
+        watch = under_attack(server, lambda: time.sleep(2))
+        assert watch.rss_growth < RSS_SLACK, watch.rss_growth
+        # a reader at full speed still gets every byte
+        whole = requests.get(server.url + path, timeout=60)
+        assert whole.status_code == 200 and whole.content == big
+    finally:
+        for s in readers:
+            s.close()
+    # each slow reader's member (and its stored file) is closed with its connection
+    deadline = time.monotonic() + 30
+    while proc.num_fds() > fds + 2 and time.monotonic() < deadline:
+        requests.get(f"{server.url}/healthz", timeout=HEALTH_WITHIN)
+        time.sleep(0.2)
+    assert proc.num_fds() <= fds + 2
+
+
+def test_member_downloads_small_empty_and_head(server: Server, tmp_path: Path) -> None:
+    r = api_upload(server, _bundle_with(tmp_path, "s.tar.zst", **{"run/empty.log": b""}))
+    assert r.status_code == 201, r.text
+    base = f"{server.url}/b/{r.json()['id']}/files/"
+    small = requests.get(base + "run/output.log", timeout=30)
+    assert small.status_code == 200 and small.content == default_files()["run/output.log"]
+    assert small.headers["Content-Disposition"].startswith('attachment; filename="output.log"')
+    empty = requests.get(base + "run/empty.log", timeout=30)
+    assert empty.status_code == 200 and empty.content == b""
+    head = requests.head(base + "run/output.log", timeout=30)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["Content-Length"] == str(len(default_files()["run/output.log"]))
+    missing = requests.get(base + "run/nope.log", timeout=30)
+    assert missing.status_code == 404 and "no file" in missing.json()["error"]
+
+
+def test_a_zstd_window_over_8_mib_is_refused(server: Server) -> None:
+    # each download streams through a decompressor that holds the frame's whole window
+    params = zstandard.ZstdCompressionParameters.from_level(3, window_log=27)
+    squeeze = zstandard.ZstdCompressor(compression_params=params).compressobj()
+    files = default_files()
+    tar = tar_bytes([reg("manifest.json", json.dumps(make_manifest(files)).encode()),
+                     *(reg(n, d) for n, d in files.items())])
+    body = squeeze.compress(tar) + squeeze.flush()
+    assert zstandard.get_frame_parameters(body).window_size == 128 * MiB
+    _refused(server, body, "zstd window is larger than")
+
+
+def _directory_bomb(count: int) -> tuple[bytes, dict[str, Any]]:
+    dirs = []
+    for i in range(count):
+        info = tarfile.TarInfo(f"d/{i}")
+        info.type = tarfile.DIRTYPE
+        dirs.append((info, b""))
+    files = default_files()
+    manifest = make_manifest(files)
+    tar = tar_bytes([reg("manifest.json", json.dumps(manifest).encode()),
+                     *dirs, *(reg(n, d) for n, d in files.items())])
+    return zstandard.ZstdCompressor(level=19).compress(tar), manifest
+
+
+def test_a_stored_directory_bomb_costs_a_view_at_most_20000_entries(server: Server,
+                                                                      tmp_path: Path) -> None:
+    # one stored before directories were refused: every view of it stops at the bound
+    from rage.server.storage import LocalStorage, StoredBundle, new_id
+
+    body, manifest = _directory_bomb(30_000)
+    planted = tmp_path / "planted.tar.zst"
+    planted.write_bytes(body)
+    bundle_id = new_id()
+    LocalStorage(server.storage).put(planted, StoredBundle(
+        id=bundle_id, created_at="2026-01-01T00:00:00+00:00", size=len(body),
+        sha256="0" * 64, delete_token_hash="0" * 64, manifest=manifest))
+    for path in (f"/b/{bundle_id}/files/run/output.log", f"/b/{bundle_id}"):
+        url = server.url + path
+        watch = under_attack(server, functools.partial(requests.get, url, timeout=60))
+        r = watch.result
+        assert r.status_code == 500 and "more than 20000 entries" in r.json()["error"], r.text
+        assert watch.rss_growth < RSS_SLACK

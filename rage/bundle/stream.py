@@ -21,7 +21,9 @@ first problem stops the read:
   (tarfile's own parser is quadratic before Python 3.11.10 / 3.12.6, CVE-2024-6232);
   global headers, sparse files and chains of extended headers are refused;
 - at most ``max_entries`` entries (directories count), and TarInfo objects are not kept:
-  a million directory entries cost neither minutes nor hundreds of megabytes.
+  a million directory entries cost neither minutes nor hundreds of megabytes;
+- a zstd frame may ask for a window of at most MAX_WINDOW: a streaming decompressor holds
+  its window, and a receiver streams one per download in flight.
 
 Every problem is a one-line BadInputError; "too large" is the subclass BundleTooLarge so a
 server can answer 413 rather than 400.
@@ -48,6 +50,8 @@ DEFAULT_MAX_DECOMPRESSED = 1024**3
 DEFAULT_MAX_ENTRIES = 20_000
 # a pax header of rage's holds a path (at most 1,024 characters) and a few numbers
 MAX_EXTENDED = 64 * 1024
+# zstd level 19's window (rage writes level 3: 2 MiB); zstd's own limit is 128 MiB
+MAX_WINDOW = 8 * 1024 * 1024
 MAX_EXTENDED_CHAIN = 4  # extended headers before one member (pax + GNU long name is 2)
 _PAX_TYPES = (tarfile.XHDTYPE, tarfile.SOLARIS_XHDTYPE)
 _GNU_LONG_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK)
@@ -186,6 +190,9 @@ def _as_bad_input(e: Exception) -> BadInputError:
         return BadInputError("corrupt bundle: truncated")
     if isinstance(e, ValueError):
         return BadInputError(f"corrupt bundle: {type(e).__name__}: {e}")
+    if "too much memory" in str(e):  # the frame's window is over max_window_size
+        return BadInputError(f"bundle refused: its zstd window is larger than {MAX_WINDOW} "
+                             "bytes (compress at level 19 or below)")
     return BadInputError(f"corrupt bundle: zstd: {e}")
 
 
@@ -358,7 +365,7 @@ def iter_members(src: Source, max_decompressed: int, *,
         head = f.read(4)
         if head != ZSTD_MAGIC:
             raise BadInputError("not a rage bundle: the file is not zstd-compressed")
-        stream = zstandard.ZstdDecompressor().stream_reader(
+        stream = zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW).stream_reader(
             cast(IO[bytes], _Prefixed(head, f)), read_across_frames=True)
         bounded = _Bounded(stream, max_decompressed)
         seen: set[str] = set()

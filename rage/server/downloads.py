@@ -1,30 +1,98 @@
-"""One member of a stored bundle, streamed as a download (``/b/<id>/files/<name>``)."""
+"""One member of a stored bundle, streamed as a download (``/b/<id>/files/<name>``).
+
+The archive is read up to the member by the worker thread that took the request; the
+member's own bytes are inflated only as the client takes them. Under waitress the member
+goes out as a ``wsgi.file_wrapper``: the server's event loop reads it as the socket drains,
+so a client reading at a trickle holds a connection, not a worker thread (eight such
+readers once held every worker, and /healthz went unanswered).
+"""
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
-from typing import IO, Any
+from collections.abc import Generator, Iterator
+from typing import IO
 from urllib.parse import quote
 
-from rage.bundle.stream import iter_members
+from rage.bundle.stream import CHUNK, Member, iter_members
 from rage.errors import NotFoundError
 from rage.server.storage import Storage
 
 
-def open_member(storage: Storage, bundle_id: str, name: str,
-                max_decompressed: int) -> tuple[int, Iterator[bytes]]:
-    """The member's size and an iterator over its bytes; NotFoundError if it is not there.
+class MemberFile:
+    """A member being streamed, as the read-only file ``wsgi.file_wrapper`` wants.
 
-    The archive is read up to the member, then streamed; the iterator closes the file.
+    waitress reads ahead of what the socket takes, then seeks back to the start of that
+    read and forward by what was sent: so this keeps the bytes of the last read, and a seek
+    may go anywhere from there on, never before it. At most about one read is held.
     """
+
+    def __init__(self, member: Member, members: Generator[Member, None, None],
+                 f: IO[bytes]) -> None:
+        self.size = member.size
+        self._member = member
+        self._members = members
+        self._f = f
+        self._buf = bytearray()
+        self._base = 0  # the offset of _buf[0] in the member
+        self._pos = 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        pos = (offset, self._pos + offset, self.size + offset)[whence]
+        if pos < self._base:
+            raise OSError("a member being streamed cannot seek back before its last read")
+        self._pos = pos
+        return pos
+
+    def read(self, n: int = -1) -> bytes:
+        if n < 0 or self._pos + n > self.size:
+            n = max(0, self.size - self._pos)
+        drop = min(self._pos - self._base, len(self._buf))  # nothing reads these again
+        del self._buf[:drop]
+        self._base += drop
+        need = self._pos + n - self._base
+        while len(self._buf) < need:
+            chunk = self._member.read(max(CHUNK, need - len(self._buf)))
+            if not chunk:
+                # an OSError makes the server drop the connection (a short answer, not a
+                # busy loop waiting for bytes that will never come)
+                raise OSError(f"member {self._member.name!r} ended early")
+            self._buf += chunk
+        at = self._pos - self._base
+        out = bytes(self._buf[at:at + n])
+        self._pos += len(out)
+        return out
+
+    def close(self) -> None:
+        self._members.close()
+        self._f.close()
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The bytes in chunks, for a server without ``wsgi.file_wrapper``."""
+        try:
+            while chunk := self.read(CHUNK):
+                yield chunk
+        finally:
+            self.close()
+
+
+def open_member(storage: Storage, bundle_id: str, name: str,
+                max_decompressed: int) -> MemberFile:
+    """The member, positioned at its first byte; NotFoundError if it is not there.
+
+    Close it (the server does, once it is sent) to release the stored file."""
     f = storage.open(bundle_id)
     members = iter_members(f, max_decompressed)
     try:
         for m in members:
             if m.name == name:
-                return m.size, _stream(m, members, f)
+                return MemberFile(m, members, f)
         raise NotFoundError(f"no file {name!r} in this bundle")
     except BaseException:
         members.close()
@@ -44,9 +112,3 @@ def attachment(name: str) -> str:
     base = name.rsplit("/", 1)[-1]
     plain = re.sub(r"[^A-Za-z0-9._-]", "_", base) or "file"
     return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"
-
-
-def _stream(m: Any, members: Any, f: IO[bytes]) -> Iterator[bytes]:
-    with contextlib.closing(members), f:
-        while chunk := m.read(256 * 1024):
-            yield chunk

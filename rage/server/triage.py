@@ -125,10 +125,11 @@ def _texts_in_memory(src: IO[bytes], wanted: set[str]) -> dict[str, str]:
 
     import zstandard
 
-    from rage.bundle.stream import StrictTarInfo
+    from rage.bundle.stream import MAX_WINDOW, StrictTarInfo
 
     # across frames, as the validation read it (`pzstd` writes several)
-    with zstandard.ZstdDecompressor().stream_reader(src, read_across_frames=True) as z:
+    with zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW).stream_reader(
+            src, read_across_frames=True) as z:
         data = z.read(SMALL_BUNDLE + 64 * 1024)  # the sizes were checked: this is all of it
     out = {}
     # the bundle's headers as validation read them: bounded, never tarfile's pax parser
