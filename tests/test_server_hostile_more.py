@@ -333,3 +333,41 @@ def test_a_stored_directory_bomb_costs_a_view_at_most_20000_entries(server: Serv
         r = watch.result
         assert r.status_code == 500 and "more than 20000 entries" in r.json()["error"], r.text
         assert watch.rss_growth < RSS_SLACK
+
+
+# -- 10. Infinity and NaN ------------------------------------------------------------------
+
+def _strict(text: str) -> Any:
+    """JSON as a strict parser reads it: Infinity, -Infinity and NaN are not JSON."""
+    def refuse(name: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {name} in a response")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("where", ["duration", "signal", "collector"])
+def test_non_finite_numbers_never_reach_a_page_or_a_json_answer(server: Server,
+                                                               tmp_path: Path,
+                                                               where: str) -> None:
+    files = default_files()
+    if where == "collector":
+        files["collectors/platform.json"] = (b'{"name": "platform", "status": "ok", '
+                                             b'"duration_s": Infinity, "error": null, '
+                                             b'"data": {"cpus": NaN}}')
+    manifest = make_manifest(files)
+    if where == "duration":
+        manifest["run"]["duration_s"] = float("inf")
+    elif where == "signal":
+        manifest["run"].update(signal=float("nan"), status="crashed", exit_code=None)
+    else:
+        manifest["sections"]["platform"]["duration_s"] = float("-inf")
+    r = api_upload(server, build_bundle(tmp_path / "n.tar.zst", files, manifest=manifest))
+    if r.status_code != 201:  # refused is fine, with a JSON error
+        assert r.status_code == 400 and _strict(r.text)["error"], r.text
+        return
+    created = _strict(r.text)
+    page = requests.get(created["url"], timeout=30)
+    assert page.status_code == 200, page.text[:500]
+    api = requests.get(f"{server.url}/api/v1/bundles/{created['id']}", timeout=30)
+    assert api.status_code == 200
+    _strict(api.text)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import json
 import logging
 import os
 import re
@@ -39,7 +38,7 @@ from rage.bundle.stream import CHUNK
 from rage.errors import BadInputError, NotFoundError
 from rage.server import auth, bundle_page, downloads, idempotency, pages
 from rage.server.cache import MemberCache
-from rage.server.limits import MAX_MANIFEST_BYTES, loggable, tame_manifest
+from rage.server.limits import MAX_MANIFEST_BYTES, json_body, loggable, tame_manifest
 from rage.server.multipart import PartTooLarge, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
 from rage.server.wsgi import (
@@ -162,8 +161,8 @@ class ReceiverApp:
 
     def _json(self, start_response: StartResponse, status: int, obj: Any,
               headers: Iterable[tuple[str, str]] = ()) -> list[bytes]:
-        body = (json.dumps(obj) + "\n").encode()
-        return self._respond(start_response, status, body, "application/json", headers=headers)
+        return self._respond(start_response, status, json_body(obj), "application/json",
+                             headers=headers)
 
     def _html(self, start_response: StartResponse, status: int, text: str, nonce: str,
               headers: Iterable[tuple[str, str]] = ()) -> list[bytes]:

@@ -163,7 +163,8 @@ def _parse_section(member: CappedMember) -> Any:
     if member.cut:
         return None
     try:
-        return json.loads(member.text)
+        # Infinity and NaN become null: a section's numbers are shown, and JSON has neither
+        return json.loads(member.text, parse_constant=lambda _name: None)
     except (ValueError, RecursionError):
         return None
 

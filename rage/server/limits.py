@@ -5,11 +5,14 @@ so it is bounded three ways before anything keeps it: bytes (checked before it i
 nesting depth and the number of JSON values (a small compressed upload can carry a manifest
 that parses into millions of objects). Lone surrogates (what non-UTF-8 bytes decode to,
 legitimately present in a recorded argv) are replaced by U+FFFD so no page or JSON answer
-has to encode them.
+has to encode them, and numbers that are not finite (Python's json reads ``Infinity`` and
+``NaN``, which are not JSON) by null, so every JSON answer parses with a strict parser.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from typing import Any
 
@@ -64,6 +67,8 @@ def tame_manifest(manifest: dict[str, Any], *, max_depth: int = MAX_DEPTH,
                 stack.append((value, new, depth + 1))
             elif isinstance(value, str):
                 new = clean_text(value)
+            elif isinstance(value, float) and not math.isfinite(value):
+                new = None
             else:
                 new = value
             if isinstance(dst, dict):
@@ -71,3 +76,28 @@ def tame_manifest(manifest: dict[str, Any], *, max_depth: int = MAX_DEPTH,
             else:
                 dst.append(new)
     return root
+
+
+def json_body(obj: Any) -> bytes:
+    """``obj`` as a JSON answer that a strict parser reads: never Infinity or NaN."""
+    try:
+        text = json.dumps(obj, allow_nan=False)
+    except ValueError:  # a manifest stored before non-finite numbers were replaced
+        text = json.dumps(_finite(obj), allow_nan=False)
+    return (text + "\n").encode()
+
+
+def _finite(obj: Any) -> Any:
+    # recursion: what is answered is a stored manifest (32 levels at most) inside a few more
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def no_constant(name: str) -> Any:
+    """``parse_constant`` for json.loads: Infinity, -Infinity and NaN are not JSON."""
+    raise ValueError(f"{name} is not a JSON value")

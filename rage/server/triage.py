@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from rage.server import signature as signing
 from rage.server.batch import Expected
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
+from rage.server.limits import json_body, no_constant
 from rage.server.notify import Notifier
 from rage.server.storage import Storage, StoredBundle
 from rage.server.wsgi import HTTPError
@@ -310,7 +311,7 @@ class Triage:
         if method == "POST":
             body = _body(environ)
             try:
-                data = json.loads(body or b"{}")
+                data = json.loads(body or b"{}", parse_constant=no_constant)
             except ValueError:
                 raise HTTPError(400, "body must be JSON") from None
             if not isinstance(data, dict):
@@ -405,5 +406,5 @@ def _same_origin(environ: Environ) -> None:
 
 
 def _json(status: int, obj: Any) -> Response:
-    return Response(status, (json.dumps(obj) + "\n").encode(), "application/json",
+    return Response(status, json_body(obj), "application/json",
                     [("Cache-Control", "no-store")])
