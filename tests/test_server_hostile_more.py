@@ -371,3 +371,51 @@ def test_non_finite_numbers_never_reach_a_page_or_a_json_answer(server: Server,
     api = requests.get(f"{server.url}/api/v1/bundles/{created['id']}", timeout=30)
     assert api.status_code == 200
     _strict(api.text)
+
+
+# -- 11. invisible and bidi format characters in names -------------------------------------
+
+def test_the_invisible_character_list_covers_unicode_format_characters() -> None:
+    import sys
+    import unicodedata
+
+    from rage.server.limits import visible
+
+    chars = [chr(c) for c in range(sys.maxunicode + 1)
+             if unicodedata.category(chr(c)) in ("Cf", "Zl", "Zp")]
+    assert len(chars) > 150
+    assert visible("".join(chars)) == "_" * len(chars)
+    assert visible("plain \u00e9t\u00e9 \u4e2d\u6587 \U0001f600") == \
+        "plain \u00e9t\u00e9 \u4e2d\u6587 \U0001f600"
+
+
+@pytest.mark.parametrize("name,code", [("run/attachments/invoice\u202efdp.exe", "U+202E"),
+                                       ("run/attachments/a\u200bb.log", "U+200B"),
+                                       ("run/\u2066x\u2069.log", "U+2066")])
+def test_a_member_name_with_a_format_character_is_refused(server: Server, tmp_path: Path,
+                                                          name: str, code: str) -> None:
+    bundle = _bundle_with(tmp_path, "bidi.tar.zst", **{name: b"%PDF-1.4\n"})
+    before = server.stored()
+    r = api_upload(server, bundle)
+    assert r.status_code == 400, r.text
+    assert f"{code}, an invisible or bidi format character" in r.json()["error"], r.text
+    assert server.stored() == before
+
+
+def test_a_stored_name_with_a_bidi_override_is_neutralised_in_downloads(
+        server: Server, tmp_path: Path) -> None:
+    from rage.server.storage import LocalStorage, StoredBundle, new_id
+
+    name = "run/attachments/invoice\u202efdp.exe"
+    files = {**default_files(), name: b"%PDF-1.4\n"}
+    planted = build_bundle(tmp_path / "planted.tar.zst", files)
+    bundle_id = new_id()
+    LocalStorage(server.storage).put(planted, StoredBundle(
+        id=bundle_id, created_at="2026-01-01T00:00:00+00:00", size=planted.stat().st_size,
+        sha256="0" * 64, delete_token_hash="0" * 64, manifest=make_manifest(files)))
+    r = requests.get(f"{server.url}/b/{bundle_id}/files/run/attachments/invoice%E2%80%AEfdp.exe",
+                     timeout=30)
+    assert r.status_code == 200 and r.content == b"%PDF-1.4\n"
+    disposition = r.headers["Content-Disposition"]
+    assert "%E2%80%AE" not in disposition.upper() and "\u202e" not in disposition
+    assert "invoice_fdp.exe" in disposition

@@ -38,7 +38,13 @@ from rage.bundle.stream import CHUNK
 from rage.errors import BadInputError, NotFoundError
 from rage.server import auth, bundle_page, downloads, idempotency, pages
 from rage.server.cache import MemberCache
-from rage.server.limits import MAX_MANIFEST_BYTES, json_body, loggable, tame_manifest
+from rage.server.limits import (
+    MAX_MANIFEST_BYTES,
+    check_names,
+    json_body,
+    loggable,
+    tame_manifest,
+)
 from rage.server.multipart import PartTooLarge, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
 from rage.server.wsgi import (
@@ -227,6 +233,7 @@ class ReceiverApp:
                 manifest = tame_manifest(validate_bundle(
                     f, self.config.max_decompressed, max_manifest=self.config.max_manifest,
                     sinks=tails.sinks if tails is not None else None))
+                check_names(manifest)
             if key is None:
                 bundle_id, token = new_id(), secrets.token_urlsafe(24)
             else:  # a retry names the same bundle (rage.server.idempotency)

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from rage.bundle.stream import CHUNK, Member, iter_members
 from rage.errors import NotFoundError
+from rage.server.limits import visible
 from rage.server.storage import Storage
 
 
@@ -109,6 +110,7 @@ def content_type(name: str) -> str:
 
 def attachment(name: str) -> str:
     """Content-Disposition for a download named after the member (ASCII and RFC 5987)."""
-    base = name.rsplit("/", 1)[-1]
+    # a name stored before such names were refused must not reorder the saved file's name
+    base = visible(name.rsplit("/", 1)[-1])
     plain = re.sub(r"[^A-Za-z0-9._-]", "_", base) or "file"
     return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"

@@ -24,6 +24,15 @@ MAX_DEPTH = 32
 MAX_VALUES = 20_000
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Unicode's format characters (Cf: bidi overrides and isolates, zero-width characters, the
+# soft hyphen, tags) and its line and paragraph separators: invisible, or they reorder what
+# follows (``invoice\u202efdp.exe`` shows as ``invoiceexe.pdf``). Unicode 15's list; a test
+# checks it against the running Python's unicodedata
+_INVISIBLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f]")
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
@@ -101,3 +110,19 @@ def _finite(obj: Any) -> Any:
 def no_constant(name: str) -> Any:
     """``parse_constant`` for json.loads: Infinity, -Infinity and NaN are not JSON."""
     raise ValueError(f"{name} is not a JSON value")
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible or reordering format character replaced by ``_``."""
+    return _INVISIBLE.sub("_", text)
+
+
+def check_names(manifest: dict[str, Any]) -> None:
+    """BadInputError when a member name holds an invisible or bidi format character: a
+    name is shown on the page and offered as a download's file name."""
+    for entry in manifest.get("files", []):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str) and (m := _INVISIBLE.search(name)):
+            shown = loggable(visible(name), 200)
+            raise BadInputError(f"bundle member name {shown!r} holds U+{ord(m.group()):04X}, "
+                                "an invisible or bidi format character: refused")
