@@ -419,3 +419,61 @@ def test_a_stored_name_with_a_bidi_override_is_neutralised_in_downloads(
     disposition = r.headers["Content-Disposition"]
     assert "%E2%80%AE" not in disposition.upper() and "\u202e" not in disposition
     assert "invoice_fdp.exe" in disposition
+
+
+# -- 12. a full disk -------------------------------------------------------------------------
+
+@pytest.fixture()
+def small_disk_server(tmp_path: Path) -> Iterator[Server]:
+    """A receiver whose storage is a 4 MiB tmpfs, mounted in a mount namespace of its own
+    (nothing stays mounted when it exits)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) is not installed")
+    store = tmp_path / "store"
+    store.mkdir(mode=0o700)
+    script = ('mount -t tmpfs -o size=4m,mode=700 tmpfs "$0" || exit 3; '
+              'exec "$1" -m rage serve --port 0 --storage "$0"')
+    proc = subprocess.Popen(["unshare", "-Urm", "sh", "-c", script, str(store),
+                             sys.executable], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    if "http://" not in first:
+        proc.wait(10)
+        proc.stdout.close()
+        pytest.skip("cannot mount a tmpfs in a mount namespace here")
+    s = Server(first.split()[-1].rstrip("/"), store, proc)
+    yield s
+    stop_server(s)
+
+
+def test_a_full_disk_is_a_507_and_not_ready(small_disk_server: Server, tmp_path: Path) -> None:
+    import os
+
+    server = small_disk_server
+    assert requests.get(f"{server.url}/readyz", timeout=10).status_code == 200
+    stored: list[dict[str, Any]] = []
+    codes = []
+    for i in range(40):  # 300 KiB that do not compress: about 13 fit
+        bundle = _bundle_with(tmp_path, f"r{i}.tar.zst",
+                              **{"run/attachments/blob.bin": os.urandom(300 * 1024)})
+        r = api_upload(server, bundle)
+        codes.append(r.status_code)
+        body = _strict(r.text)  # every answer is JSON, whatever failed
+        if r.status_code == 201:
+            stored.append(body)
+        else:
+            assert r.status_code == 507 and "storage is full" in body["error"], r.text
+    assert 201 in codes and 507 in codes, codes
+    ready = requests.get(f"{server.url}/readyz", timeout=10)
+    assert ready.status_code == 503 and "storage: full" in " ".join(ready.json()["problems"])
+    assert requests.get(f"{server.url}/healthz", timeout=HEALTH_WITHIN).status_code == 200
+    for body in stored[:8]:  # space comes back: ready again
+        r = requests.delete(f"{server.url}/api/v1/bundles/{body['id']}", timeout=10,
+                            headers={"Authorization": f"Bearer {body['delete_token']}"})
+        assert r.status_code == 200, r.text
+    assert requests.get(f"{server.url}/readyz", timeout=10).status_code == 200

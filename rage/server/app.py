@@ -36,7 +36,7 @@ from urllib.parse import quote
 from rage.bundle import BundleTooLarge, read_members, validate_bundle
 from rage.bundle.stream import CHUNK
 from rage.errors import BadInputError, NotFoundError
-from rage.server import auth, bundle_page, downloads, idempotency, pages
+from rage.server import auth, bundle_page, diskfull, downloads, idempotency, pages
 from rage.server.cache import MemberCache
 from rage.server.limits import (
     MAX_MANIFEST_BYTES,
@@ -116,6 +116,7 @@ class ReceiverApp:
         self.sessions = auth.Sessions(config.admin_token)
         self.login_throttle = auth.Throttle()
         self.page_members = MemberCache()
+        self.disk = diskfull.Fullness(storage.tmp_dir())
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
@@ -138,6 +139,13 @@ class ReceiverApp:
                                headers=e.headers, nonce=nonce)
         except NotFoundError as e:
             return self._error(environ, start_response, 404, e.message, nonce=nonce)
+        except OSError as e:
+            if not diskfull.is_full(e):
+                raise
+            # a page's or the index's write, or anything else that found the disk full
+            log.warning("storage full at %s: %s", loggable(path, 200), e.strerror)
+            return self._error(environ, start_response, 507,
+                               "the receiver's storage is full: try again later", nonce=nonce)
         except BadInputError as e:
             # uploads turn theirs into 4xx: this is a stored bundle that a newer rule refuses
             # (one stored before the rule), read for a page or a download
@@ -196,13 +204,22 @@ class ReceiverApp:
             key = idempotency.key_of(environ)
         except idempotency.BadKey as e:
             raise HTTPError(400, str(e)) from None
-        if self.triage is None:
-            return self._store_upload(environ, key, None)
-        with self.triage.receiving() as tails:  # announced to the index's group commit
-            meta, token = self._store_upload(environ, key, tails)
-            # after the bundle is stored: the index row comes last
-            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ), tails)
-        return meta, token
+        try:
+            if self.triage is None:
+                return self._store_upload(environ, key, None)
+            with self.triage.receiving() as tails:  # announced to the index's group commit
+                meta, token = self._store_upload(environ, key, tails)
+                # after the bundle is stored: the index row comes last (never raises)
+                self.triage.on_stored(self.storage, meta, environ, self.base_url(environ),
+                                      tails)
+            return meta, token
+        except OSError as e:
+            if not diskfull.is_full(e):
+                raise
+            self.disk.failed(content_length(environ) or 0)
+            log.warning("refused upload: the storage is full (%s)", e.strerror)
+            raise HTTPError(507, "the receiver's storage is full: the bundle was not stored; "
+                                 "try again later") from None
 
     def _store_upload(self, environ: Environ, key: str | None,
                       tails: Tails | None) -> tuple[StoredBundle, str]:
@@ -285,7 +302,7 @@ class ReceiverApp:
     def do_readyz(self, environ: Environ, sr: StartResponse, method: str,
                   nonce: str) -> list[bytes]:
         """Readiness: the storage and the index answer now (503 with the reason if not)."""
-        problems = []
+        problems = [p] if (p := self.disk.problem()) is not None else []
         try:
             check = getattr(self.storage, "check_ready", None)
             if check is not None:
