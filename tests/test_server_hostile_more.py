@@ -29,6 +29,7 @@ import requests
 import zstandard
 
 from tests.test_server import (
+    ADMIN,
     Server,
     api_upload,
     build_bundle,
@@ -477,3 +478,63 @@ def test_a_full_disk_is_a_507_and_not_ready(small_disk_server: Server, tmp_path:
                             headers={"Authorization": f"Bearer {body['delete_token']}"})
         assert r.status_code == 200, r.text
     assert requests.get(f"{server.url}/readyz", timeout=10).status_code == 200
+
+
+# -- 7. NUL and lone surrogates: the same on SQLite and PostgreSQL ---------------------------
+
+def _nul_scenario(server: Server, tmp_path: Path) -> dict[str, Any]:
+    """Upload a bundle with NULs where the index keeps text, then search, filter and mark it
+    fixed with hostile values; what the receiver answered, comparable across databases."""
+    auth = {"Authorization": f"Bearer {ADMIN}"}
+    files = {n: d for n, d in default_files().items() if n != "run/traceback.txt"}
+    files["run/stderr.log"] = b"working\nerror: cannot open the\x00file 7\n"
+    manifest = make_manifest(files, note="broke\x00here")
+    manifest["run"]["argv"] = ["mytool", "sync\x00x", "--all"]
+    r = api_upload(server, build_bundle(tmp_path / "nul.tar.zst", files, manifest=manifest))
+    assert r.status_code == 201, r.text
+    out: dict[str, Any] = {}
+    listing = requests.get(f"{server.url}/api/v1/signatures", headers=auth, timeout=30)
+    assert listing.status_code == 200, listing.text
+    sigs = _strict(listing.text)["signatures"]
+    assert len(sigs) == 1, sigs  # the bundle reached the index
+    h = sigs[0]["hash"]
+    one = _strict(requests.get(f"{server.url}/api/v1/signatures/{h}", headers=auth,
+                               timeout=30).text)
+    out["signature"] = {k: one.get(k) for k in ("text", "count", "app")}
+    out["bundles"] = [{k: b.get(k) for k in ("note", "command")} for b in one["bundles"]]
+    for name, url in [("q", "/api/v1/signatures?q=a%00b"),
+                      ("q_surrogate", "/api/v1/signatures?q=%ED%A0%80"),
+                      ("app", "/api/v1/signatures?app=%00"),
+                      ("page_app", "/triage?app=%00"), ("page_q", "/triage?q=x%00")]:
+        r = requests.get(server.url + url, headers=auth, timeout=30)
+        out[name] = r.status_code
+        assert r.status_code < 500, (url, r.status_code, r.text[:300])
+    for name, fixed_in in [("nul", "1.\u00000"), ("surrogate", "\ud800"), ("ok", "1.3")]:
+        body = json.dumps({"status": "fixed", "fixed_in": fixed_in})
+        r = requests.post(f"{server.url}/api/v1/signatures/{h}", data=body, timeout=30,
+                          headers={**auth, "Content-Type": "application/json"})
+        assert r.status_code < 500, (fixed_in, r.status_code, r.text[:300])
+        out[f"fixed_{name}"] = (r.status_code, _strict(r.text).get("fixed_in"))
+    return out
+
+
+def test_nul_and_surrogates_give_the_same_answers_on_sqlite_and_postgresql(
+        tmp_path: Path) -> None:
+    pytest.importorskip("psycopg")
+    import uuid
+
+    from tests.services import run_postgres
+
+    answers: list[dict[str, Any]] = []
+    with run_postgres() as pg:
+        for database in (None, pg.database("n" + uuid.uuid4().hex[:12])):
+            store = tmp_path / f"store-{len(answers)}"
+            s = start_server(store, "--admin-token", ADMIN,
+                             *(["--database", database] if database else []))
+            try:
+                answers.append(_nul_scenario(s, tmp_path))
+            finally:
+                stop_server(s)
+    sqlite, postgres = answers
+    assert sqlite == postgres
+    assert "\x00" not in json.dumps(sqlite, ensure_ascii=False)

@@ -24,6 +24,8 @@ MAX_DEPTH = 32
 MAX_VALUES = 20_000
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# what PostgreSQL's text cannot hold (NUL) and what no encoder takes (lone surrogates)
+_NOT_DB_TEXT = re.compile(r"[\x00\ud800-\udfff]")
 # Unicode's format characters (Cf: bidi overrides and isolates, zero-width characters, the
 # soft hyphen, tags) and its line and paragraph separators: invisible, or they reorder what
 # follows (``invoice\u202efdp.exe`` shows as ``invoiceexe.pdf``). Unicode 15's list; a test
@@ -126,3 +128,10 @@ def check_names(manifest: dict[str, Any]) -> None:
             shown = loggable(visible(name), 200)
             raise BadInputError(f"bundle member name {shown!r} holds U+{ord(m.group()):04X}, "
                                 "an invisible or bidi format character: refused")
+
+
+def db_text(value: str) -> str:
+    """``value`` as the index keeps and searches it on every database: NUL (which
+    PostgreSQL's text refuses, and SQLite keeps) and lone surrogates become U+FFFD, so the
+    same upload or query gives the same answer on SQLite and PostgreSQL."""
+    return _NOT_DB_TEXT.sub("\ufffd", value) if _NOT_DB_TEXT.search(value) else value

@@ -19,6 +19,7 @@ a row without its bundle) and :meth:`Triage.on_deleted` after a deletion.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import re
@@ -33,7 +34,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from rage.server import signature as signing
 from rage.server.batch import Expected
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
-from rage.server.limits import json_body, no_constant
+from rage.server.limits import db_text, json_body, no_constant
 from rage.server.notify import Notifier
 from rage.server.storage import Storage, StoredBundle
 from rage.server.wsgi import HTTPError
@@ -155,15 +156,23 @@ def facts_of(meta: StoredBundle, sig: signing.Signature, reporter: str) -> Bundl
         when = datetime.fromisoformat(meta.created_at).astimezone(UTC).replace(tzinfo=None)
     except (TypeError, ValueError):
         when = datetime.now(UTC).replace(tzinfo=None)
-    return BundleFacts(meta.id, when, sig.app, _text(version), reporter,
-                       _text(run.get("status")), command, _text(note) or "", meta.size)
+    return BundleFacts(meta.id, when, db_text(sig.app), _text(version), reporter,
+                       _text(run.get("status")), db_text(command), _text(note) or "",
+                       meta.size)
 
 
 def _text(value: Any) -> str | None:
     if value is None or isinstance(value, dict | list):
         return None
-    # lone surrogates from a hostile manifest would fail the database's encoder
-    return str(value).encode("utf-8", "replace").decode("utf-8")
+    return db_text(str(value))
+
+
+def _db_signature(sig: signing.Signature) -> signing.Signature:
+    """``sig`` with its texts as every database keeps them (the hash is hex already)."""
+    return dataclasses.replace(
+        sig, app=db_text(sig.app), text=db_text(sig.text),
+        exception=db_text(sig.exception) if sig.exception is not None else None,
+        reasons=tuple(db_text(r) for r in sig.reasons))
 
 
 class Triage:
@@ -180,15 +189,15 @@ class Triage:
     def sign(self, storage: Storage, meta: StoredBundle) -> signing.Signature:
         with storage.open(meta.id) as f:
             texts = bundle_texts(f, meta.manifest, self.max_decompressed)
-        return signing.compute(meta.manifest, texts)
+        return _db_signature(signing.compute(meta.manifest, texts))
 
     def on_stored(self, storage: Storage, meta: StoredBundle, environ: Environ,
                   base_url: str, tails: Tails | None = None) -> Recorded | None:
         """Index a stored bundle and notify; never raises (the upload already succeeded).
         ``tails`` kept during validation spare reading the bundle again."""
         try:
-            sig = (signing.compute(meta.manifest, tails.texts()) if tails is not None
-                   else self.sign(storage, meta))
+            sig = (_db_signature(signing.compute(meta.manifest, tails.texts()))
+                   if tails is not None else self.sign(storage, meta))
             identity = str(meta.manifest.get("reporter") or environ.get("REMOTE_ADDR") or "?")
             recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)),
                                          expected=tails.expected if tails is not None else None)
@@ -330,6 +339,7 @@ class Triage:
         return _json(200, sig)
 
     def _set_status(self, sig_hash: str, status: str, fixed_in: str | None) -> None:
+        fixed_in = db_text(fixed_in) if fixed_in is not None else None
         if status not in ("fixed", "open"):
             raise HTTPError(400, "status must be 'fixed' (with fixed_in) or 'open'")
         if status == "fixed" and not fixed_in:
@@ -350,7 +360,7 @@ def _query(environ: Environ) -> Query:
 
     def one(key: str) -> str | None:
         v = (qs.get(key) or [""])[0].strip()
-        return v[:200] or None
+        return db_text(v[:200]) or None
 
     def number(key: str, default: int, top: int) -> int:
         raw = one(key)
