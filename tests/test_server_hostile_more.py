@@ -538,3 +538,54 @@ def test_nul_and_surrogates_give_the_same_answers_on_sqlite_and_postgresql(
     sqlite, postgres = answers
     assert sqlite == postgres
     assert "\x00" not in json.dumps(sqlite, ensure_ascii=False)
+
+
+# -- 13. a 201 is durable --------------------------------------------------------------------
+
+def test_a_201_comes_after_the_bundle_and_its_directories_are_synced(tmp_path: Path) -> None:
+    """The receiver under strace: the syscalls it makes for one upload, in order."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    store, trace = tmp_path / "store", tmp_path / "trace"
+    proc = subprocess.Popen(
+        ["strace", "-f", "-qq", "-y", "-s", "24", "-e", "signal=none", "-o", str(trace),
+         "-e", "trace=fsync,fdatasync,rename,renameat,renameat2,sendto",
+         sys.executable, "-m", "rage", "serve", "--port", "0", "--storage", str(store)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    if "http://" not in first:
+        proc.wait(10)
+        pytest.skip(f"the receiver does not start under strace here: {first!r}")
+    server = Server(first.split()[-1].rstrip("/"), store, proc)
+    try:
+        r = api_upload(server, build_bundle(tmp_path / "b.tar.zst"))
+        assert r.status_code == 201, r.text
+        bundle_id = r.json()["id"]
+    finally:
+        for child in psutil.Process(proc.pid).children():
+            child.terminate()
+        proc.wait(30)
+        proc.stdout.close()
+    lines = trace.read_text().splitlines()
+
+    def first_at(pattern: str) -> int:
+        rx = re.compile(pattern)
+        return next((i for i, line in enumerate(lines) if rx.search(line)), len(lines) + 1)
+
+    root = re.escape(str(store.resolve()))
+    stored = first_at(rf'rename\w*\(.*"{root}/bundles/{bundle_id}\.tar\.zst"')
+    answered = first_at(r'sendto\(.*"HTTP/1\.1 201')
+    assert stored < answered <= len(lines), "\n".join(lines[-40:])
+    # the upload's bytes before the name points at them; the name before the answer
+    assert first_at(rf"fsync\(\d+<{root}/tmp/upload-[^>]*>\)") < stored
+    assert stored < first_at(rf"fsync\(\d+<{root}/bundles>\)") < answered
+    # the metadata that makes the bundle visible, the same way
+    meta = first_at(rf'rename\w*\(.*"{root}/meta/{bundle_id}\.json"')
+    assert first_at(rf"fsync\(\d+<{root}/meta/[^>]*{bundle_id}[^>]*>\)") < meta
+    assert meta < first_at(rf"fsync\(\d+<{root}/meta>\)") < answered
