@@ -589,3 +589,40 @@ def test_a_201_comes_after_the_bundle_and_its_directories_are_synced(tmp_path: P
     meta = first_at(rf'rename\w*\(.*"{root}/meta/{bundle_id}\.json"')
     assert first_at(rf"fsync\(\d+<{root}/meta/[^>]*{bundle_id}[^>]*>\)") < meta
     assert meta < first_at(rf"fsync\(\d+<{root}/meta>\)") < answered
+
+
+# -- 14. HTTP framing ------------------------------------------------------------------------
+
+def _raw_exchange(server: Server, request: bytes) -> bytes:
+    """Send ``request`` on one connection; everything the server answers until it closes
+    the connection or goes quiet for a second."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(request)
+        s.settimeout(1)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except TimeoutError:
+            out += b"<still open>"
+    return out
+
+
+def test_content_length_with_transfer_encoding_is_refused_and_closed(server: Server) -> None:
+    smuggled = b"GET /api/v1/bundles/smuggled-request-xxxxxxxxxxxx HTTP/1.1\r\nHost: x\r\n\r\n"
+    request = (b"POST /api/v1/bundles HTTP/1.1\r\nHost: x\r\nContent-Type: application/zstd\r\n"
+               b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+               % (5 + len(smuggled))) + smuggled
+    answer = _raw_exchange(server, request)
+    assert answer.split(b"\r\n", 1)[0].endswith(b" 400 Bad Request"), answer[:300]
+    assert b"both Content-Length and Transfer-Encoding" in answer
+    assert answer.count(b"HTTP/1.") == 1, answer  # the smuggled request never ran
+    assert not answer.endswith(b"<still open>")  # and the connection was closed
+    # one framing or the other alone is still served, on a connection kept open
+    for framing in (b"Content-Length: 0\r\n", b"Transfer-Encoding: chunked\r\n"):
+        body = b"" if framing.startswith(b"Content") else b"0\r\n\r\n"
+        answer = _raw_exchange(server, b"POST /api/v1/bundles HTTP/1.1\r\nHost: x\r\n"
+                               + framing + b"\r\n" + body)
+        assert answer.startswith(b"HTTP/1.1 400") and b"empty upload" in answer, answer
+        assert answer.endswith(b"<still open>")

@@ -150,6 +150,9 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
             cleanup_interval=max(1, min(30, channel_timeout // 2)), **proxy)
     except OSError as e:
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
+    from rage.server.framing import harden
+
+    harden(server)  # Content-Length with Transfer-Encoding: 400 and close (RFC 9112)
     url = f"http://{_display_host(server.effective_host)}:{server.effective_port}/"
     # the first stdout line is the URL: scripts and tests read it
     click.echo(f"rage serve: listening on {url}")
