@@ -626,3 +626,42 @@ def test_content_length_with_transfer_encoding_is_refused_and_closed(server: Ser
                                + framing + b"\r\n" + body)
         assert answer.startswith(b"HTTP/1.1 400") and b"empty upload" in answer, answer
         assert answer.endswith(b"<still open>")
+
+
+# -- the maintainer's side: reporters, cross-site requests, token guessing -------------------
+
+@pytest.fixture(scope="module")
+def admin_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    s = start_server(tmp_path_factory.mktemp("hostile-admin") / "store", "--admin-token", ADMIN)
+    yield s
+    stop_server(s)
+
+
+def _signature_of(server: Server, bundle_id: str) -> dict[str, Any]:
+    auth = {"Authorization": f"Bearer {ADMIN}"}
+    for _ in range(50):
+        rows = requests.get(f"{server.url}/api/v1/signatures?per_page=200", headers=auth,
+                            timeout=30).json()["signatures"]
+        for row in rows:
+            one = requests.get(row["api_url"], headers=auth, timeout=30).json()
+            if any(b["id"] == bundle_id for b in one["bundles"]):
+                return one  # type: ignore[no-any-return]
+        time.sleep(0.1)
+    raise AssertionError(f"bundle {bundle_id} is in no signature")
+
+
+def test_reporters_are_counted_as_the_receiver_saw_them(admin_server: Server,
+                                                        tmp_path: Path) -> None:
+    files = default_files()
+    files["run/traceback.txt"] = (b'Traceback (most recent call last):\n  File "x.py", line 1, '
+                                  b"in forged_reporters\nKeyError: x\n")
+    ids = []
+    for i in range(25):
+        manifest = make_manifest(files, reporter=f"reporter-{i}")
+        r = api_upload(admin_server, build_bundle(tmp_path / f"r{i}.tar.zst", files,
+                                                  manifest=manifest))
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["id"])
+    sig = _signature_of(admin_server, ids[-1])
+    assert sig["count"] == 25
+    assert sig["reporters"] == 1  # one address: one reporter, whatever the manifests say

@@ -198,7 +198,10 @@ class Triage:
         try:
             sig = (_db_signature(signing.compute(meta.manifest, tails.texts()))
                    if tails is not None else self.sign(storage, meta))
-            identity = str(meta.manifest.get("reporter") or environ.get("REMOTE_ADDR") or "?")
+            # what the receiver observed (the client's address, or the trusted proxy's
+            # X-Forwarded-For), never what the upload says about itself: a "reporter" field
+            # in the manifest let one client count as any number of reporters
+            identity = str(environ.get("REMOTE_ADDR") or "?")
             recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)),
                                          expected=tails.expected if tails is not None else None)
         except Exception:
