@@ -665,3 +665,45 @@ def test_reporters_are_counted_as_the_receiver_saw_them(admin_server: Server,
     sig = _signature_of(admin_server, ids[-1])
     assert sig["count"] == 25
     assert sig["reporters"] == 1  # one address: one reporter, whatever the manifests say
+
+
+def _session_cookie(server: Server) -> str:
+    r = requests.post(f"{server.url}/admin/login", data={"token": ADMIN},
+                      allow_redirects=False, timeout=10)
+    assert r.status_code == 303, r.text
+    return r.headers["Set-Cookie"].split(";", 1)[0]  # Secure: requests would not send it
+
+
+def test_the_json_api_and_logout_refuse_cross_site_requests(admin_server: Server,
+                                                            tmp_path: Path) -> None:
+    files = default_files()
+    files["run/traceback.txt"] = (b'Traceback (most recent call last):\n  File "x.py", line 1, '
+                                  b"in cross_site\nKeyError: x\n")
+    r = api_upload(admin_server, build_bundle(tmp_path / "c.tar.zst", files))
+    sig = _signature_of(admin_server, r.json()["id"])
+    url = f"{admin_server.url}/api/v1/signatures/{sig['hash']}"
+    cookie = _session_cookie(admin_server)
+    fixed = json.dumps({"status": "fixed", "fixed_in": "9999"})
+    # a page on a sibling subdomain: same-site, so the cookie rides along; text/plain
+    # needs no preflight
+    for headers in ({"Sec-Fetch-Site": "same-site", "Origin": "https://evil.example.org"},
+                    {"Origin": "https://evil.example.org"},
+                    {"Sec-Fetch-Site": "same-origin"}):  # same origin, but not JSON
+        r = requests.post(url, data=fixed, timeout=10, headers={
+            "Cookie": cookie, "Content-Type": "text/plain", **headers})
+        assert r.status_code in (403, 415), (headers, r.status_code, r.text)
+    assert _signature_of(admin_server, sig["bundles"][0]["id"])["status"] == "open"
+    # the maintainer's own page, and a script with the token, are served
+    r = requests.post(url, data=fixed, timeout=10, headers={
+        "Cookie": cookie, "Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 200 and r.json()["status"] == "fixed", r.text
+    r = requests.post(url, data=json.dumps({"status": "open"}), timeout=10,
+                      headers={"Authorization": f"Bearer {ADMIN}"})
+    assert r.status_code == 200 and r.json()["status"] == "open", r.text
+    # another site cannot log the maintainer out either
+    r = requests.post(f"{admin_server.url}/admin/logout", allow_redirects=False, timeout=10,
+                      headers={"Cookie": cookie, "Sec-Fetch-Site": "cross-site"})
+    assert r.status_code == 403 and "Set-Cookie" not in r.headers, r.status_code
+    r = requests.post(f"{admin_server.url}/admin/logout", allow_redirects=False, timeout=10,
+                      headers={"Cookie": cookie, "Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 303 and "Max-Age=0" in r.headers["Set-Cookie"]

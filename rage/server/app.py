@@ -486,6 +486,7 @@ class ReceiverApp:
                   nonce: str) -> list[bytes]:
         if method != "POST":
             raise not_allowed("POST")
+        auth.same_origin(environ)  # another site must not log the maintainer out
         self.sessions.drop(auth.cookie(environ))
         return self._respond(sr, 303, b"", "text/plain", headers=[
             ("Location", "/admin/login"), auth.clear_cookie()])

@@ -29,15 +29,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode
 
 from rage.server import signature as signing
+from rage.server.auth import same_origin
 from rage.server.batch import Expected
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
 from rage.server.limits import db_text, json_body, no_constant
 from rage.server.notify import Notifier
 from rage.server.storage import Storage, StoredBundle
-from rage.server.wsgi import HTTPError
+from rage.server.wsgi import HTTPError, bearer
 
 log = logging.getLogger("rage.server.triage")
 TEXT_CAP = 64 * 1024  # the tail of each member the signature reads
@@ -294,7 +295,7 @@ class Triage:
     def _signature_page(self, environ: Environ, method: str, nonce: str, base_url: str,
                         hash: str) -> Response:
         if method == "POST":
-            _same_origin(environ)
+            same_origin(environ)
             form = _form(environ)
             action = (form.get("action") or [""])[0]
             fixed_in = (form.get("fixed_in") or [""])[0].strip() or None
@@ -321,6 +322,14 @@ class Triage:
     def _signature_api(self, environ: Environ, method: str, nonce: str, base_url: str,
                        hash: str) -> Response:
         if method == "POST":
+            if bearer(environ) is None:
+                # the session cookie, not a script's token: a browser sent it, and a page
+                # of a sibling subdomain (same-site: the cookie rides along) could have
+                # posted text/plain here. JSON needs a CORS preflight, which nobody grants
+                same_origin(environ)
+                ctype = environ.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+                if ctype != "application/json":
+                    raise HTTPError(415, "send the body as application/json")
             body = _body(environ)
             try:
                 data = json.loads(body or b"{}", parse_constant=no_constant)
@@ -400,22 +409,6 @@ def _body(environ: Environ) -> bytes:
 
 def _form(environ: Environ) -> dict[str, list[str]]:
     return parse_qs(_body(environ).decode("utf-8", "replace"))
-
-
-def _same_origin(environ: Environ) -> None:
-    """A form post from another site is refused (a login cookie would otherwise ride along).
-
-    Browsers say where a request comes from in ``Sec-Fetch-Site``; the pages' no-referrer
-    policy makes them send ``Origin: null`` on form posts, so Origin is the fallback only."""
-    site = environ.get("HTTP_SEC_FETCH_SITE")
-    origin = environ.get("HTTP_ORIGIN")
-    if site is not None:
-        ok = site in ("same-origin", "none")
-    else:
-        ok = not origin or (origin != "null"
-                            and urlsplit(origin).netloc == environ.get("HTTP_HOST"))
-    if not ok:
-        raise HTTPError(403, "cross-origin form refused")
 
 
 def _json(status: int, obj: Any) -> Response:
