@@ -667,8 +667,8 @@ def test_reporters_are_counted_as_the_receiver_saw_them(admin_server: Server,
     assert sig["reporters"] == 1  # one address: one reporter, whatever the manifests say
 
 
-def _session_cookie(server: Server) -> str:
-    r = requests.post(f"{server.url}/admin/login", data={"token": ADMIN},
+def _session_cookie(server: Server, token: str = ADMIN) -> str:
+    r = requests.post(f"{server.url}/admin/login", data={"token": token},
                       allow_redirects=False, timeout=10)
     assert r.status_code == 303, r.text
     return r.headers["Set-Cookie"].split(";", 1)[0]  # Secure: requests would not send it
@@ -707,3 +707,47 @@ def test_the_json_api_and_logout_refuse_cross_site_requests(admin_server: Server
     r = requests.post(f"{admin_server.url}/admin/logout", allow_redirects=False, timeout=10,
                       headers={"Cookie": cookie, "Sec-Fetch-Site": "same-origin"})
     assert r.status_code == 303 and "Max-Age=0" in r.headers["Set-Cookie"]
+
+
+def test_guessing_the_admin_bearer_token_is_throttled_per_address(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    log = tmp_path / "server.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rage", "serve", "--port", "0", "--storage",
+             str(tmp_path / "store"), "--admin-token", "short"],
+            stdout=subprocess.PIPE, stderr=err, text=True)
+    assert proc.stdout is not None
+    server = Server(proc.stdout.readline().split()[-1].rstrip("/"), tmp_path / "store", proc)
+    try:
+        cookie = _session_cookie(server, "short")  # a session from before the attack
+        with requests.Session() as guesser:
+            codes = [guesser.get(f"{server.url}/api/v1/signatures", timeout=10,
+                                 headers={"Authorization": f"Bearer guess{i}"}).status_code
+                     for i in range(300)]
+        assert codes[:20] == [403] * 20 and set(codes[20:]) == {429}, codes
+        # the right token from that address waits out the minute like the guesses...
+        r = requests.get(f"{server.url}/api/v1/signatures", timeout=10,
+                         headers={"Authorization": "Bearer short"})
+        assert r.status_code == 429 and r.headers["Retry-After"] == "60"
+        assert "error" in r.json()
+        # ...and a maintainer's session is not affected
+        r = requests.get(f"{server.url}/api/v1/signatures", timeout=10,
+                         headers={"Cookie": cookie})
+        assert r.status_code == 200, r.text
+    finally:
+        stop_server(server)
+    assert "the admin token is 5 characters" in log.read_text()
+
+
+def test_a_throttled_address_gets_its_tries_back_after_the_window() -> None:
+    from rage.server.auth import Throttle
+
+    throttle = Throttle(limit=3, window=0.3)
+    for _ in range(3):
+        throttle.failed("10.0.0.1")
+    assert throttle.blocked("10.0.0.1") and not throttle.blocked("10.0.0.2")
+    time.sleep(0.35)
+    assert not throttle.blocked("10.0.0.1")  # not locked out for good

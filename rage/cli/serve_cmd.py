@@ -38,6 +38,10 @@ def _display_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+# characters: secrets.token_urlsafe(16), 128 random bits, is 22
+MIN_ADMIN_TOKEN = 22
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
@@ -103,6 +107,11 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
 
     if public_url and not public_url.startswith(("http://", "https://")):
         raise UsageError(f"--public-url must start with http:// or https://: {public_url!r}")
+    if admin_token and len(admin_token) < MIN_ADMIN_TOKEN:
+        # on stderr: the first line on stdout is the URL, which scripts read
+        click.echo(f"rage serve: warning: the admin token is {len(admin_token)} characters; "
+                   f"use at least {MIN_ADMIN_TOKEN} random ones (python3 -c 'import secrets; "
+                   "print(secrets.token_urlsafe(32))')", err=True)
     store, where, default_db = _open_storage(storage, s3_endpoint)
     config = ServerConfig(max_bundle_size=max_bundle_size,
                           max_decompressed=max_decompressed_size, public_url=public_url,

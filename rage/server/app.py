@@ -115,6 +115,7 @@ class ReceiverApp:
         self.triage = triage  # the signature index and its pages (rage.server.triage)
         self.sessions = auth.Sessions(config.admin_token)
         self.login_throttle = auth.Throttle()
+        self.bearer_throttle = auth.Throttle(limit=20)
         self.page_members = MemberCache()
         self.disk = diskfull.Fullness(storage.tmp_dir())
 
@@ -431,8 +432,24 @@ class ReceiverApp:
         """
         if not self.config.admin_token:
             return False
-        return (self.sessions.valid(auth.cookie(environ))
-                or auth.token_ok(bearer(environ), self.config.admin_token))
+        if self.sessions.valid(auth.cookie(environ)):
+            return True  # a signed session: nothing to guess, never throttled
+        given = bearer(environ)
+        if given is None:
+            return False
+        # 300 wrong tokens at 958/s were all answered 403: now each address gets a few a
+        # minute, then 429s without a check, until its oldest failure is a minute old (a
+        # maintainer behind the same address is kept out for that minute, not for good,
+        # and a session from the login form is not affected)
+        client = str(environ.get("REMOTE_ADDR", "?"))
+        if self.bearer_throttle.blocked(client):
+            raise HTTPError(429, "too many wrong admin tokens from this address: wait a minute",
+                            headers=[("Retry-After", str(int(self.bearer_throttle.window)))])
+        if auth.token_ok(given, self.config.admin_token):
+            return True
+        self.bearer_throttle.failed(client)
+        log.info("wrong admin token from %s", loggable(client))
+        return False
 
     def require_admin(self, environ: Environ) -> None:
         """Raise the right refusal: 404 when admin is off, a login redirect for a browser,
