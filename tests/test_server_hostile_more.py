@@ -751,3 +751,57 @@ def test_a_throttled_address_gets_its_tries_back_after_the_window() -> None:
     assert throttle.blocked("10.0.0.1") and not throttle.blocked("10.0.0.2")
     time.sleep(0.35)
     assert not throttle.blocked("10.0.0.1")  # not locked out for good
+
+
+# -- 5. notifications ----------------------------------------------------------------------
+
+def test_notifications_cannot_be_forged_or_flooded(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    from tests.test_server_triage_notify import Hook
+
+    hook = Hook()
+    public = "https://rage.example.com"
+    try:
+        # without a public URL, links would name whatever Host an uploader sends
+        refused = subprocess.run(
+            [sys.executable, "-m", "rage", "serve", "--port", "0", "--storage",
+             str(tmp_path / "s0"), "--notify-slack", hook.url + "/slack"],
+            capture_output=True, text=True, timeout=60, check=False)
+        assert refused.returncode != 0 and "--public-url" in refused.stderr
+        server = start_server(tmp_path / "store", "--notify-slack", hook.url + "/slack",
+                              "--notify-webhook", hook.url + "/json", "--public-url", public)
+        try:
+            files = default_files()
+            for i in range(15):  # each a new signature: each would be an event
+                files["run/traceback.txt"] = (
+                    b'Traceback (most recent call last):\n  File "x.py", line 1, in '
+                    b"f%d\nKeyError: x\n" % i)
+                manifest = make_manifest(
+                    files, app="<!channel>",
+                    app_version="<https://evil.example/phish|View the crash report>")
+                r = api_upload(server, build_bundle(tmp_path / f"n{i}.tar.zst", files,
+                                                    manifest=manifest),
+                               headers={"Host": "evil.example"})
+                assert r.status_code == 201, r.text
+            got = hook.wait_for(20)
+            time.sleep(1)  # anything more would have come by now
+            got = list(hook.received)
+        finally:
+            stop_server(server)
+    finally:
+        hook.close()
+    assert len(got) == 2 * 10, len(got)  # ten events per address and hour, two targets
+    for path, body in got:
+        if path == "/json":
+            assert body["url"].startswith(public + "/") and body["bundle_url"].startswith(public)
+            continue
+        texts = [body["text"], body["blocks"][0]["text"]["text"],
+                 body["blocks"][1]["elements"][0]["text"]]
+        for text in texts:
+            # Slack's control sequences: every one must be a link to the receiver itself
+            for token in re.findall(r"<([^>]*)>", text):
+                assert token.startswith(public + "/"), (token, text)
+        assert "&lt;!channel&gt;" in body["blocks"][0]["text"]["text"]

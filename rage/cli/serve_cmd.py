@@ -107,6 +107,10 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
 
     if public_url and not public_url.startswith(("http://", "https://")):
         raise UsageError(f"--public-url must start with http:// or https://: {public_url!r}")
+    if (notify_webhook or notify_slack) and not public_url:
+        # a notification's links would otherwise name whatever Host an uploader sent
+        raise UsageError("--notify-webhook and --notify-slack need --public-url (the links "
+                         "they send are built from it, never from a request's Host header)")
     if admin_token and len(admin_token) < MIN_ADMIN_TOKEN:
         # on stderr: the first line on stdout is the URL, which scripts read
         click.echo(f"rage serve: warning: the admin token is {len(admin_token)} characters; "

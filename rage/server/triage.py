@@ -32,11 +32,11 @@ from typing import IO, Any
 from urllib.parse import parse_qs, urlencode
 
 from rage.server import signature as signing
-from rage.server.auth import same_origin
+from rage.server.auth import Throttle, same_origin
 from rage.server.batch import Expected
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
-from rage.server.limits import db_text, json_body, no_constant
-from rage.server.notify import Notifier
+from rage.server.limits import db_text, json_body, loggable, no_constant
+from rage.server.notify import PER_CLIENT, PER_CLIENT_WINDOW, Notifier
 from rage.server.storage import Storage, StoredBundle
 from rage.server.wsgi import HTTPError, bearer
 
@@ -183,6 +183,7 @@ class Triage:
                  max_decompressed: int = 512 * 1024 * 1024) -> None:
         self.index = index
         self.notifier = notifier
+        self.notified = Throttle(limit=PER_CLIENT, window=PER_CLIENT_WINDOW)
         self.max_decompressed = max_decompressed
 
     # -- hooks ----------------------------------------------------------------------------
@@ -209,6 +210,12 @@ class Triage:
             log.exception("could not index bundle %s (re-indexed at the next start)", meta.id)
             return None
         if recorded and recorded.event and self.notifier is not None:
+            client = str(environ.get("REMOTE_ADDR") or "?")
+            if self.notified.blocked(client):
+                log.info("%s for %s not notified: %s caused %d notifications this hour",
+                         recorded.event, sig.hash, loggable(client), self.notified.limit)
+                return recorded
+            self.notified.failed(client)  # counted (Throttle counts "failures")
             info = self.index.signature(sig.hash, bundles=0) or {}
             self.notifier.notify(recorded.event, info, f"{base_url}/triage/{sig.hash}",
                                  f"{base_url}/b/{meta.id}")
