@@ -527,8 +527,9 @@ class ReceiverApp:
             body.close()
             return []
         wrapper = environ.get("wsgi.file_wrapper")
-        if wrapper is not None:
-            # the server's event loop sends it: a slow reader holds no worker thread
+        if wrapper is not None and self.storage.get_path(id) is not None:
+            # the server's event loop sends it: a slow reader holds no worker thread. Only
+            # from a local file: the loop must never wait on the network (an S3 read)
             return wrapper(body, CHUNK)  # type: ignore[no-any-return]
         return iter(body)
 
