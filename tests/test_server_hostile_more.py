@@ -249,6 +249,8 @@ def _slow_reader(server: Server, path: str) -> socket.socket:
 
 
 def test_slow_readers_of_a_large_member_hold_no_worker(server: Server, tmp_path: Path) -> None:
+    from rage.server.downloads import MAX_STREAMS
+
     # larger than what waitress buffers for a response (16 MiB) before its worker waits
     big = b"".join(b"line %d: nothing to see\n" % i for i in range(1_600_000))
     assert len(big) > 32 * MiB
@@ -257,21 +259,27 @@ def test_slow_readers_of_a_large_member_hold_no_worker(server: Server, tmp_path:
     path = f"/b/{r.json()['id']}/files/run/output.log"
     proc = psutil.Process(server.proc.pid)
     fds = proc.num_fds()
-    readers = [_slow_reader(server, path) for _ in range(12)]  # the server has 8 workers
+    # as many as the server has workers (8), and as many as may stream at once
+    readers = [_slow_reader(server, path) for _ in range(MAX_STREAMS)]
     try:
         watch = under_attack(server, lambda: time.sleep(2))
         assert watch.rss_growth < RSS_SLACK, watch.rss_growth
-        # a reader at full speed still gets every byte
-        whole = requests.get(server.url + path, timeout=60)
-        assert whole.status_code == 200 and whole.content == big
+        # one download more waits for a slot: refused at once, not more memory
+        more = requests.get(server.url + path, timeout=30)
+        assert more.status_code == 503 and more.headers["Retry-After"] == "5"
+        assert "downloads are in progress" in more.json()["error"]
     finally:
         for s in readers:
             s.close()
-    # each slow reader's member (and its stored file) is closed with its connection
+    # each slow reader's member, its stored file and its slot are released with its
+    # connection; then a reader at full speed gets every byte
     deadline = time.monotonic() + 30
-    while proc.num_fds() > fds + 2 and time.monotonic() < deadline:
-        requests.get(f"{server.url}/healthz", timeout=HEALTH_WITHIN)
+    while time.monotonic() < deadline:
+        whole = requests.get(server.url + path, timeout=60)
+        if whole.status_code == 200 and proc.num_fds() <= fds + 2:
+            break
         time.sleep(0.2)
+    assert whole.status_code == 200 and whole.content == big
     assert proc.num_fds() <= fds + 2
 
 

@@ -117,6 +117,7 @@ class ReceiverApp:
         self.login_throttle = auth.Throttle()
         self.bearer_throttle = auth.Throttle(limit=20)
         self.page_members = MemberCache()
+        self.streams = downloads.Streams()  # member downloads in flight
         self.disk = diskfull.Fullness(storage.tmp_dir())
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
@@ -518,7 +519,16 @@ class ReceiverApp:
         listed = {f.get("name") for f in meta.manifest.get("files", []) if isinstance(f, dict)}
         if name not in listed:
             raise HTTPError(404, f"no file {loggable(name, 200)!r} in this bundle")
-        body = downloads.open_member(self.storage, id, name, self.config.max_decompressed)
+        release = self.streams.take()
+        if release is None:
+            raise HTTPError(503, f"{self.streams.limit} downloads are in progress: try again "
+                                 "in a few seconds", headers=[("Retry-After", "5")])
+        try:
+            body = downloads.open_member(self.storage, id, name, self.config.max_decompressed,
+                                         on_close=release)
+        except BaseException:
+            release()
+            raise
         sr("200 OK", [("Content-Type", downloads.content_type(name)),
                       ("Content-Length", str(body.size)),
                       ("Content-Disposition", downloads.attachment(name)),
@@ -531,6 +541,6 @@ class ReceiverApp:
             # the server's event loop sends it: a slow reader holds no worker thread. Only
             # from a local file: the loop must never wait on the network (an S3 read)
             return wrapper(body, CHUNK)  # type: ignore[no-any-return]
-        return iter(body)
+        return body  # iterated, then closed by the server (also when never iterated)
 
 

@@ -5,12 +5,17 @@ member's own bytes are inflated only as the client takes them. Under waitress th
 goes out as a ``wsgi.file_wrapper``: the server's event loop reads it as the socket drains,
 so a client reading at a trickle holds a connection, not a worker thread (eight such
 readers once held every worker, and /healthz went unanswered).
+
+Each download in flight holds a zstd decompressor and its window (at most
+``rage.bundle.stream.MAX_WINDOW``, 8 MiB), so at most MAX_STREAMS run at once; one more
+is a 503 with Retry-After, not more memory.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator
+import threading
+from collections.abc import Callable, Generator, Iterator
 from typing import IO
 from urllib.parse import quote
 
@@ -18,6 +23,32 @@ from rage.bundle.stream import CHUNK, Member, iter_members
 from rage.errors import NotFoundError
 from rage.server.limits import visible
 from rage.server.storage import Storage
+
+MAX_STREAMS = 8  # downloads in flight: 8 x (an 8 MiB window + a read) is about 70 MiB
+
+
+class Streams:
+    """Counts the member downloads in flight, up to ``limit``."""
+
+    def __init__(self, limit: int = MAX_STREAMS) -> None:
+        self.limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def take(self) -> Callable[[], None] | None:
+        """A slot's release function (call it once or more: it releases once), or None
+        when every slot is taken."""
+        if not self._slots.acquire(blocking=False):
+            return None
+        lock, released = threading.Lock(), [False]
+
+        def release() -> None:
+            with lock:
+                if released[0]:
+                    return
+                released[0] = True
+            self._slots.release()
+
+        return release
 
 
 class MemberFile:
@@ -29,8 +60,10 @@ class MemberFile:
     """
 
     def __init__(self, member: Member, members: Generator[Member, None, None],
-                 f: IO[bytes]) -> None:
+                 f: IO[bytes], on_close: Callable[[], None] | None = None) -> None:
         self.size = member.size
+        self._on_close = on_close
+        self._closed = False
         self._member = member
         self._members = members
         self._f = f
@@ -71,8 +104,16 @@ class MemberFile:
         return out
 
     def close(self) -> None:
-        self._members.close()
-        self._f.close()
+        """Release the stored file (and the download's slot); closing again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._members.close()
+            self._f.close()
+        finally:
+            if self._on_close is not None:
+                self._on_close()
 
     def __iter__(self) -> Iterator[bytes]:
         """The bytes in chunks, for a server without ``wsgi.file_wrapper``."""
@@ -83,17 +124,18 @@ class MemberFile:
             self.close()
 
 
-def open_member(storage: Storage, bundle_id: str, name: str,
-                max_decompressed: int) -> MemberFile:
+def open_member(storage: Storage, bundle_id: str, name: str, max_decompressed: int, *,
+                on_close: Callable[[], None] | None = None) -> MemberFile:
     """The member, positioned at its first byte; NotFoundError if it is not there.
 
-    Close it (the server does, once it is sent) to release the stored file."""
+    Close it (the server does, once it is sent) to release the stored file; ``on_close``
+    is called then (not when this raises)."""
     f = storage.open(bundle_id)
     members = iter_members(f, max_decompressed)
     try:
         for m in members:
             if m.name == name:
-                return MemberFile(m, members, f)
+                return MemberFile(m, members, f, on_close)
         raise NotFoundError(f"no file {name!r} in this bundle")
     except BaseException:
         members.close()
