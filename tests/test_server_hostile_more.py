@@ -761,6 +761,33 @@ def test_a_throttled_address_gets_its_tries_back_after_the_window() -> None:
     assert not throttle.blocked("10.0.0.1")  # not locked out for good
 
 
+def test_trickling_uploads_hold_connections_not_workers(server: Server) -> None:
+    """What a trickling client can do to rage serve alone: hold one connection (of
+    --connection-limit, 100) until --channel-timeout of silence; waitress reads a body
+    before a worker sees the request, so no worker is held (behind nginx, as the deployment
+    section sets it up, nginx holds it instead: tests/test_server_deploy.py)."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    socks = []
+    for _ in range(12):  # more than the 8 workers
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(b"POST /api/v1/bundles HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/zstd\r\nContent-Length: 100000\r\n\r\n")
+        socks.append(s)
+
+    def trickle() -> None:
+        for _ in range(20):
+            for s in socks:
+                s.sendall(b"\0")
+            time.sleep(0.1)
+
+    try:
+        watch = under_attack(server, trickle)
+        assert watch.health_checks >= 3 and watch.rss_growth < RSS_SLACK
+    finally:
+        for s in socks:
+            s.close()
+
+
 # -- 5. notifications ----------------------------------------------------------------------
 
 def test_notifications_cannot_be_forged_or_flooded(tmp_path: Path) -> None:
