@@ -194,6 +194,14 @@ def test_the_cve_2024_6232_pax_header_is_refused_at_once(server: Server,
     _refused(server, body, "malformed pax header")
 
 
+def test_a_pax_header_of_many_records_is_refused(server: Server) -> None:
+    # well-formed, under the size bound: 13,000 records, each parsed in Python, per header
+    payload = b"5 a=\n" * 13_000
+    tar = extended_header(tarfile.XHDTYPE, len(payload)) + payload
+    body = zstandard.ZstdCompressor(level=19).compress(tar + b"\0" * (-len(tar) % 512 + 1024))
+    _refused(server, body, "more than 64 records")
+
+
 def test_a_chain_of_pax_headers_is_refused(server: Server) -> None:
     record = b"18 comment=abcdef\n"
     one = extended_header(tarfile.XHDTYPE, len(record)) + record + b"\0" * (512 - len(record))

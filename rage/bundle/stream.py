@@ -52,6 +52,9 @@ DEFAULT_MAX_ENTRIES = 20_000
 MAX_EXTENDED = 64 * 1024
 # zstd level 19's window (rage writes level 3: 2 MiB); zstd's own limit is 128 MiB
 MAX_WINDOW = 8 * 1024 * 1024
+# records in one pax header (path, size, mtime... a real one has a handful): with the size
+# bound, parsing any header costs a few C-level passes over at most 64 KiB
+MAX_PAX_RECORDS = 64
 MAX_EXTENDED_CHAIN = 4  # extended headers before one member (pax + GNU long name is 2)
 _PAX_TYPES = (tarfile.XHDTYPE, tarfile.SOLARIS_XHDTYPE)
 _GNU_LONG_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK)
@@ -322,10 +325,13 @@ def _pax_records(data: bytes, errors: str) -> dict[str, str]:
     """A pax header's ``"%d %s=%s\n"`` records, in one linear pass; BadInputError when one
     is malformed (the length must end the record exactly at its newline)."""
     out: dict[str, str] = {}
-    pos, end = 0, len(data)
+    pos, end, records = 0, len(data), 0
     while pos < end:
-        if not data[pos:].strip(b"\0"):
-            break  # padding some writers leave inside the declared size
+        if data[pos] == 0:
+            # padding some writers leave inside the declared size: zeros to the end only
+            if data.count(0, pos) != end - pos:
+                raise BadInputError("corrupt bundle: a malformed pax header: refused")
+            break
         space = data.find(b" ", pos, pos + 21)
         digits = data[pos:space]
         if space < 0 or not digits.isdigit():
@@ -338,6 +344,10 @@ def _pax_records(data: bytes, errors: str) -> dict[str, str]:
             raise BadInputError("corrupt bundle: a malformed pax header: refused")
         out[keyword.decode("utf-8", errors)] = value.decode("utf-8", errors)
         pos = stop
+        records += 1
+        if records > MAX_PAX_RECORDS:
+            raise BadInputError(f"corrupt bundle: a pax header of more than {MAX_PAX_RECORDS} "
+                                "records: refused")
     return out
 
 
