@@ -436,6 +436,9 @@ def test_a_stored_name_with_a_bidi_override_is_neutralised_in_downloads(
     disposition = r.headers["Content-Disposition"]
     assert "%E2%80%AE" not in disposition.upper() and "\u202e" not in disposition
     assert "invoice_fdp.exe" in disposition
+    page = requests.get(f"{server.url}/b/{bundle_id}", timeout=30)
+    assert page.status_code == 200 and "invoice_fdp.exe" in page.text
+    assert "\u202e" not in page.text
 
 
 # -- 12. a full disk -------------------------------------------------------------------------
