@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -77,12 +78,17 @@ use std::collections::HashMap;
 fn get(v: &[i32], i: usize) -> i32 { v[i] }
 fn parse(s: &str) -> i32 { s.parse::<i32>().unwrap() }
 fn lookup(m: &HashMap<String, i32>, k: &str) -> i32 { *m.get(k).unwrap() }
+fn work(v: Vec<i32>, i: usize) -> i32 { v[i] * 2 }
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let n: usize = a[2].parse().unwrap();
     match a[1].as_str() {
         "idx" => println!("{}", get(&[1, 2, 3], 3 + n)),
         "parse" => println!("{}", parse(&format!("x{n}"))),
+        "thread" => {
+            let h = std::thread::spawn(move || work(vec![1, 2], 5 + n));
+            println!("{}", h.join().unwrap())
+        }
         _ => println!("{}", lookup(&HashMap::new(), &a[2])),
     }
 }
@@ -99,6 +105,7 @@ if (mode === 'throw') lib.each([n, n + 1], load);
 if (mode === 'save') save(n);
 if (mode === 'type') read({ n });
 """
+NODE_ESM = "import x from 'no-such-package';\nconsole.log(x);\n"
 
 JAVA_SRC = """\
 import java.util.List;
@@ -267,7 +274,7 @@ def _samples_rust(base: Path, home: Path) -> list[Sample]:
 
     out = []
     for variant, where, _ in _variants(base, "rust", build):
-        for mode in ("idx", "parse", "none"):
+        for mode in ("idx", "parse", "none", "thread"):
             for backtrace in ("0", "1"):
                 text = _record(home, f"rust-{mode}-{backtrace}-{variant}",
                                [str(where / "crashy"), mode, str(4 + variant)], where,
@@ -282,6 +289,7 @@ def _samples_node(base: Path, home: Path) -> list[Sample]:
         (where / "app.js").write_text(_pad(NODE_SRC, shift))
         (where / "node_modules" / "lib").mkdir(parents=True)
         (where / "node_modules" / "lib" / "index.js").write_text(NODE_LIB)
+        (where / "esm.mjs").write_text(_pad(NODE_ESM, shift))
         return []
 
     out = []
@@ -290,6 +298,42 @@ def _samples_node(base: Path, home: Path) -> list[Sample]:
             text = _record(home, f"node-{mode}-{variant}",
                            ["node", str(where / "app.js"), mode, str(2 + variant * 9)], where)
             out.append(("node", mode, "app", text))
+        text = _record(home, f"node-esm-{variant}", ["node", str(where / "esm.mjs")], where)
+        out.append(("node", "esm", "app", text))
+    return out
+
+
+PY_SRC = """\
+import ctypes
+import faulthandler
+import sys
+
+
+def crash(n):
+    return ctypes.string_at(n - n)
+
+
+def abort(n):
+    import os
+    os.abort()
+
+
+faulthandler.enable()
+{"crash": crash, "abort": abort}[sys.argv[1]](int(sys.argv[2]))
+"""
+
+
+def _samples_python(base: Path, home: Path) -> list[Sample]:
+    def build(where: Path, shift: int) -> list[str]:
+        (where / "native.py").write_text("# shifted\n" * shift + PY_SRC)
+        return []
+
+    out = []
+    for variant, where, _ in _variants(base, "python", build):
+        for mode in ("crash", "abort"):
+            text = _record(home, f"py-{mode}-{variant}",
+                           [sys.executable, str(where / "native.py"), mode, str(variant)], where)
+            out.append(("python", mode, "native", text))
     return out
 
 
@@ -326,7 +370,7 @@ def samples(tmp_path_factory: pytest.TempPathFactory) -> list[Sample]:
     """Every program, compiled once per module, run once per variant and cause."""
     base = tmp_path_factory.mktemp("crashes")
     home = base / "rage-home"
-    out = _samples_go()
+    out = _samples_go() + _samples_python(base, home)
     for tools, collect in ((("gcc",), _samples_c), (("g++",), _samples_cpp),
                            (("rustc",), _samples_rust), (("node",), _samples_node),
                            (("java", "javac"), _samples_java)):
@@ -354,7 +398,7 @@ def _assert_groups(found: dict[str, list[str]]) -> None:
     assert len(set(firsts)) == len(firsts), found
 
 
-@pytest.mark.parametrize("lang", ["c", "cpp", "rust", "node", "java", "go"])
+@pytest.mark.parametrize("lang", ["c", "cpp", "rust", "node", "java", "go", "python"])
 def test_same_cause_same_signature_other_cause_other(samples: list[Sample], lang: str) -> None:
     _assert_groups(_by(samples, lang))
 
@@ -377,9 +421,16 @@ def test_signatures_name_the_failure_not_its_values(samples: list[Sample]) -> No
         ("rust", "idx-bt1"): "rust-panic: index out of bounds: the len is <N> but the index "
                              "is <N> in crashy::get",
         ("rust", "idx-bt0"): "rust-panic: index out of bounds: the len is <N> but the index "
-                             "is <N> in main.rs",
+                             "is <N> in main.rs (thread 'main')",
         ("rust", "none-bt1"): "rust-panic: called `Option::unwrap()` on a `None` value "
                               "in crashy::lookup",
+        ("rust", "thread-bt1"): "rust-panic: index out of bounds: the len is <N> but the "
+                                "index is <N> in crashy::work",
+        ("rust", "thread-bt0"): "rust-panic: index out of bounds: the len is <N> but the "
+                                "index is <N> in main.rs (thread '<unnamed>')",
+        ("python", "crash"): "python-faulthandler: Segmentation fault in native.crash "
+                             "< native.<module>",
+        ("python", "abort"): "python-faulthandler: Aborted in native.abort < native.<module>",
         ("node", "throw"): "node: Error in app.load < app.Object.<anonymous>",
         ("node", "type"): "node: TypeError in app.read < app.Object.<anonymous>",
         ("java", "cause"): "java: java.lang.IllegalStateException in App.load < App.main; "

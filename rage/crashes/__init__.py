@@ -19,13 +19,12 @@ __all__ = ["Crash", "Frame", "parse", "signature_of"]
 
 def parse(text: str) -> Crash | None:
     """The last crash report in ``text``, or None when there is none."""
-    from rage.crashes import golang, java, native, node, rust, sanitizers
+    from rage.crashes import faulthandler, golang, java, native, node, rust, sanitizers
     from rage.crashes.text import lines
 
     split = lines(text)
-    found = [c for c in (p.parse(split) for p in (rust, golang, node,
-                                                   java, sanitizers,
-                                                   native)) if c]
+    found = [c for c in (p.parse(split) for p in (rust, golang, node, java,
+                                                   sanitizers, native, faulthandler)) if c]
     # the last report is the one that ended the run (sanitizers and terminate print theirs
     # last; a Java program may print caught exceptions before the fatal one)
     return max(found, key=lambda c: c.start) if found else None
@@ -36,12 +35,15 @@ def signature_of(text: str, app: str) -> tuple[str, list[dict[str, Any]]] | None
     and the frames (innermost first, ``function``, ``module``, ``in_app``, ``file``,
     ``line``; a Java chain's later links follow, each frame naming its ``exception``) of
     the last crash report in ``text``; None when there is none. ``app`` is the app's
-    name (its frames are in-app by path or package today; kept for per-app rules)."""
+    name: a Rust crate of that name is the app's when paths do not say."""
+    from rage.crashes import rust
     from rage.crashes.signature import signature_text
 
     crash = parse(text)
     if crash is None:
         return None
+    if crash.kind == "rust-panic":
+        crash = rust.attribute(crash, app)
     frames = [dict(f.as_dict(), exception=crash.type) if crash.causes else f.as_dict()
               for f in crash.frames]
     for cause in crash.causes:

@@ -77,6 +77,8 @@ def _skip(lines: list[str], j: int) -> int:
 
 
 def _frame(body: str) -> Frame:
+    if body.endswith("]") and (") ~[" in body or ") [" in body):
+        body = body[:body.rfind(")") + 1]  # logback's packaging data: "~[app.jar:1.0]"
     body = _LAMBDA_CLASS.sub("$$Lambda", body)
     call, _sep, loc = body.rstrip(")").partition("(")
     call = call.rpartition("/")[2]  # "java.base/java.lang.Integer.parseInt": no module

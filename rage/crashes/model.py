@@ -37,7 +37,8 @@ class Frame:
 @dataclass(frozen=True)
 class Crash:
     """A crash report: ``kind`` names the runtime's format (rust-panic, go-panic,
-    go-fatal, node, java, cpp-terminate, glibc-abort, glibc-assert, asan, lsan, ubsan);
+    go-fatal, node, java, cpp-terminate, glibc-abort, glibc-assert, asan, lsan, ubsan,
+    python-faulthandler);
     ``type`` is what failed (exception class, sanitizer bug type, normalised panic
     message); ``frames`` innermost first; ``causes`` a Java chain's later links."""
 
@@ -47,3 +48,4 @@ class Crash:
     frames: tuple[Frame, ...] = ()
     start: int = 0  # line index where the report begins: the last report wins
     causes: tuple[Crash, ...] = field(default_factory=tuple)
+    thread: str = ""  # the panicking thread's name, where the runtime prints one

@@ -11,7 +11,9 @@ from rage.crashes import rules
 from rage.crashes.model import FRAMES_MAX, MESSAGE_MAX, Crash, Frame
 from rage.crashes.text import basename, split_location
 
-_HEADER = re.compile(r"^(?P<type>[A-Za-z_$][\w$.]{0,200})(?:: (?P<msg>.*))?$")
+# "TypeError: msg", "Error [ERR_MODULE_NOT_FOUND]: msg" (Node's error codes)
+_HEADER = re.compile(r"^(?P<type>[A-Za-z_$][\w$.]{0,200}(?: \[[A-Z0-9_]{1,80}\])?)"
+                     r"(?:: (?P<msg>.*))?$")
 _AT = "    at "
 
 
@@ -31,7 +33,8 @@ def _frames(lines: list[str], at: int) -> list[Frame]:
     for line in lines[at:at + FRAMES_MAX]:
         if not line.startswith(_AT):
             break
-        body = line[len(_AT):].removeprefix("async ")
+        # the last frame ends with " {" when the error's own properties follow
+        body = line[len(_AT):].removeprefix("async ").removesuffix(" {")
         if body.endswith(")") and " (" in body:
             func, _sep, loc = body[:-1].rpartition(" (")
         else:

@@ -55,6 +55,11 @@ SKIP: tuple[tuple[str, str, str], ...] = (
     ("^", "core::fmt::", "rust"), ("^", "<core::fmt::", "rust"),
     ("^", "core::intrinsics", "socorro"), ("^", "compiler_builtins::", "socorro"),
     ("^", "alloc::alloc::handle_alloc_error", "socorro"),
+    # indexing: Socorro skips core::slice::index and alloc::vec::impl; rustc now names
+    # these frames by their trait impls
+    ("^", "core::slice::index::", "socorro"), ("^", "<usize as core::slice::index::", "rust"),
+    ("^", "<core::ops::range::", "socorro"), ("^", "alloc::vec::impl", "socorro"),
+    ("^", "<alloc::vec::Vec<T> as core::ops::index::", "rust"),
 )
 
 # frames where a bug surfaces but is not: kept, and the frame that called them is added
@@ -62,7 +67,7 @@ PREFIX: tuple[tuple[str, str, str], ...] = (
     ("=", "malloc", "socorro"), ("=", "calloc", "socorro"), ("=", "realloc", "socorro"),
     ("=", "free", "socorro"), ("^", "operator new", "socorro"),
     ("^", "operator delete", "socorro"), ("^", "core::str::slice_error_fail", "socorro"),
-    ("^", "core::slice::index::", "socorro"), ("^", "alloc::raw_vec::capacity_overflow", "socorro"),
+    ("^", "alloc::raw_vec::capacity_overflow", "socorro"),
     ("^", "core::ptr::drop_in_place", "socorro"), ("^", "strlen", "socorro"),
     ("^", "strcpy", "socorro"), ("^", "memcpy", "socorro"), ("^", "memmove", "socorro"),
 )
@@ -141,6 +146,17 @@ def library_path(path: str) -> bool:
 
 def library_name(language: str, name: str) -> bool:
     return any(name.startswith(p) for p, _source in LIBRARY_NAMES.get(language, ()))
+
+
+def python_library(path: str) -> bool:
+    """The standard library and installed packages (as rage's Python signature decides):
+    ``site-packages``, ``dist-packages``, ``lib/python3.12/``, ``<frozen ...>``."""
+    if path.startswith("<frozen"):
+        return True
+    if "/site-packages/" in path or "/dist-packages/" in path:
+        return True
+    at = path.find("/lib/python")
+    return at >= 0 and path[at + len("/lib/python"):at + len("/lib/python") + 1].isdigit()
 
 
 def sanitizer_path(path: str) -> bool:

@@ -5,9 +5,10 @@
   ``__libc_start_main``, the panic machinery, sanitizer interceptors), keep prefix frames
   (allocators, library frames above the app's) and add the next one, stop at the first
   other frame. Names are normalised (:mod:`rage.crashes.symbols`).
-- Managed stacks (Java, Node, Go) follow Sentry's in-app grouping: the type and the app's
-  frames (module and function, innermost first, recursion collapsed), library frames only
-  when there are no app frames; for a Java ``Caused by:`` chain, every link.
+- Managed stacks (Java, Node, Go, Python's faulthandler) follow Sentry's in-app grouping:
+  the type and the app's frames (module and function, innermost first, recursion
+  collapsed), library frames only when there are no app frames; for a Java ``Caused by:``
+  chain, every link.
 - Never line numbers, paths, addresses or values; a message stands in (values replaced by
   placeholders) only where there are no frames at all (C++ terminate, glibc aborts).
 """
@@ -36,6 +37,10 @@ def signature_text(crash: Crash) -> str:
         names = managed_frames(crash.frames, MANAGED_FRAMES if not crash.causes else CHAIN_FRAMES)
         head = f"{crash.kind}: {crash.type}"
     text = head + (f" in {' < '.join(names)}" if names else "")
+    if crash.kind == "rust-panic" and crash.thread and not any(f.function for f in crash.frames):
+        # without a backtrace the file is all there is of where: which thread panicked
+        # (main or a worker) is the only other stable fact
+        text += f" (thread '{crash.thread}')"
     for cause in crash.causes:
         inner = managed_frames(cause.frames, CHAIN_FRAMES)
         text += f"; caused by {cause.type}" + (f" in {' < '.join(inner)}" if inner else "")
