@@ -185,6 +185,33 @@ main.main()
 exit status 2
 """
 
+# .NET and Ruby are not installed either: texts in their runtimes' documented formats
+DOTNET_CHAIN = """\
+Unhandled exception. System.InvalidOperationException: bad config x{i}
+ ---> System.FormatException: The input string 'x{i}' was not in a correct format.
+   at System.Number.ThrowFormatException[TChar](ReadOnlySpan`1 value)
+   at App.Program.Parse(String s) in {root}/Program.cs:line {l1}
+   --- End of inner exception stack trace ---
+   at App.Program.Load(String s) in {root}/Program.cs:line {l2}
+   at App.Program.Main(String[] args) in {root}/Program.cs:line {l2}
+"""
+DOTNET_FIRST = """\
+Unhandled exception. System.InvalidOperationException: Sequence contains no elements
+   at System.Linq.ThrowHelper.ThrowNoElementsException()
+   at System.Linq.Enumerable.First[TSource](IEnumerable`1 source)
+   at App.Store.Newest(List`1 items) in {root}/Store.cs:line {l1}
+   at App.Program.Main(String[] args) in {root}/Program.cs:line {l2}
+"""
+RUBY_RAISE = """\
+{root}/app.rb:{l1}:in `load': bad config x{i} (RuntimeError)
+\tfrom {gems}/gems/thor-1.{i}/lib/thor.rb:{l2}:in `each'
+\tfrom {root}/app.rb:{l2}:in `<main>'
+"""
+RUBY_NOMETHOD = """\
+{root}/app.rb:{l1}:in `read': undefined method `name' for nil (NoMethodError)
+\tfrom {root}/app.rb:{l2}:in `<main>'
+"""
+
 Sample = tuple[str, str, str, str]  # language, label (the cause), app, recorded text
 
 
@@ -365,12 +392,26 @@ def _samples_go() -> list[Sample]:
     return out
 
 
+def _samples_documented() -> list[Sample]:
+    out = []
+    for root, gems, i, l1, l2 in (
+            ("/home/alice/src/app", "/home/alice/.gem/ruby/3.2.0", 5, 7, 12),
+            ("/srv/build/x/app", "/usr/local/lib/ruby/3.3.0", 9, 14, 21)):
+        values = {"root": root, "gems": gems, "i": i, "l1": l1, "l2": l2}
+        for lang, label, template in (("dotnet", "chain", DOTNET_CHAIN),
+                                      ("dotnet", "first", DOTNET_FIRST),
+                                      ("ruby", "raise", RUBY_RAISE),
+                                      ("ruby", "nomethod", RUBY_NOMETHOD)):
+            out.append((lang, label, "app", template.format(**values)))
+    return out
+
+
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory: pytest.TempPathFactory) -> list[Sample]:
     """Every program, compiled once per module, run once per variant and cause."""
     base = tmp_path_factory.mktemp("crashes")
     home = base / "rage-home"
-    out = _samples_go() + _samples_python(base, home)
+    out = _samples_go() + _samples_documented() + _samples_python(base, home)
     for tools, collect in ((("gcc",), _samples_c), (("g++",), _samples_cpp),
                            (("rustc",), _samples_rust), (("node",), _samples_node),
                            (("java", "javac"), _samples_java)):
@@ -398,7 +439,8 @@ def _assert_groups(found: dict[str, list[str]]) -> None:
     assert len(set(firsts)) == len(firsts), found
 
 
-@pytest.mark.parametrize("lang", ["c", "cpp", "rust", "node", "java", "go", "python"])
+@pytest.mark.parametrize("lang", ["c", "cpp", "rust", "node", "java", "go", "python",
+                                  "dotnet", "ruby"])
 def test_same_cause_same_signature_other_cause_other(samples: list[Sample], lang: str) -> None:
     _assert_groups(_by(samples, lang))
 
@@ -441,6 +483,12 @@ def test_signatures_name_the_failure_not_its_values(samples: list[Sample]) -> No
         ("go", "nilptr"): "go-panic: runtime error: invalid memory address or nil pointer "
                           "dereference in example.com/app/config.(*Config).Name < main.main",
         ("go", "deadlock"): "go-fatal: all goroutines are asleep - deadlock! in main.main",
+        ("dotnet", "chain"): "dotnet: System.InvalidOperationException in App.Program.Load < "
+                             "App.Program.Main; caused by System.FormatException in "
+                             "App.Program.Parse",
+        ("dotnet", "first"): "dotnet: System.InvalidOperationException in App.Store.Newest < "
+                             "App.Program.Main",
+        ("ruby", "raise"): "ruby: RuntimeError in app.load < app.<main>",
     }
     for key, want in expected.items():
         if key in texts:
@@ -511,6 +559,12 @@ HOSTILE = [
     "prog: a.c:1: " + "f::" * 300_000 + ": Assertion `" + "x" * 100_000 + "' failed.",
     "Exception in thread \"" + "\" " * 500_000,
     "Error: x\n" + "    at f (/a/b.js:1:1)\n" * 200_000,
+    "E: x\n    at f (/a/B.java:1:1)\n" * 100_000,
+    "a.B: m\n\tat a.b(c)\nCaused by: a.C: n\n" * 100_000,
+    ("panic: x\n" + "goroutine 1 [running]:\n" * 9) * 20_000,
+    "Unhandled exception. A.B: m\n" + " ---> C.D: n\n" * 100_000 + "   at A.B()\n" * 100_000,
+    "a.rb:1:in `f': m (E)\n" * 100_000,
+    "Fatal Python error: x\nCurrent thread 0x1:\n" + '  File "a", line 1 in f\n' * 200_000,
     "stack backtrace:\n" + "   1: " + "<" * 200_000 + "\n" + "thread 'm' panicked at a.rs:1:1:\nx\n"
     "stack backtrace:\n" + "   1: f\n" * 200_000,
 ]
@@ -528,3 +582,42 @@ def test_hostile_text_is_parsed_in_bounded_time(text: str) -> None:
 def test_no_crash_report_is_none() -> None:
     assert signature_of("building...\nerror: disk full\n", "app") is None
     assert signature_of("", "app") is None
+
+
+def test_formats_seen_in_the_field() -> None:
+    # logback's packaging data after each frame, and a Suppressed: block inside a chain
+    java = ("Exception in thread \"worker-3\" java.lang.IllegalStateException: boom\n"
+            "\tat com.acme.Job.run(Job.java:12) ~[app.jar:1.0]\n"
+            "\tat java.base/java.lang.Thread.run(Thread.java:833) [na:na]\n"
+            "\tSuppressed: java.io.IOException: close failed\n"
+            "\t\tat com.acme.Res.close(Res.java:4)\n"
+            "Caused by: java.io.FileNotFoundException: /etc/acme.conf\n"
+            "\tat com.acme.Conf.open(Conf.java:8)\n"
+            "\t... 2 more\n")
+    result = signature_of(java, "acme")
+    assert result is not None
+    assert result[0] == ("java: java.lang.IllegalStateException in com.acme.Job.run; caused by "
+                         "java.io.FileNotFoundException in com.acme.Conf.open")
+    assert [(f["module"], f["function"], f["in_app"]) for f in result[1]] == [
+        ("com.acme.Job", "run", True), ("java.lang.Thread", "run", False),
+        ("com.acme.Conf", "open", True)]
+    # a release build: the app's frames and its dependencies' have no source path; a
+    # crate named like the app is the app, other crates are libraries and accumulate
+    rust = ("thread 'main' panicked at src/main.rs:9:5:\nbad input\nstack backtrace:\n"
+            "   0: __rustc::rust_begin_unwind\n"
+            "             at /rustc/abc/library/std/src/panicking.rs:689:5\n"
+            "   1: core::panicking::panic_fmt\n"
+            "   2: serde_json::de::from_str::h0123456789abcdef\n"
+            "   3: my_tool::load::h0123456789abcdef\n"
+            "   4: my_tool::main\n")
+    result = signature_of(rust, "my-tool")
+    assert result is not None
+    assert result[0] == "rust-panic: bad input in serde_json::de::from_str < my_tool::load"
+    assert [f["in_app"] for f in result[1]][2:] == [False, True, True]
+    # UBSan with print_stacktrace=1: the frames, not the file
+    ubsan = ("/src/a.c:5:12: runtime error: index 9 out of bounds for type 'int [4]'\n"
+             "    #0 0x55d1 in lookup /src/a.c:5\n    #1 0x55d2 in main /src/a.c:9\n"
+             "    #2 0x7f00 in __libc_start_main (/lib/x86_64-linux-gnu/libc.so.6+0x2d)\n")
+    result = signature_of(ubsan, "a")
+    assert result is not None
+    assert result[0] == "ubsan: index <N> out of bounds for type 'int [<N>]' in lookup"

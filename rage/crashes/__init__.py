@@ -19,12 +19,22 @@ __all__ = ["Crash", "Frame", "parse", "signature_of"]
 
 def parse(text: str) -> Crash | None:
     """The last crash report in ``text``, or None when there is none."""
-    from rage.crashes import faulthandler, golang, java, native, node, rust, sanitizers
+    from rage.crashes import (
+        dotnet,
+        faulthandler,
+        golang,
+        java,
+        native,
+        node,
+        ruby,
+        rust,
+        sanitizers,
+    )
     from rage.crashes.text import lines
 
     split = lines(text)
-    found = [c for c in (p.parse(split) for p in (rust, golang, node, java,
-                                                   sanitizers, native, faulthandler)) if c]
+    found = [c for c in (p.parse(split) for p in (rust, golang, node, java, dotnet,
+                                                   ruby, sanitizers, native, faulthandler)) if c]
     # the last report is the one that ended the run (sanitizers and terminate print theirs
     # last; a Java program may print caught exceptions before the fatal one)
     return max(found, key=lambda c: c.start) if found else None

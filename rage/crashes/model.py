@@ -38,7 +38,7 @@ class Frame:
 class Crash:
     """A crash report: ``kind`` names the runtime's format (rust-panic, go-panic,
     go-fatal, node, java, cpp-terminate, glibc-abort, glibc-assert, asan, lsan, ubsan,
-    python-faulthandler);
+    python-faulthandler, dotnet, ruby);
     ``type`` is what failed (exception class, sanitizer bug type, normalised panic
     message); ``frames`` innermost first; ``causes`` a Java chain's later links."""
 

@@ -21,10 +21,9 @@ def parse(lines: list[str]) -> Crash | None:
     for i in range(len(lines) - 2, -1, -1):
         if lines[i + 1].startswith(_AT) and (m := _HEADER.match(lines[i])) and \
                 not lines[i].startswith("Caused by"):
-            frames = _frames(lines, i + 1)
-            if frames and any(not f.file.endswith(".java") for f in frames):
-                message = m["msg"] or ""
-                return Crash("node", m["type"], message[:MESSAGE_MAX], tuple(frames), i)
+            message = m["msg"] or ""
+            return Crash("node", m["type"], message[:MESSAGE_MAX], tuple(_frames(lines, i + 1)),
+                         i)
     return None
 
 

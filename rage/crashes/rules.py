@@ -82,7 +82,8 @@ SENTINELS: tuple[tuple[str, str, str], ...] = (
 LIBRARY_PATHS: tuple[tuple[str, str], ...] = (
     ("/node_modules/", "sentry"), ("/rustc/", "rust"), ("/.cargo/registry/", "rust"),
     ("/.cargo/git/", "rust"), ("/.rustup/toolchains/", "rust"), ("/pkg/mod/", "sentry"),
-    ("/vendor/", "sentry"), ("/usr/include/", "glibc"), ("/usr/lib/", "glibc"),
+    ("/vendor/", "sentry"), ("/gems/", "sentry"), ("/lib/ruby/", "sentry"),
+    ("/usr/include/", "glibc"), ("/usr/lib/", "glibc"),
     ("/lib/x86_64-linux-gnu/", "glibc"), ("/lib64/", "glibc"), ("libsanitizer", "sanitizers"),
     ("compiler-rt", "sanitizers"), ("libasan.so", "sanitizers"), ("libubsan.so", "sanitizers"),
     ("libstdc++", "glibc"), ("/libc.so", "glibc"), ("../sysdeps/", "glibc"),
@@ -100,6 +101,7 @@ LIBRARY_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     "java": (("java.", "sentry"), ("javax.", "sentry"), ("jdk.", "sentry"), ("sun.", "sentry"),
              ("com.sun.", "sentry"), ("kotlin.", "sentry"), ("kotlinx.", "sentry"),
              ("scala.", "sentry"), ("org.junit.", "sentry"), ("org.apache.maven.", "sentry")),
+    "dotnet": (("System.", "sentry"), ("Microsoft.", "sentry"), ("Internal.", "sentry")),
     "node": (("node:", "sentry"), ("<anonymous>", "sentry"), ("native", "sentry"),
              ("internal/", "sentry")),
 }

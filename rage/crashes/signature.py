@@ -5,10 +5,10 @@
   ``__libc_start_main``, the panic machinery, sanitizer interceptors), keep prefix frames
   (allocators, library frames above the app's) and add the next one, stop at the first
   other frame. Names are normalised (:mod:`rage.crashes.symbols`).
-- Managed stacks (Java, Node, Go, Python's faulthandler) follow Sentry's in-app grouping:
-  the type and the app's frames (module and function, innermost first, recursion
-  collapsed), library frames only when there are no app frames; for a Java ``Caused by:``
-  chain, every link.
+- Managed stacks (Java, Node, Go, .NET, Ruby, Python's faulthandler) follow Sentry's
+  in-app grouping: the type and the app's frames (module and function, innermost first,
+  recursion collapsed), library frames only when there are no app frames; for a chain of
+  causes (Java ``Caused by:``, .NET inner exceptions), every link.
 - Never line numbers, paths, addresses or values; a message stands in (values replaced by
   placeholders) only where there are no frames at all (C++ terminate, glibc aborts).
 """
