@@ -36,6 +36,7 @@ int write_past(int n) { int *p = malloc(4 * sizeof(int)); p[4 + n] = 1; return p
 int deref(int *p) { return *p; }
 void smash(const char *s) { char b[4]; strcpy(b, s); puts(b); }
 void check(int n) { assert(n < 3); }
+char *keep(int n) { char *p = malloc(16 + n); strcpy(p, "x"); return p; }
 int add(int a, int b) { return a + b; }
 int shift(int a, int b) { return a << b; }
 int main(int argc, char **argv) {
@@ -47,6 +48,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "smash")) { char s[64]; memset(s, 'a', 63); s[20 + n] = 0; smash(s); }
   if (!strcmp(argv[1], "free")) { int x = n; free(&x); }
   if (!strcmp(argv[1], "assert")) check(n);
+  if (!strcmp(argv[1], "leak")) keep(n);
   if (!strcmp(argv[1], "ubadd")) return add(2147483600, n * 100);
   if (!strcmp(argv[1], "ubshift")) return shift(n, 40 + n);
   return 0;
@@ -266,10 +268,12 @@ def _samples_c(base: Path, home: Path) -> list[Sample]:
     for variant, where, _ in _variants(base, "c", build):
         for binary, mode in (("asan", "uaf"), ("asan", "uaf2"), ("asan", "overflow"),
                              ("asan", "segv"), ("plain", "smash"), ("plain", "free"),
-                             ("plain", "assert"), ("ubsan", "ubadd"), ("ubsan", "ubshift")):
+                             ("plain", "assert"), ("ubsan", "ubadd"), ("ubsan", "ubshift"),
+                             ("asan", "leak")):
             value = str(3 + 2 * variant)
+            leaks = "1" if mode == "leak" else "0"
             text = _record(home, f"c-{mode}-{variant}", [str(where / binary), mode, value],
-                           where, {"ASAN_OPTIONS": "detect_leaks=0"})
+                           where, {"ASAN_OPTIONS": f"detect_leaks={leaks}"})
             out.append(("c", mode, "crashy-c", text))
     return out
 
@@ -308,6 +312,11 @@ def _samples_rust(base: Path, home: Path) -> list[Sample]:
                                {"RUST_BACKTRACE": backtrace})
                 # without a backtrace only the panicking file is known: its own group
                 out.append(("rust", f"{mode}-bt{backtrace}", "crashy", text))
+        # RUST_BACKTRACE=full: addresses, symbol hashes and crate disambiguators, and the
+        # panic hook's own frames above the sentinel; the same group as RUST_BACKTRACE=1
+        text = _record(home, f"rust-idx-full-{variant}", [str(where / "crashy"), "idx", "1"],
+                       where, {"RUST_BACKTRACE": "full"})
+        out.append(("rust", "idx-bt1", "crashy", text))
     return out
 
 
@@ -434,7 +443,7 @@ def _by(samples: list[Sample], lang: str) -> dict[str, list[str]]:
 
 def _assert_groups(found: dict[str, list[str]]) -> None:
     for label, sigs in found.items():
-        assert len(sigs) == 2 and sigs[0] == sigs[1], (label, sigs)
+        assert len(sigs) >= 2 and len(set(sigs)) == 1, (label, sigs)
     firsts = [sigs[0] for sigs in found.values()]
     assert len(set(firsts)) == len(firsts), found
 
@@ -453,6 +462,7 @@ def test_signatures_name_the_failure_not_its_values(samples: list[Sample]) -> No
         ("c", "uaf"): "asan: heap-use-after-free in use_after",
         ("c", "overflow"): "asan: heap-buffer-overflow in write_past",
         ("c", "segv"): "asan: SEGV in deref",
+        ("c", "leak"): "lsan: memory-leak in keep",
         ("c", "smash"): "glibc-abort: *** stack smashing detected ***",
         ("c", "free"): "glibc-abort: free(): invalid pointer",
         ("c", "assert"): "glibc-assert: Assertion `n < <N>' failed in check",
