@@ -21,7 +21,7 @@ from rage.crashes.text import normalise
 
 NATIVE_FRAMES = 6  # Socorro's signatures are rarely more than a few frames long
 MANAGED_FRAMES = 5  # the innermost app frames: deeper callers rarely tell failures apart
-CHAIN_FRAMES = 3  # per link of a Java chain
+CHAIN_FRAMES = 3  # per link of a chain of causes
 TEXT_MAX = 1000
 NATIVE = frozenset({"rust-panic", "asan", "lsan", "ubsan", "cpp-terminate", "glibc-abort",
                     "glibc-assert"})
@@ -54,14 +54,16 @@ def native_frames(frames: tuple[Frame, ...]) -> list[str]:
         if rules.sentinel(f.function):
             start = i + 1
     frames = frames[start:]
+    last_app = max((i for i, f in enumerate(frames) if f.in_app), default=-1)
     out: list[str] = []
     for i, f in enumerate(frames):
         name = f.function or f.module or "?"
         if rules.skipped(name) or rules.sanitizer_path(f.file):
             continue
         out.append(name)
-        later_app = any(g.in_app for g in frames[i + 1:])
-        if len(out) >= NATIVE_FRAMES or not (rules.prefix(name) or (not f.in_app and later_app)):
+        # a library frame with the app's code below it only says where the bug surfaced
+        if len(out) >= NATIVE_FRAMES or not (rules.prefix(name) or
+                                             (not f.in_app and i < last_app)):
             break
     if not out and frames:
         out.append(frames[0].function or frames[0].module or "?")  # all irrelevant: the top
