@@ -145,8 +145,8 @@ GO_NIL_MAP = """\
 panic: assignment to entry in nil map
 
 goroutine 1 [running]:
-main.store(...)
-\t{root}/store.go:{l1}
+myapp/store.Save(...)
+\t{root}/store/store.go:{l1}
 main.main()
 \t{root}/main.go:{l2} +0x{pc}
 exit status 2
@@ -493,6 +493,9 @@ def test_signatures_name_the_failure_not_its_values(samples: list[Sample]) -> No
         ("go", "nilptr"): "go-panic: runtime error: invalid memory address or nil pointer "
                           "dereference in example.com/app/config.(*Config).Name < main.main",
         ("go", "deadlock"): "go-fatal: all goroutines are asleep - deadlock! in main.main",
+        # a module named without a dot ("go mod init myapp") is still the app
+        ("go", "nilmap"): "go-panic: assignment to entry in nil map in myapp/store.Save < "
+                          "main.main",
         ("dotnet", "chain"): "dotnet: System.InvalidOperationException in App.Program.Load < "
                              "App.Program.Main; caused by System.FormatException in "
                              "App.Program.Parse",

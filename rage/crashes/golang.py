@@ -71,5 +71,5 @@ def _package(func: str) -> str:
 
 
 def _standard(package: str) -> bool:
-    first = package.split("/", 1)[0]
-    return not package or ("." not in first and package not in rules.GO_APP_PACKAGES)
+    # "panic(...)" and other runtime entries print without a package
+    return not package or package.split("/", 1)[0] in rules.GO_STANDARD

@@ -11,9 +11,13 @@ Sources:
 - socorro: mozilla-services/socorro ``socorro/signature/siglists/irrelevant_signature_re.txt``,
   ``prefix_signature_re.txt`` and ``signature_sentinels.txt`` (Socorro's own entries are
   regular expressions; these are the literal prefixes they stand for).
-- sentry: getsentry/sentry ``src/sentry/grouping/`` enhancement configs and in-app rules
-  for JavaScript, Java and Go (``node_modules``, ``node:`` internals, ``java.*``/``jdk.*``,
-  the Go module cache and standard library are not the app).
+- sentry: getsentry/sentry ``src/sentry/grouping/enhancer/enhancement-configs/
+  all-platforms@2026-01-20.txt``: ``-app`` for ``**/node_modules/**``, ``**/vendor/**``,
+  ``**/site-packages/**``, ``**/go/pkg/mod/**``, ``/lib/**``, ``/usr/lib/**``,
+  ``/usr/local/lib/**``, ``**/.local/share/**``, Rust's ``std::*``, ``core::*``,
+  ``alloc::*``, ``__rust_*``, ``rust_begin_unwind``, Kotlin, and the Java ``std`` and
+  ``framework`` categories (``java.*``, ``jdk.*``, ``sun.*``, ``com.sun.*``, ``scala.*``,
+  ``org.apache.*``, ``org.springframework.*`` ...).
 - rust: the Rust standard library's panic path (``library/std/src/panicking.rs``,
   ``library/core/src/panicking.rs``): every frame from the panic hook down to the frame that
   called ``panic!``/``unwrap`` is the machinery, not the bug.
@@ -22,6 +26,9 @@ Sources:
   (``csu/libc-start.c``).
 - sanitizers: compiler-rt/libsanitizer print their own interceptor as frame #0
   (``malloc``, ``free``, ``operator new``, ``memcpy`` ...) in the sanitizer runtime.
+- rage: rage's own reading where no anchor has a rule for a runtime, in the anchors'
+  spirit: Node's ``node:`` internals, the standard libraries of Go (pkg.go.dev/std), .NET
+  (``System.*``, ``Microsoft.*``) and Ruby (``gems/``, ``lib/ruby/``), JUnit's runner.
 """
 
 from __future__ import annotations
@@ -80,14 +87,15 @@ SENTINELS: tuple[tuple[str, str, str], ...] = (
 
 # path fragments of code that is not the app's (in-app false)
 LIBRARY_PATHS: tuple[tuple[str, str], ...] = (
-    ("/node_modules/", "sentry"), ("/rustc/", "rust"), ("/.cargo/registry/", "rust"),
+    ("/node_modules/", "sentry"), ("/usr/local/lib/", "sentry"), ("/.local/share/", "sentry"),
+    ("/rustc/", "rust"), ("/.cargo/registry/", "rust"),
     ("/.cargo/git/", "rust"), ("/.rustup/toolchains/", "rust"), ("/pkg/mod/", "sentry"),
-    ("/vendor/", "sentry"), ("/gems/", "sentry"), ("/lib/ruby/", "sentry"),
-    ("/usr/include/", "glibc"), ("/usr/lib/", "glibc"),
-    ("/lib/x86_64-linux-gnu/", "glibc"), ("/lib64/", "glibc"), ("libsanitizer", "sanitizers"),
+    ("/vendor/", "sentry"), ("/gems/", "rage"), ("/lib/ruby/", "rage"),
+    ("/usr/include/", "glibc"), ("/usr/lib/", "sentry"),
+    ("/lib/x86_64-linux-gnu/", "sentry"), ("/lib64/", "sentry"), ("libsanitizer", "sanitizers"),
     ("compiler-rt", "sanitizers"), ("libasan.so", "sanitizers"), ("libubsan.so", "sanitizers"),
     ("libstdc++", "glibc"), ("/libc.so", "glibc"), ("../sysdeps/", "glibc"),
-    ("../csu/", "glibc"), ("/go/src/runtime/", "sentry"), ("/libexec/src/", "sentry"),
+    ("../csu/", "glibc"), ("/go/src/runtime/", "rage"), ("/libexec/src/", "rage"),
 )
 # the runtimes' own sanitizer code: an interceptor frame is never the bug
 SANITIZER_PATHS = ("libsanitizer", "compiler-rt", "libasan.so", "libubsan.so",
@@ -95,21 +103,31 @@ SANITIZER_PATHS = ("libsanitizer", "compiler-rt", "libasan.so", "libubsan.so",
 
 # name prefixes of library code per language (in-app false)
 LIBRARY_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
-    "rust": (("std::", "rust"), ("core::", "rust"), ("alloc::", "rust"), ("<std::", "rust"),
-             ("<core::", "rust"), ("<alloc::", "rust"), ("<<std::", "rust"),
-             ("<&dyn core::", "rust"), ("__rustc::", "rust"), ("rust_begin_unwind", "rust")),
+    "rust": (("std::", "sentry"), ("core::", "sentry"), ("alloc::", "sentry"),
+             ("__rust_", "sentry"), ("rust_begin_unwind", "sentry"), ("__rustc::", "rust"),
+             # the same crates inside a qualified path: "<std::fs::File as std::io::Read>"
+             ("<std::", "rust"), ("<core::", "rust"), ("<alloc::", "rust"), ("<<std::", "rust"),
+             ("<&dyn core::", "rust")),
     "java": (("java.", "sentry"), ("javax.", "sentry"), ("jdk.", "sentry"), ("sun.", "sentry"),
              ("com.sun.", "sentry"), ("kotlin.", "sentry"), ("kotlinx.", "sentry"),
-             ("scala.", "sentry"), ("org.junit.", "sentry"), ("org.apache.maven.", "sentry")),
-    "dotnet": (("System.", "sentry"), ("Microsoft.", "sentry"), ("Internal.", "sentry")),
-    "node": (("node:", "sentry"), ("<anonymous>", "sentry"), ("native", "sentry"),
-             ("internal/", "sentry")),
+             ("scala.", "sentry"), ("org.apache.", "sentry"), ("org.springframework.", "sentry"),
+             ("com.fasterxml.", "sentry"), ("io.netty.", "sentry"), ("io.ktor.", "sentry"),
+             ("akka.", "sentry"), ("reactor.core.", "sentry"), ("org.junit.", "rage")),
+    "dotnet": (("System.", "rage"), ("Microsoft.", "rage"), ("Internal.", "rage")),
+    "node": (("node:", "rage"), ("<anonymous>", "rage"), ("native", "rage"),
+             ("internal/", "rage")),
 }
 
-# Go's standard library: the first element of a package path without a dot is the
-# standard library's (the Go module reference: "the first path element ... must contain
-# a dot" for anything else), except "main"
-GO_APP_PACKAGES = ("main",)
+# Go's standard library, by the first element of the package path (the top-level packages
+# listed at pkg.go.dev/std): a module's own packages ("example.com/app/x", or "myapp/x"
+# for a module named without a dot) are not among them
+GO_STANDARD = frozenset((
+    "archive", "arena", "bufio", "builtin", "bytes", "cmp", "compress", "container",
+    "context", "crypto", "database", "debug", "embed", "encoding", "errors", "expvar", "flag",
+    "fmt", "go", "hash", "html", "image", "index", "internal", "io", "iter", "log", "maps",
+    "math", "mime", "net", "os", "path", "plugin", "reflect", "regexp", "runtime", "slices",
+    "sort", "strconv", "strings", "structs", "sync", "syscall", "testing", "text", "time",
+    "unicode", "unique", "unsafe", "weak"))
 
 # glibc's fatal messages (malloc/malloc.c malloc_printerr; debug/fortify_fail.c,
 # debug/stack_chk_fail.c: "*** %s ***: terminated"; assert/assert.c)
