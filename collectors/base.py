@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
+import shutil
 import signal
 import subprocess
 import threading
@@ -40,6 +42,7 @@ class CommandResult:
     stderr: str
     duration_s: float
     timed_out: bool = False
+    truncated: bool = False  # more output than _OUTPUT_CAP came on a stream: the rest dropped
 
     @property
     def ok(self) -> bool:
@@ -76,6 +79,56 @@ class _ProcessTracker:
                 proc.wait(timeout=1.0)
 
 
+class _CappedOutput:
+    """A command's stdout and stderr, read as they come: the first :data:`_OUTPUT_CAP`
+    bytes of each are kept, the rest read and dropped, so a command (or the data it prints:
+    a repository's config, a file list) can neither block on a full pipe nor fill memory."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None and proc.stderr is not None
+        self._pipes = (proc.stdout, proc.stderr)
+        self._fds = (proc.stdout.fileno(), proc.stderr.fileno())
+        self._kept = {fd: bytearray() for fd in self._fds}
+        self._live = set(self._fds)
+        self.truncated = False
+
+    def read_until(self, deadline: float) -> bool:
+        """Read until both streams end (True) or ``deadline`` (monotonic) passes (False)."""
+        while self._live:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            ready, _, _ = select.select(list(self._live), [], [], left)
+            for fd in ready:
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    self._live.discard(fd)
+                    continue
+                buf = self._kept[fd]
+                room = _OUTPUT_CAP - len(buf)
+                if len(data) > room:
+                    self.truncated = True
+                if room > 0:
+                    buf += data[:room]
+        return True
+
+    def kept(self) -> tuple[bytes, bytes]:
+        """What was kept of stdout and of stderr."""
+        return bytes(self._kept[self._fds[0]]), bytes(self._kept[self._fds[1]])
+
+    def close(self) -> None:
+        for p in self._pipes:
+            p.close()
+
+
+def _waited(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     if os.name == "posix":
         # The child leads its own session, so its pid is the group id even after it exits
@@ -100,23 +153,41 @@ class Context:
     environ: Mapping[str, str] | None = None  # the run's environment, when it was recorded
     _tracker: _ProcessTracker | None = field(default=None, repr=False, compare=False)
 
+    def which(self, name: str) -> str | None:
+        """The absolute path of executable ``name`` on PATH, else None.
+
+        Commands run in ``cwd``, the directory of the reported run: a relative PATH entry
+        (``.``, an empty one) would find a program planted there, so only absolute entries
+        count, and the path is absolute so the child's own PATH lookup is never used.
+        """
+        path = os.environ.get("PATH", os.defpath)
+        safe = os.pathsep.join(p for p in path.split(os.pathsep) if os.path.isabs(p))
+        found = shutil.which(name, path=safe) if os.path.basename(name) == name else None
+        return os.path.abspath(found) if found else None
+
     def run_command(
-        self, argv: Sequence[str], timeout: float, *, env: Mapping[str, str] | None = None
+        self, argv: Sequence[str], timeout: float, *,
+        env: Mapping[str, str | None] | None = None,
     ) -> CommandResult | None:
         """Run ``argv`` in ``cwd`` with no stdin; None when it cannot be started.
 
         The command gets its own process group, which is killed when ``timeout`` passes (the
         result then has ``timed_out`` set), when the runner gives up on the collector, and
         when the command returns: nothing it started outlives this call. ``env`` adds to
-        the current environment. Output is decoded as UTF-8 (errors replaced) and capped.
+        the current environment (a None value removes the variable). Output is decoded as
+        UTF-8 (errors replaced) and capped.
         """
         tracker = self._tracker
         if tracker is not None:
             timeout = min(timeout, max(tracker.deadline - time.monotonic(), 0.0))
-        full_env = None
+        full_env: dict[str, str] | None = None
         if env:
             full_env = dict(os.environ)
-            full_env.update(env)
+            for key, value in env.items():
+                if value is None:
+                    full_env.pop(key, None)
+                else:
+                    full_env[key] = value
         cwd = self.cwd if self.cwd.is_dir() else None
         start = time.monotonic()
         try:
@@ -131,33 +202,28 @@ class Context:
             proc.communicate()
             return None
         timed_out = False
+        output = _CappedOutput(proc)
         try:
-            try:
-                out, err = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            if not output.read_until(start + timeout) or not _waited(proc, start + timeout):
                 timed_out = True
                 _kill_group(proc)
-                try:
-                    out, err = proc.communicate(timeout=1.0)
-                except subprocess.TimeoutExpired:
-                    # a grandchild escaped the group and holds the pipes open: stop reading
-                    proc.kill()
-                    for pipe in (proc.stdout, proc.stderr):
-                        if pipe is not None:
-                            pipe.close()
-                    proc.wait()
-                    out, err = b"", b""
+                if not output.read_until(time.monotonic() + 1.0):
+                    proc.kill()  # a grandchild escaped the group and holds the pipes open
+                proc.wait()
         finally:
+            output.close()
             _kill_group(proc)
             if tracker is not None:
                 tracker.discard(proc)
+        out, err = output.kept()
         return CommandResult(
             argv=tuple(argv),
             returncode=None if timed_out else proc.returncode,
-            stdout=out[:_OUTPUT_CAP].decode("utf-8", "replace"),
-            stderr=err[:_OUTPUT_CAP].decode("utf-8", "replace"),
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
             duration_s=time.monotonic() - start,
             timed_out=timed_out,
+            truncated=output.truncated,
         )
 
 

@@ -12,6 +12,11 @@ from collectors import _pyprobe
 from collectors.base import Collector, Context
 
 PROBE_TIMEOUT = 3.0
+# `python -c` puts the current directory, the reported run's, first on sys.path, so a
+# json.py or platform.py there would run in place of the standard module: the probe is
+# started by a stub that drops that entry before anything is imported.
+_STUB = ("import sys\nif sys.path[:1] == ['']: del sys.path[0]\n"
+         "exec(compile({!r}, 'rage-probe', 'exec'))")
 
 
 def is_other_python(ctx: Context) -> bool:
@@ -28,8 +33,11 @@ def is_other_python(ctx: Context) -> bool:
 def probe_other(ctx: Context, *args: str) -> dict[str, Any]:
     """Run the probe script under ``ctx.python``; raise RuntimeError with the reason if not."""
     assert ctx.python
+    if not os.path.isabs(ctx.python):
+        # relative to which directory? Not to the reported run's, where the probe runs.
+        raise RuntimeError(f"the run's interpreter {ctx.python!r} is not an absolute path")
     source = Path(_pyprobe.__file__).read_text(encoding="utf-8")
-    res = ctx.run_command([ctx.python, "-c", source, *args], PROBE_TIMEOUT)
+    res = ctx.run_command([ctx.python, "-c", _STUB.format(source), *args], PROBE_TIMEOUT)
     if res is None:
         raise RuntimeError(f"cannot run {ctx.python}")
     if res.timed_out:

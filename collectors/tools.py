@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+import os
 import threading
 from typing import Any
 
@@ -14,7 +14,13 @@ MAX_LINE = 200
 
 def tool_version(ctx: Context, tool: str) -> dict[str, Any]:
     """``{"path", "version", "exit_code"}`` or ``{"error"}`` for one executable."""
-    path = shutil.which(tool)
+    if os.path.basename(tool) != tool:
+        # A path the user gave means what it names from where rage was started, not from
+        # the reported run's directory, where the command runs.
+        given = os.path.abspath(os.path.expanduser(tool))
+        path = given if os.path.isfile(given) and os.access(given, os.X_OK) else None
+    else:
+        path = ctx.which(tool)
     if path is None:
         return {"path": None, "error": "not found"}
     res = ctx.run_command([path, "--version"], TOOL_TIMEOUT)

@@ -1,11 +1,17 @@
 """Private files and atomic writes: everything rage stores is 0700/0600.
 
+Written through new, unpredictable temporary names (:func:`create_temp`, :func:`link_new`,
+:func:`write_atomic`), never through a name someone else could have planted; read back
+as regular files only, within a bound, never blocking (:func:`open_regular`,
+:func:`read_own`): a run's history holds what a recorded program could have left there.
+
 On every recorded command's start-up path, so no pathlib or json at import: functions take
 ``str`` or ``Path`` alike and :func:`dumps_json` writes what ``json.dumps(indent=2)`` would.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 
 TYPE_CHECKING = False
@@ -36,12 +42,13 @@ def private_dir(path: P) -> P:
     return path
 
 
-def open_private(path: str | os.PathLike[str], mode: str = "wb") -> Any:
-    """Open ``path`` for writing, created 0600 (existing files keep their mode)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
+def open_private(path: str | os.PathLike[str], mode: str = "wb", buffering: int = -1) -> Any:
+    """Open ``path`` for writing (and reading, with ``+`` in ``mode``), created 0600
+    (existing files keep their mode)."""
+    flags = (os.O_RDWR if "+" in mode else os.O_WRONLY) | os.O_CREAT | os.O_CLOEXEC
     flags |= os.O_APPEND if "a" in mode else os.O_TRUNC
     fd = os.open(path, flags, FILE_MODE)
-    return os.fdopen(fd, mode)
+    return os.fdopen(fd, mode, buffering)
 
 
 def _create_new(head: str, name: str) -> tuple[str, int]:
@@ -54,7 +61,72 @@ def _create_new(head: str, name: str) -> tuple[str, int]:
             return tmp, os.open(tmp, flags, FILE_MODE)
         except FileExistsError:
             continue
-    raise FileExistsError(17, "could not create a temporary file", head)
+    raise FileExistsError(errno.EEXIST, "could not create a temporary file", head)
+
+
+def create_temp(dest: str | os.PathLike[str]) -> tuple[str, int]:
+    """A new 0600 file in ``dest``'s directory under an unpredictable name, created with
+    O_EXCL|O_NOFOLLOW: ``(its path, a write-only fd)``. Give it its name with
+    :func:`link_new`; the caller unlinks the temporary name in every case."""
+    head, name = os.path.split(os.fspath(dest))
+    return _create_new(head, name)
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        a, b = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+# link() errors of file systems without hard links (FAT, some network shares)
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK})
+
+
+_SWAPPED = "its temporary file was removed or replaced by someone else while written"
+
+
+def link_new(fd: int, tmp: str, dest: str | os.PathLike[str]) -> None:
+    """Give the file open as ``fd`` (made by :func:`create_temp` as ``tmp``) the name
+    ``dest``, which must be free: FileExistsError if anything is there, never replaced.
+
+    In a directory others can write (a shared drop folder, /tmp without the sticky bit)
+    the temporary name can be swapped for a symlink at any moment, so on Linux the link is
+    made from ``fd`` itself, and elsewhere ``dest`` is checked to be the file written
+    (OSError, with ``dest`` removed again, if someone swapped it)."""
+    d = os.fspath(dest)
+    try:
+        # /proc/self/fd/N names the open file itself, whatever its name is now (a dir fd
+        # makes os.link call linkat with AT_SYMLINK_FOLLOW, which that needs).
+        fds = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.link(str(fd), d, src_dir_fd=fds, follow_symlinks=True)
+            return
+        finally:
+            os.close(fds)
+    except FileExistsError:
+        raise
+    except OSError:
+        pass  # no /proc (macOS, BSD), or no hard links here: go by name and check
+    if os.fstat(fd).st_nlink == 0:  # its temporary name was taken away: it has none left
+        raise OSError(errno.EBUSY, _SWAPPED, d)
+    try:
+        os.link(tmp, d)
+    except FileExistsError:
+        raise
+    except OSError as e:
+        if e.errno not in _NO_HARD_LINKS:
+            raise
+        if os.path.lexists(d):
+            raise FileExistsError(errno.EEXIST, "File exists", d) from None
+        os.rename(tmp, d)
+    if not _same_file(fd, d):
+        try:  # noqa: SIM105 - as above
+            os.unlink(d)
+        except OSError:
+            pass
+        raise OSError(errno.EBUSY, _SWAPPED, d)
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
@@ -95,6 +167,54 @@ def read_own(path: str | os.PathLike[str], limit: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = False) -> Any:
+    """``path`` opened for reading ("rb") if it is a regular file, else OSError saying what
+    it is: a symlink (unless ``follow_symlinks``), a named pipe, a device, a directory.
+
+    Never blocks: a FIFO or device is opened non-blocking, found out, and closed; the
+    regular file is read in blocking mode as usual. For whatever rage reads from the run
+    history, where a recorded program (or anyone with the user's rights) could have left a
+    FIFO that would hang the reader, or a link to /dev/zero that would never end."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP and not follow_symlinks:
+            raise OSError(errno.ELOOP, "a symbolic link, not read", os.fspath(path)) from None
+        raise
+    try:
+        kind = os.fstat(fd).st_mode & 0o170000
+        if kind != 0o100000:
+            raise OSError(errno.EINVAL, f"{_KINDS.get(kind, 'not a regular file')}, not read",
+                          os.fspath(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_KINDS = {0o010000: "a named pipe", 0o020000: "a device", 0o060000: "a device",
+          0o040000: "a directory", 0o140000: "a socket"}
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit`` bytes from the start of regular file ``path`` (see
+    :func:`open_regular`; OSError for anything else)."""
+    with open_regular(path) as f:
+        return f.read(limit)  # type: ignore[no-any-return]
+
+
+def read_tail(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The last ``limit`` bytes (at most) of regular file ``path``, as it is when opened."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(size - limit, 0))
+        return f.read(min(size, limit))  # type: ignore[no-any-return]
 
 
 def is_own_dir(path: str | os.PathLike[str]) -> bool:

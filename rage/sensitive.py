@@ -50,11 +50,15 @@ _META_LAST = frozenset({
     "sock", "socket", "style", "level", "strategy", "flow", "realm", "audience", "issuer", "hint",
     # what went wrong with one (ExpiredSignatureError, token_invalid)
     "error", "errors", "exception", "warning", "failed", "failure", "invalid", "missing",
-    "expired", "mismatch", "refresh",
+    "expired", "mismatch", "refresh", "fail", "fails",
+    # what a certificate's extensions name (subjectKeyIdentifier=hash, keyUsage = ...), a
+    # time (token_obtained_at), a program (gke-gcloud-auth-plugin=528.0.0-0)
+    "identifier", "usage", "at", "plugin", "plugins",
     # a file name, as compilers and test runners print it (auth.c:41, test_auth.py::)
     "c", "h", "cc", "cpp", "hpp", "py", "pyc", "go", "rs", "js", "ts", "java", "rb", "php",
     "yml", "yaml", "json", "toml", "cfg", "ini", "conf", "txt", "log", "md", "sh", "o", "so",
 })
+_COOKIE_ATTRIBUTES = frozenset({"secure", "httponly", "samesite", "partitioned"})
 # ...and these, found in logs of web apps, APIs and ORMs (cookie_domain, api_key_header,
 # oauth_callback)
 _META_LAST |= {"domain", "domains", "header", "headers", "callback", "callbacks", "samesite",
@@ -80,6 +84,10 @@ _BENIGN_PARTS = frozenset({
     "authsource", "authmechanism", "authmechanismproperties", "authenticationdatabase",
     # OpenSSH's debug output: its monitor's service request (`mm_answer_authserv:`)
     "authserv",
+    # what happened, not what was used: PostgreSQL's `connection authorized: user=x`,
+    # 802.11's deauthentication (macOS: `DeauthInd:sts:0_rsn:7`)
+    "authorized", "unauthorized", "authorised", "unauthorised", "authenticated",
+    "unauthenticated", "deauth", "deauthenticated", "deauthentication",
 })
 # First parts with the same effect: MAX_TOKENS, NUM_KEYS, min_password_length.
 _META_FIRST = frozenset({"max", "min", "num", "n", "no", "use", "enable", "disable", "is",
@@ -136,8 +144,11 @@ def looks_secret_name(name: str) -> bool:
         return False  # sort_key=created_at
     if len(parts) > 1 and parts[-2:] == ["key", "id"] and not joined:
         return False  # kms_key_id: which key, not the key (aws_access_key_id stays)
-    # a name that describes a secret (its length, file, type) does not hold one
-    return not (len(parts) > 1 and (parts[-1] in _META_LAST or parts[0] in _META_FIRST))
+    # a name that describes a secret (its length, file, type) does not hold one; a cookie's
+    # attributes describe a cookie, not a password (`password_super_secure = "x"`)
+    meta_last = parts[-1] in _META_LAST and not (parts[-1] in _COOKIE_ATTRIBUTES
+                                                 and password_name(name))
+    return not (len(parts) > 1 and (meta_last or parts[0] in _META_FIRST))
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")

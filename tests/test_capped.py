@@ -50,3 +50,34 @@ def test_many_small_writes_keep_the_exact_tail(tmp_path: Path) -> None:
     f.close()
     assert path.read_bytes() == expected(b"".join(chunks), 10_000)
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    writes=st.lists(st.binary(max_size=300), max_size=60),
+    cap=st.integers(min_value=0, max_value=900),
+    slack=st.integers(min_value=1, max_value=700),
+)
+def test_what_was_written_is_on_disk_before_close(writes: list[bytes], cap: int,
+                                                   slack: int) -> None:
+    """A recorder killed before close leaves head, marker and every byte after the cut."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "out.log"
+        f = CappedFile(path, cap, write_through=True, slack=slack)
+        data = b""
+        head_n, tail_n = cap - cap // 2, cap // 2
+        for w in writes:
+            f.write(w)
+            data += w
+            on_disk = path.read_bytes()  # no flush: nothing is held in this process
+            assert on_disk[:head_n] == data[:head_n]
+            rest = on_disk[min(len(data), head_n):]
+            if tail_n == 0 or rest == data[head_n:]:
+                continue
+            # cut: the marker says how much, and everything after it is there
+            dropped = int(rest.split(b" bytes dropped here")[0].rsplit(b" ", 1)[1])
+            assert rest == MARKER % dropped + data[head_n + dropped:]
+            assert len(rest) - len(MARKER % dropped) < tail_n + max(tail_n, slack)
+        t = f.close()
+        assert path.read_bytes() == expected(data, cap)
+        assert t.dropped_bytes == max(len(data) - cap, 0)

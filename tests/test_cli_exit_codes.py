@@ -1,6 +1,7 @@
-"""Every row of the README's exit-code table, through the real `rage` console script.
+"""Every row of the documented exit-code table (docs/exit-codes.md), through the real `rage`
+console script.
 
-The table is the contract: each test below reads the README's row and makes the installed
+The table is the contract: each test below reads the documentation's row and makes the installed
 `rage` script (the one users run) produce it.
 """
 
@@ -17,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from rage.errors import ExitCode
 from tests.test_select import Pty, record
 from tests.test_upload_servers import make_bundle
 
 RAGE = str(Path(sys.executable).with_name("rage"))
-README = Path(__file__).resolve().parent.parent / "README.md"
+EXIT_CODES = Path(__file__).resolve().parent.parent / "docs" / "exit-codes.md"
 
 
 def rage(*args: str, env: dict[str, str] | None = None, stdin: int | None = subprocess.DEVNULL,
@@ -39,16 +41,17 @@ def pty_script(*args: str, env: dict[str, str] | None = None) -> Pty:
 
 
 def table() -> dict[int, str]:
-    """The README's exit-code table: code -> meaning."""
-    text = README.read_text()
-    section = text[text.index("## Exit codes"):]
-    section = section[:section.index("\n## ", 5)]
+    """The documented exit-code table: code -> meaning."""
+    section = EXIT_CODES.read_text()
     return {int(m.group(1)): m.group(2)
             for m in re.finditer(r"^\| (\d+) \| (.+?) \|$", section, re.MULTILINE)}
 
 
 def test_the_table_has_the_rows_tested_here() -> None:
     assert sorted(table()) == [0, 1, 2, 3, 4, 5, 6, 130]
+    # every code rage has is documented: the table's, and `rage run`'s own two below it
+    assert set(table()) | {126, 127} == {int(code) for code in ExitCode}
+    assert "126 when `CMD` is not executable, 127" in EXIT_CODES.read_text()
 
 
 def test_0_success_and_a_closed_pipe_is_not_an_error() -> None:

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def quick_start() -> list[str]:
     text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Quick start"):text.index("## Usage")]
+    start = text.index("## Quick start")
+    section = text[start:text.index("\n## ", start)]
     return re.findall(r"```sh\n(.+?)\n```", section, re.DOTALL)
 
 

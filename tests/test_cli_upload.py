@@ -120,7 +120,7 @@ def test_token_is_sent_by_every_http_uploader() -> None:
     for prefix in ("", "put+", "receiver+"):
         with serving(Reply(201, b'{"url": "{base}/b/1"}')) as s:
             p = rage("send", str(b), "--to", f"{prefix}{s.url}/", "--yes",
-                     env={"RAGE_UPLOAD_TOKEN": "s3cret"})
+                     env={"RAGE_UPLOAD_TOKEN": "s3cret", "RAGE_UPLOAD_URL": s.url})
         assert p.returncode == 0, (prefix, p.stderr)
         assert s.seen[0].headers.get("Authorization") == "Bearer s3cret", prefix
         assert "s3cret" not in p.stdout + p.stderr
@@ -130,7 +130,8 @@ def test_missing_and_wrong_token_say_what_to_do() -> None:
     b = kept()
     with serving(Reply(401, b'{"error": "unauthorized"}')) as s:
         missing = rage("send", str(b), "--to", s.url, "--yes")
-        wrong = rage("send", str(b), "--to", s.url, "--yes", env={"RAGE_UPLOAD_TOKEN": "nope"})
+        wrong = rage("send", str(b), "--to", s.url, "--yes",
+                     env={"RAGE_UPLOAD_TOKEN": "nope", "RAGE_UPLOAD_URL": s.url})
     assert missing.returncode == wrong.returncode == 4
     assert "wants an upload token, and none was sent" in missing.stderr
     assert "did not accept the upload token" in wrong.stderr

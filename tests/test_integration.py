@@ -432,6 +432,28 @@ def test_except_system_exit_still_catches_every_exit(tmp_path: Path) -> None:
     assert proc.stdout == bare.stdout
 
 
+def test_a_thread_s_own_exit_is_caught_as_without_rage(tmp_path: Path) -> None:
+    """`_thread.exit()` raises SystemExit from C: `except SystemExit` in the thread must
+    still catch it (it did not: the handler named rage's subclass)."""
+    body = """
+    import _thread
+    def work():
+        try:
+            _thread.exit()
+        except SystemExit as e:
+            print("caught", type(e).__name__, type(e) is SystemExit, flush=True)
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    print("done")
+    """
+    bare = run_script(tmp_path, body, use_rage=False)
+    proc = run_script(tmp_path, body)
+    assert bare.stdout == b"caught SystemExit True\ndone\n"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        bare.returncode, bare.stdout, bare.stderr)
+
+
 def test_exits_in_threads_stay_silent(tmp_path: Path) -> None:
     body = """
     def work(how):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from rage.redact import Redactor
 from tests.conftest import run_rage
 from tests.redact_helpers import red, red_both, reported
 from tests.services import free_port
@@ -143,3 +144,34 @@ def test_a_real_loguru_traceback(tmp_path: Path) -> None:
     raw = reported("lg", tmp_path / "b.tar.zst")
     assert S.encode() not in raw
     assert f"\u2514 '{R}'".encode() in raw
+
+
+LITERAL = "Xq7vR2mLp9Zt"
+
+
+@pytest.mark.parametrize("line", [
+    'if (db_pass !== "{}") {{',  # JavaScript's strict comparison
+    'if ("{}" == my_super_password) {{',  # the literal first
+    "    if '{}' != api_token:",
+    'password = @"{}";',  # Objective-C
+    'std::string secret("{}");',  # C++
+    'QString password("{}");',
+    'password_super_secure = "{}"',  # `secure` describes a cookie, not a password
+    '    if db_pass != "{}":',
+])
+def test_a_literal_in_source_code_goes(line: str) -> None:
+    """Source lines as tracebacks and logs print them: a literal assigned to, compared with
+    or constructed as a secret name. Each was kept before."""
+    text = line.format(LITERAL)
+    out = Redactor(pseudonymize=False).text(text)
+    assert LITERAL not in out and "[REDACTED:secret-field]" in out, out
+
+
+@pytest.mark.parametrize("line", [
+    "    if token != expected:", "    if password == confirm_password:",
+    "    assert session != None", "  if (token !== undefined) {", '    if key != "":',
+    "    if ('Bearer' == auth_scheme) {", '    if name == "token":', "    std::string secret(buf);",
+    '    if "token" in data and data["token"] != None:', "    while (token != NULL) {",
+])
+def test_code_comparing_names_stays(line: str) -> None:
+    assert Redactor(pseudonymize=False).text(line) == line

@@ -109,3 +109,51 @@ def test_vault_tables_of_names_and_values() -> None:
 ])
 def test_key_value_tables_without_a_secret_stay(text: str) -> None:
     assert red(text) == (text, {})
+
+
+CSV = f"name,username,password\nci,deploy,{S}\n"
+FILLER = "".join(f"ordinary log line {i} of the run\n" for i in range(2000))
+
+
+@pytest.mark.parametrize("text", [PSQL, RECORDS, BOX, COPY, MARKDOWN, CSV],
+                         ids=["psql", "records", "box", "copy", "markdown", "csv"])
+def test_a_table_cut_anywhere_between_blocks_is_redacted_as_whole(text: str) -> None:
+    """A stream redacts whole lines as they come: a block that ended after a table's header
+    (`-[ RECORD 1 ]-`, psql's column names, `COPY ... FROM stdin;`) left the rows it names in
+    clear. The header is now a multi-line opener: the block ends before it."""
+    from rage.redact import Redactor
+
+    data = (FILLER + text + FILLER).encode()
+    whole = Redactor(pseudonymize=False).bytes(data)
+    assert S.encode() not in whole
+    lines = data.splitlines(keepends=True)
+    first = FILLER.count("\n")
+    for k in range(first - 1, first + text.count("\n") + 1):
+        chunks = [b"".join(lines[:k]), b"".join(lines[k:])]
+        out = b"".join(Redactor(pseudonymize=False).stream(iter(chunks), block=1, workers=0))
+        assert out == whole, k
+
+
+def test_a_record_read_from_a_pipe_in_two_reads_as_from_a_file(tmp_path: Path) -> None:
+    """The issue's case: `api_secret | X` of a psql `\\x` record went through
+    `cat FILE | rage redact -` when a read ended after its `-[ RECORD 1 ]-` line, and not
+    through `rage redact FILE`."""
+    import time
+
+    from tests.conftest import rage_cmd
+
+    head = FILLER + "-[ RECORD 1 ]-----------\n"
+    rest = f"id         | 1\napi_secret | {S}\nname       | x\n" + FILLER
+    src = tmp_path / "records.txt"
+    src.write_text(head + rest)
+    by_file = run_rage("redact", "-q", str(src))
+    proc = subprocess.Popen(rage_cmd("redact", "-q", "-"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(head.encode())
+    proc.stdin.flush()
+    time.sleep(0.05)  # read apart, but within the pause after which held lines go out
+    out, _ = proc.communicate(rest.encode(), timeout=60)
+    assert proc.returncode == 0 and by_file.returncode == 0
+    assert f"api_secret | {R}\n" in by_file.stdout
+    assert out.decode() == by_file.stdout

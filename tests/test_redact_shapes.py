@@ -304,3 +304,16 @@ def test_digest_and_aws_credentials_keep_their_parameters_redacted() -> None:
     assert S not in out and "bob" not in out
     out = red(f"Authorization: AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/2026/s3, Signature={S}")
     assert S not in out
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("db_password=n3cl0;RO4h=;tz0RE%", ""),
+    ("DB_PASSWORD=n3cl0;RO4h=;tz0RE% ./migrate.sh", " ./migrate.sh"),
+    ("password=n3cl0;RO4h=&tz0RE%;a=1", ";a=1"),
+])
+def test_a_value_holding_a_separator_then_an_empty_field_goes_whole(text: str,
+                                                                   kept: str) -> None:
+    """`RO4h=` then `;` is no field of its own (a field has a value): the `;` and what
+    follows are the password's. Before, the value stopped at the first `;`."""
+    out = Redactor(pseudonymize=False).text(text)
+    assert out == text.split("=", 1)[0] + "=[REDACTED:secret-field]" + kept

@@ -69,9 +69,10 @@ def test_report_end_to_end_with_system_tar_and_zstd(tmp_path: Path) -> None:
 
     listing = subprocess.run(f"zstd -dc {out} | tar -t", shell=True, check=True,
                              capture_output=True, text=True).stdout.split()
-    assert listing[:3] == ["manifest.json", "summary.md", "run/meta.json"]
+    # what changed since it last worked (here: it never did) comes before the run's files
+    assert listing[:4] == ["manifest.json", "summary.md", "changes.json", "run/meta.json"]
     first_collector = next(i for i, n in enumerate(listing) if n.startswith("collectors/"))
-    assert all(n.startswith("run/") for n in listing[2:first_collector])
+    assert all(n.startswith("run/") for n in listing[3:first_collector])
     assert all(n.startswith("collectors/") for n in listing[first_collector:])
     assert "run/stdout.log" in listing and "run/stderr.log" in listing
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from rage.record import hidden
+from rage.record import context, hidden
+from rage.sensitive import masked_environ
 from tests.test_cli_exit_codes import RAGE
 
 # The issue's four, each printed bare: none in a shape a rule knows without its name
@@ -222,20 +223,21 @@ def test_rage_redact_of_a_run_s_file_from_another_shell(tmp_path: Path) -> None:
         assert [v for v in SECRETS.values() if v in proc.stdout] == []
 
 
-@pytest.mark.parametrize("context", [
+@pytest.mark.parametrize("around", [
     "{v}", "x={v}", "'{v}'", '"{v}"', "({v})", "{v},", "{v}.", "https://u:{v}@h/", "[{v}]",
     "k: {v}\n", "\t{v}\t",
 ])
 def test_the_digest_scan_finds_a_value_wherever_a_token_ends(tmp_path: Path,
-                                                             context: str) -> None:
+                                                             around: str) -> None:
     """The path a killed run's report takes, on real files: a value between any of the
     token edges a program prints around it, with separators of its own."""
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     values = ["n3cl0;RO4h=;tz0RE%", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Ky3nDSa"]
-    assert hidden.start(str(run_dir / hidden.FILE),
-                        {"DB_PASSWORD": values[0], "AWS_SECRET_KEY": values[1]}) is not None
-    text = "noise " + " and ".join(context.format(v=v) for v in values) + " more noise\n"
+    masked = masked_environ({"DB_PASSWORD": values[0], "AWS_SECRET_KEY": values[1]})
+    assert context.start_hidden(str(run_dir / hidden.FILE), values) is not None
+    assert not set(masked.values()) & set(values)  # what environ.json hides
+    text = "noise " + " and ".join(around.format(v=v) for v in values) + " more noise\n"
     (run_dir / "output.log").write_text(text)
     assert sorted(hidden.recovered(str(run_dir))) == sorted(values)
 
@@ -254,6 +256,11 @@ def test_a_damaged_hidden_file_is_said_and_the_report_goes_on(tmp_path: Path) ->
 
 
 def test_an_environment_without_secret_values_writes_nothing(tmp_path: Path) -> None:
-    assert hidden.start(str(tmp_path / "h.json"), {"PATH": "/usr/bin", "HOME": "/root",
-                                                   "API_TOKEN": "short"}) is None
+    """What the recorder passes: the values environ.json masks (none here, and one too
+    short to learn)."""
+    environ = {"PATH": "/usr/bin", "HOME": "/root", "API_TOKEN": "short"}
+    masked = masked_environ(environ)
+    hid = [v for k, v in environ.items() if masked[k] != v]
+    assert hid == ["short"]
+    assert context.start_hidden(str(tmp_path / "h.json"), hid) is None
     assert not (tmp_path / "h.json").exists()

@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from rage.server.notify import Notifier, Target, slack_payload
+from tests.services import free_port
 from tests.test_server import Server, start_server, stop_server
 from tests.test_server_triage import ADMIN, AUTH, signatures, upload_family
 
@@ -69,8 +70,10 @@ def hook() -> Iterator[Hook]:
 
 @pytest.fixture
 def server(tmp_path: Path, hook: Hook) -> Iterator[Server]:
+    port = free_port()  # notifications need --public-url: the port is chosen first
     s = start_server(tmp_path / "store", "--admin-token", ADMIN, "--notify-webhook",
-                     hook.url + "/generic", "--notify-slack", hook.url + "/slack")
+                     hook.url + "/generic", "--notify-slack", hook.url + "/slack",
+                     "--port", str(port), "--public-url", f"http://127.0.0.1:{port}")
     yield s
     stop_server(s)
 

@@ -45,7 +45,7 @@ def test_send_json(rage_home: Path) -> None:
     b = _kept(rage_home)
     with serving(Reply(201, b'{"url": "{base}/b/1", "delete_url": "{base}/d/1"}')) as s:
         p = run_rage("send", str(b), "--to", f"receiver+{s.url}", "--yes", "--json",
-                     env={**os.environ, "RAGE_UPLOAD_TOKEN": "hush"})
+                     env={**os.environ, "RAGE_UPLOAD_TOKEN": "hush", "RAGE_UPLOAD_URL": s.url})
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == {"url": f"{s.url}/b/1", "bundle": str(b),
                                     "delete_url": f"{s.url}/d/1"}

@@ -108,7 +108,8 @@ def test_redirect_to_another_host_drops_the_token(
         # 127.0.0.1 -> localhost: same machine, another origin
         other = target.url.replace("127.0.0.1", "localhost") + "/api/v1/bundles"
         with serving(Reply(308, b"", {"Location": other})) as first:
-            r = upload_bundle(bundle, target=f"receiver+{first.url}", settings=fast())
+            r = upload_bundle(bundle, target=f"receiver+{first.url}",
+                              settings=fast(upload_url=first.url))
     assert first.seen[0].headers["Authorization"] == "Bearer tok"
     assert "Authorization" not in target.seen[0].headers
     assert target.seen[0].body == bundle.read_bytes()

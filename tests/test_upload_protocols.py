@@ -64,7 +64,8 @@ def test_receiver_api(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     answer = json.dumps({"id": "b1", "url": "{base}/b/b1", "raw_url": "{base}/b/b1/raw",
                          "delete_url": "{base}/b/b1?delete=zz", "delete_token": "zz"})
     with serving(Reply(201, answer.encode(), {"Content-Type": "application/json"})) as s:
-        r = upload_bundle(bundle, target=f"receiver+{s.url}/", settings=fast())
+        r = upload_bundle(bundle, target=f"receiver+{s.url}/",
+                          settings=fast(upload_url=f"receiver+{s.url}/"))
     (req,) = s.seen
     assert (req.method, req.path) == ("POST", "/api/v1/bundles")
     assert req.headers["Content-Type"] == "application/zstd"

@@ -31,7 +31,7 @@ from rage.bundle.read import (
     validate_bundle,
 )
 from rage.bundle.stream import DEFAULT_MAX_DECOMPRESSED, BundleTooLarge, MemberInfo
-from rage.bundle.write import sha256_of, write_bundle
+from rage.bundle.write import sha256_of, write_bundle, write_bundle_to
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED",
@@ -53,4 +53,5 @@ __all__ = [
     "sha256_of",
     "validate_bundle",
     "write_bundle",
+    "write_bundle_to",
 ]

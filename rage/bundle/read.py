@@ -116,7 +116,8 @@ def _scan(src: Source, max_decompressed: int, *, fail_fast: bool,
     """
     summary = ""
     found: list[MemberInfo] = []
-    members = iter_members(src, max_decompressed)
+    # a received bundle holds what its manifest lists, and directories are never listed
+    members = iter_members(src, max_decompressed, directories=not fail_fast)
     with contextlib.closing(members):
         # the manifest is always first
         manifest, listed = _parse_manifest(_small(next(members), max_manifest)[0])

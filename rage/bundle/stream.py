@@ -14,7 +14,16 @@ first problem stops the read:
   only zero bytes may follow;
 - the decompressed size is bounded twice: a tar header that claims more than the remaining
   budget is refused before a byte of its data is inflated, and a counting reader under the
-  tar enforces the same budget for everything else (padding, pax headers, long names).
+  tar enforces the same budget for everything else (padding, pax headers, long names);
+- extended headers (pax, GNU long names) are read here, not by tarfile: one larger than
+  MAX_EXTENDED is refused from its 512-byte header, before its data is read (tarfile reads
+  whatever size one declares into memory), and pax records are parsed in one linear pass
+  (tarfile's own parser is quadratic before Python 3.11.10 / 3.12.6, CVE-2024-6232);
+  global headers, sparse files and chains of extended headers are refused;
+- at most ``max_entries`` entries (directories count), and TarInfo objects are not kept:
+  a million directory entries cost neither minutes nor hundreds of megabytes;
+- a zstd frame may ask for a window of at most MAX_WINDOW: a streaming decompressor holds
+  its window, and a receiver streams one per download in flight.
 
 Every problem is a one-line BadInputError; "too large" is the subclass BundleTooLarge so a
 server can answer 413 rather than 400.
@@ -36,6 +45,19 @@ from rage.errors import BadInputError
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 DEFAULT_MAX_DECOMPRESSED = 1024**3
+# a rage bundle lists every member in its manifest, and a receiver takes at most 20,000 JSON
+# values in one: no real bundle comes near
+DEFAULT_MAX_ENTRIES = 20_000
+# a pax header of rage's holds a path (at most 1,024 characters) and a few numbers
+MAX_EXTENDED = 64 * 1024
+# zstd level 19's window (rage writes level 3: 2 MiB); zstd's own limit is 128 MiB
+MAX_WINDOW = 8 * 1024 * 1024
+# records in one pax header (path, size, mtime... a real one has a handful): with the size
+# bound, parsing any header costs a few C-level passes over at most 64 KiB
+MAX_PAX_RECORDS = 64
+MAX_EXTENDED_CHAIN = 4  # extended headers before one member (pax + GNU long name is 2)
+_PAX_TYPES = (tarfile.XHDTYPE, tarfile.SOLARIS_XHDTYPE)
+_GNU_LONG_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK)
 CHUNK = 256 * 1024  # measured: larger reads cost more copying inside tarfile's stream
 
 Source = Path | str | IO[bytes]
@@ -171,6 +193,9 @@ def _as_bad_input(e: Exception) -> BadInputError:
         return BadInputError("corrupt bundle: truncated")
     if isinstance(e, ValueError):
         return BadInputError(f"corrupt bundle: {type(e).__name__}: {e}")
+    if "too much memory" in str(e):  # the frame's window is over max_window_size
+        return BadInputError(f"bundle refused: its zstd window is larger than {MAX_WINDOW} "
+                             "bytes (compress at level 19 or below)")
     return BadInputError(f"corrupt bundle: zstd: {e}")
 
 
@@ -199,7 +224,9 @@ def _open_source(src: Source) -> Iterator[IO[bytes]]:
 def _check_kind(name: str, info: tarfile.TarInfo) -> None:
     if info.issym() or info.islnk():
         raise BadInputError(f"bundle member {name!r} is a link: refused")
-    if not (info.isdir() or info.isreg()) or info.issparse():
+    # GNU sparse counts as regular for tarfile; its map is never read here (see fromtarfile)
+    if (not (info.isdir() or info.isreg()) or info.issparse()
+            or info.type == tarfile.GNUTYPE_SPARSE):
         raise BadInputError(f"bundle member {name!r} is a special file: refused")
 
 
@@ -208,7 +235,7 @@ _END_OF_ARCHIVE: tuple[type[Exception], ...] = (
     tarfile.EOFHeaderError, tarfile.EmptyHeaderError)  # type: ignore[attr-defined]
 
 
-class _StrictTarInfo(tarfile.TarInfo):
+class StrictTarInfo(tarfile.TarInfo):
     """Header parsing that refuses what tarfile would read as "end of archive" but GNU tar
     would skip: a damaged header (bad checksum, bad number field) or a truncated one."""
 
@@ -221,6 +248,108 @@ class _StrictTarInfo(tarfile.TarInfo):
         except tarfile.HeaderError as e:
             raise BadInputError(f"corrupt bundle: bad tar header ({e}): refused") from None
 
+    @classmethod
+    def fromtarfile(cls, tar: tarfile.TarFile) -> Self:
+        """The next member, its extended headers (if any) read and applied here, bounded.
+
+        This replaces tarfile's own processing of a header (``_proc_member``) for every
+        entry: only regular files and directories matter to a bundle, and everything
+        else is refused by the caller from the header alone.
+        """
+        src = cast(IO[bytes], tar.fileobj)
+        pax: dict[str, str] = {}
+        long_name: str | None = None
+        for extended in range(MAX_EXTENDED_CHAIN + 1):
+            try:
+                obj = cls.frombuf(src.read(_BLOCK), tar.encoding or "utf-8", tar.errors)
+            except _END_OF_ARCHIVE:
+                if extended:
+                    raise BadInputError("corrupt bundle: an extended tar header with no "
+                                        "member after it: refused") from None
+                raise
+            obj.offset = src.tell() - _BLOCK
+            if obj.type not in _PAX_TYPES + _GNU_LONG_TYPES:
+                break
+            data = _extended_data(src, obj)
+            if obj.type in _PAX_TYPES:
+                pax.update(_pax_records(data, tar.errors))
+            elif obj.type == tarfile.GNUTYPE_LONGNAME:
+                long_name = data.split(b"\0", 1)[0].decode("utf-8", tar.errors)
+        else:
+            raise BadInputError("corrupt bundle: more than "
+                                f"{MAX_EXTENDED_CHAIN} extended tar headers in a row: refused")
+        if obj.type == tarfile.XGLTYPE:
+            raise BadInputError("corrupt bundle: a global pax header: refused")
+        if any(k.startswith("GNU.sparse.") for k in pax):
+            raise BadInputError("corrupt bundle: a sparse file: refused")
+        if long_name is not None:
+            obj.name = long_name
+        if "path" in pax:
+            obj.name = pax["path"]
+        if "linkpath" in pax:
+            obj.linkname = pax["linkpath"]
+        if "size" in pax:
+            size = pax["size"]
+            if not (size.isascii() and size.isdigit() and len(size) <= 20):
+                raise BadInputError("corrupt bundle: a bad size in a pax header: refused")
+            obj.size = int(size)
+        obj.pax_headers = pax
+        if obj.isdir():
+            obj.name = obj.name.rstrip("/")
+        # where the data starts, and where tarfile looks for the next header
+        obj.offset_data = src.tell()
+        data_blocks = obj.isreg() or obj.type not in tarfile.SUPPORTED_TYPES
+        tar.offset = obj.offset_data + (_padded(obj.size) if data_blocks else 0)
+        return obj
+
+
+_BLOCK = tarfile.BLOCKSIZE
+
+
+def _padded(size: int) -> int:
+    return size + (-size % _BLOCK)
+
+
+def _extended_data(src: IO[bytes], header: tarfile.TarInfo) -> bytes:
+    """An extended header's data, refused from its declared size if that is too large."""
+    if header.size > MAX_EXTENDED:
+        raise BadInputError(f"corrupt bundle: an extended tar header of {header.size} bytes "
+                            f"(more than {MAX_EXTENDED}): refused")
+    data = src.read(_padded(header.size))
+    if len(data) < _padded(header.size):
+        raise BadInputError("corrupt bundle: truncated")
+    return data[:header.size]
+
+
+def _pax_records(data: bytes, errors: str) -> dict[str, str]:
+    """A pax header's ``"%d %s=%s\n"`` records, in one linear pass; BadInputError when one
+    is malformed (the length must end the record exactly at its newline)."""
+    out: dict[str, str] = {}
+    pos, end, records = 0, len(data), 0
+    while pos < end:
+        if data[pos] == 0:
+            # padding some writers leave inside the declared size: zeros to the end only
+            if data.count(0, pos) != end - pos:
+                raise BadInputError("corrupt bundle: a malformed pax header: refused")
+            break
+        space = data.find(b" ", pos, pos + 21)
+        digits = data[pos:space]
+        if space < 0 or not digits.isdigit():
+            raise BadInputError("corrupt bundle: a malformed pax header: refused")
+        stop = pos + int(digits)
+        if stop <= space + 1 or stop > end or data[stop - 1] != 0x0A:
+            raise BadInputError("corrupt bundle: a malformed pax header: refused")
+        keyword, eq, value = data[space + 1:stop - 1].partition(b"=")
+        if not eq or not keyword:
+            raise BadInputError("corrupt bundle: a malformed pax header: refused")
+        out[keyword.decode("utf-8", errors)] = value.decode("utf-8", errors)
+        pos = stop
+        records += 1
+        if records > MAX_PAX_RECORDS:
+            raise BadInputError(f"corrupt bundle: a pax header of more than {MAX_PAX_RECORDS} "
+                                "records: refused")
+    return out
+
 
 def _only_zeros_follow(tar: tarfile.TarFile) -> None:
     """After the end-of-archive marker, the rest of the stream must be zero bytes."""
@@ -230,12 +359,15 @@ def _only_zeros_follow(tar: tarfile.TarFile) -> None:
             raise BadInputError("corrupt bundle: data after the end of the tar archive: refused")
 
 
-def iter_members(src: Source, max_decompressed: int) -> Generator[Member, None, None]:
+def iter_members(src: Source, max_decompressed: int, *,
+                 max_entries: int = DEFAULT_MAX_ENTRIES,
+                 directories: bool = True) -> Generator[Member, None, None]:
     """Yield each regular-file member, in archive order, after the safety checks.
 
     ``src`` is a path or an open binary file (read from where it stands). The first member
     yielded is always ``manifest.json``. Close the generator (or exhaust it) to release the
-    file; a member must be read before the next is asked for.
+    file; a member must be read before the next is asked for. More than ``max_entries``
+    entries, or (with ``directories`` false) any directory entry, is a BadInputError.
     """
     import zstandard
 
@@ -243,14 +375,20 @@ def iter_members(src: Source, max_decompressed: int) -> Generator[Member, None, 
         head = f.read(4)
         if head != ZSTD_MAGIC:
             raise BadInputError("not a rage bundle: the file is not zstd-compressed")
-        stream = zstandard.ZstdDecompressor().stream_reader(
+        stream = zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW).stream_reader(
             cast(IO[bytes], _Prefixed(head, f)), read_across_frames=True)
         bounded = _Bounded(stream, max_decompressed)
         seen: set[str] = set()
         with corrupt_as_bad_input():
             tar = tarfile.open(  # noqa: SIM115 - a stream: nothing to close but the source
-                fileobj=cast(IO[bytes], bounded), mode="r|", tarinfo=_StrictTarInfo)
-            for info in tar:
+                fileobj=cast(IO[bytes], bounded), mode="r|", tarinfo=StrictTarInfo)
+            kept: list[tarfile.TarInfo] = tar.members  # type: ignore[attr-defined]
+            entries = 0
+            while (info := tar.next()) is not None:
+                kept.clear()  # a stream: tarfile would keep every entry for nothing
+                entries += 1
+                if entries > max_entries:
+                    raise BadInputError(f"bundle holds more than {max_entries} entries: refused")
                 name = normalize_member_name(info.name)
                 _check_kind(name, info)
                 if not seen and (name != MANIFEST or not info.isreg()):
@@ -260,6 +398,9 @@ def iter_members(src: Source, max_decompressed: int) -> Generator[Member, None, 
                     raise BadInputError(f"duplicate member in bundle: {name!r}")
                 seen.add(name)
                 if info.isdir():
+                    if not directories:
+                        raise BadInputError(f"bundle member {name!r} is a directory, not a "
+                                            "file the manifest lists: refused")
                     continue
                 if info.size > max_decompressed - bounded.total:
                     raise BundleTooLarge(

@@ -19,7 +19,7 @@ from typing import IO, BinaryIO, cast
 
 from rage.bundle.frames import ZSTD_LEVEL, Framed
 from rage.bundle.names import check_member_name
-from rage.fsutil import open_private, private_dir
+from rage.fsutil import create_temp, private_dir
 
 CHUNK = 1024 * 1024
 
@@ -85,39 +85,49 @@ def write_bundle(
 
     A :class:`~rage.bundle.frames.Framed` member's frames are copied as they are, between
     the frames compressed here (see :mod:`rage.bundle.frames`). The file appears atomically
-    (temporary name, then rename). Returns the bundle's size and sha256. The caller puts
-    ``manifest.json`` first; names are checked here.
+    (a new file under an unpredictable name, then rename). Returns the bundle's size and
+    sha256. The caller puts ``manifest.json`` first; names are checked here.
     """
-    import zstandard
-
-    for name, _ in members:
-        check_member_name(name)
     private_dir(dest.parent)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    tmp, fd = create_temp(dest)
     try:
-        with open_private(tmp, "wb") as raw, contextlib.closing(_HashingWriter(raw)) as hashing:
-            cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=-1, write_checksum=True)
-            sink = cast(IO[bytes], hashing)  # duck-typed: zstd only calls write/flush
-            with cctx.stream_writer(sink, closefd=False, write_size=CHUNK) as zw:
-                tar = _TarStream(cast(IO[bytes], zw))
-                for name, data in members:
-                    if isinstance(data, Framed):
-                        tar.header(name, data.size, mtime)
-                        zw.flush(zstandard.FLUSH_FRAME)  # what came before, as a frame
-                        for chunk in data.chunks():  # (Framed.chunks checks them)
-                            hashing.write(chunk)
-                        tar.skip(data.size)
-                    else:
-                        tar.add(name, data, mtime)
-                tar.close()
-            raw.flush()
-            os.fsync(raw.fileno())  # while the hash of the end of it is still made
-            digest = hashing.hexdigest()
+        with os.fdopen(fd, "wb") as raw:
+            result = write_bundle_to(raw, members, mtime=mtime)
         os.replace(tmp, dest)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    return result
+
+
+def write_bundle_to(
+    raw: BinaryIO, members: Sequence[tuple[str, bytes | Path | Framed]], *, mtime: float
+) -> tuple[int, str]:
+    """Write the bundle of ``members`` into ``raw`` (a new, empty file) and fsync it;
+    return its size and sha256. Names are checked first (ValueError)."""
+    import zstandard
+
+    for name, _ in members:
+        check_member_name(name)
+    with contextlib.closing(_HashingWriter(raw)) as hashing:
+        cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=-1, write_checksum=True)
+        sink = cast(IO[bytes], hashing)  # duck-typed: zstd only calls write/flush
+        with cctx.stream_writer(sink, closefd=False, write_size=CHUNK) as zw:
+            tar = _TarStream(cast(IO[bytes], zw))
+            for name, data in members:
+                if isinstance(data, Framed):
+                    tar.header(name, data.size, mtime)
+                    zw.flush(zstandard.FLUSH_FRAME)  # what came before, as a frame
+                    for chunk in data.chunks():  # (Framed.chunks checks them)
+                        hashing.write(chunk)
+                    tar.skip(data.size)
+                else:
+                    tar.add(name, data, mtime)
+            tar.close()
+        raw.flush()
+        os.fsync(raw.fileno())  # while the hash of the end of it is still made
+        digest = hashing.hexdigest()
     return hashing.size, digest
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -20,7 +21,12 @@ from rage.cli.render import (
 )
 from rage.cli.termtext import clean, clean_line
 from rage.errors import DeclinedError, NotFoundError, UsageError
+from rage.fsutil import read_regular, read_tail
 from rage.record.history import Run, RunStore
+
+# `rage show --output-log` prints at most this much of each file (the recorder keeps
+# output_cap, 8 MiB by default, of each stream)
+SHOW_MAX_BYTES = 64 * 1024 * 1024
 
 app_option = click.option("--app", "-a", metavar="NAME", help="Only runs of this app.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -79,9 +85,17 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         parts = []
         for n in names:
             p = run.dir / n
-            if p.is_file() and not p.is_symlink():  # never a planted link to a device
-                data = p.read_bytes().decode("utf-8", "replace")
-                parts.append(data if n == "output.log" else f"==> {n} <==\n{data}")
+            if not os.path.lexists(p):
+                continue
+            try:  # a regular file only, within a bound: never a FIFO or a link to a device
+                raw = read_regular(p, SHOW_MAX_BYTES + 1)
+            except OSError as e:
+                warn(f"{n} of run {run.short_id} not shown: {e.strerror or e}")
+                continue
+            data = raw[:SHOW_MAX_BYTES].decode("utf-8", "replace")
+            if len(raw) > SHOW_MAX_BYTES:
+                data += f"\n[rage: only the first {SHOW_MAX_BYTES // (1024 * 1024)} MiB shown]\n"
+            parts.append(data if n == "output.log" else f"==> {n} <==\n{data}")
         if not parts:
             raise NotFoundError(f"run {run.short_id} has no captured output")
         text = clean("\n".join(parts))
@@ -134,7 +148,7 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
     if files:
         click.echo(f"{'files':>15}:")
         for p in files:
-            size = _size(p.stat().st_size)
+            size = _size(p.lstat().st_size)  # (a symlink's own: nothing is followed)
             click.echo(f"{'':>17}{clean_line(p.relative_to(run.dir))}  ({size})")
 
 
@@ -161,11 +175,8 @@ def _exception_line(run: Run) -> str | None:
 
 
 def _tail(path: Path, size: int = 16384) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            f.seek(max(f.tell() - size, 0))
-            return f.read().decode("utf-8", "replace")
+    try:  # regular files only: never a FIFO or a link to a device planted in the history
+        return read_tail(path, size).decode("utf-8", "replace")
     except OSError:
         return None
 

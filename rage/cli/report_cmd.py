@@ -132,6 +132,9 @@ def _overview(prepared: Any, dest: str) -> None:
         _say("Nothing needed redacting.")
     _say(f"Total {format_size(prepared.total_bytes)} before compression; "
          f"it will be written to {dest}")
+    since = prepared.manifest.get("since_it_worked")
+    if since:
+        _say(clean_line(since))
 
 
 def _upload(built: Any, settings: Any, target: str, *, as_json: bool) -> dict[str, Any]:
@@ -192,6 +195,7 @@ def _run_report(
     to: str | None,
     allow_http: bool | None,
     no_upload: bool,
+    no_check: bool,
     only: tuple[str, ...],
     skip: tuple[str, ...],
     no_collect: bool,
@@ -221,13 +225,15 @@ def _run_report(
             run = _choose(app)
     except KeyboardInterrupt:
         raise InterruptedByUser("interrupted: no bundle written") from None
+    # --to is the target, not the configured upload_url: that one says which host
+    # RAGE_UPLOAD_TOKEN belongs to (rage.upload.tokens)
     settings = checked_settings(run.app, app_defaults=app_defaults,
-                                overrides={"upload_url": to, "allow_http": allow_http or None})
-    target = None if (no_upload or preview or to_stdout) else settings.upload_url
+                                overrides={"allow_http": allow_http or None})
+    target = None if (no_upload or preview or to_stdout) else (to or settings.upload_url)
     if target or to:
         from rage.upload import check_target
 
-        check_target(settings.upload_url, settings)  # before a bundle is written for nothing
+        check_target(to or settings.upload_url, settings)  # before a bundle is written
     if target and not yes and not tty:
         raise UsageError(f"uploading to {_host(target)} needs --yes when there is no terminal "
                          "to confirm on (or pass --no-upload)")
@@ -286,14 +292,41 @@ def _run_report(
     if to_stdout:
         _say(f"bundle written to standard output ({format_size(built.size)})")
         return
+    culprit = prepared.manifest.get("culprit")
+    result["culprit"] = culprit
+    result["since_it_worked"] = since = prepared.manifest.get("since_it_worked")
     if not as_json:
         say(f"bundle written: {built.path} ({format_size(built.size)})")
+        if culprit:
+            from rage.cli.termtext import clean_line
+            from rage.report.summary import culprit_line
+
+            say(clean_line(culprit_line(run.app, culprit)))
+            if culprit.get("issue_url"):
+                say(f"  if it is their bug, tell them too: {clean_line(culprit['issue_url'])}")
         if not target:
             for line in _no_target_choices(built.path, settings):
                 say(line)
+        if since and not (tty and not yes):  # (the overview said it before asking)
+            from rage.cli.termtext import clean_line
+
+            _say(clean_line(since))  # (stderr: what the report found, not its result)
+    known = None
+    if target and not no_check:
+        from rage.upload.known import check, describe
+
+        known = check(target, built.path, settings)
+        if known is not None:
+            result["known"] = known.to_dict()
+            if not as_json:
+                _say(f"rage: {describe(known, built.manifest.get('app_version'))}")
     if target and not yes:
+        # a crash fixed in a later version: only the hash prefix was sent, and declining
+        # (the default) sends nothing more
+        fixed = known is not None and known.upgrade
+        question = "Send it anyway?" if fixed else f"Upload it to {_host(target)}?"
         try:
-            go = _confirm(f"Upload it to {_host(target)}?", default=True)
+            go = _confirm(question, default=not fixed)
         except KeyboardInterrupt:
             go = False
             _say("")
@@ -331,6 +364,9 @@ def _params(fixed_app: bool) -> list[click.Parameter]:
         click.Option(["--allow-http"], is_flag=True, default=None,
                      help="Allow plain http to a non-loopback host."),
         click.Option(["--no-upload"], is_flag=True, help="Only write the bundle."),
+        click.Option(["--no-check"], is_flag=True,
+                     help="Do not ask a rage receiver whether the crash is known before "
+                          "uploading (it is asked only a prefix of the crash's hash)."),
         click.Option(["--only"], multiple=True, metavar="NAME",
                      help="Run only this collector (repeatable)."),
         click.Option(["--skip"], multiple=True, metavar="NAME",

@@ -38,6 +38,10 @@ def _display_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+# characters: secrets.token_urlsafe(16), 128 random bits, is 22
+MIN_ADMIN_TOKEN = 22
+
+
 def _all_interfaces(host: str) -> bool:
     return host in {"", "0.0.0.0", "::", "[::]"}
 
@@ -125,13 +129,24 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
     try:
         from waitress.server import create_server
     except ImportError:
-        raise UsageError("rage serve needs waitress",
-                         hint="pip install 'rage-report[server]'") from None
+        from rage.cli.extras import install_command
+
+        raise UsageError("rage serve needs the 'server' extra (waitress, SQLAlchemy, Jinja2)",
+                         hint=f"install it with: {install_command('server')}") from None
     from rage.server.app import MULTIPART_SLACK, ReceiverApp, ServerConfig
     from rage.server.storage import LocalStorage, sweep_parts
 
     if public_url and not public_url.startswith(("http://", "https://")):
         raise UsageError(f"--public-url must start with http:// or https://: {public_url!r}")
+    if (notify_webhook or notify_slack) and not public_url:
+        # a notification's links would otherwise name whatever Host an uploader sent
+        raise UsageError("--notify-webhook and --notify-slack need --public-url (the links "
+                         "they send are built from it, never from a request's Host header)")
+    if admin_token and len(admin_token) < MIN_ADMIN_TOKEN:
+        # on stderr: the first line on stdout is the URL, which scripts read
+        click.echo(f"rage serve: warning: the admin token is {len(admin_token)} characters; "
+                   f"use at least {MIN_ADMIN_TOKEN} random ones (python3 -c 'import secrets; "
+                   "print(secrets.token_urlsafe(32))')", err=True)
     store, where, default_db = _open_storage(storage, s3_endpoint)
     config = ServerConfig(max_bundle_size=max_bundle_size,
                           max_decompressed=max_decompressed_size, public_url=public_url,
@@ -179,6 +194,9 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
             cleanup_interval=max(1, min(30, channel_timeout // 2)), **proxy)
     except OSError as e:
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
+    from rage.server.framing import harden
+
+    harden(server)  # Content-Length with Transfer-Encoding: 400 and close (RFC 9112)
     everywhere = _all_interfaces(host)
     shown = _reachable_name() if everywhere else _display_host(server.effective_host)
     url = f"http://{shown}:{server.effective_port}/"

@@ -53,9 +53,11 @@ def send(*, bundle_ref: str, to: str | None, app: str | None, protocol: str | No
             for k, v in describe(read_manifest(path)).items()}
     app = app or app_of(path) or info.get("app")
     info["app"] = info.get("app") or app
-    settings = checked_settings(app, overrides={"upload_url": to, "upload_protocol": protocol,
+    # --to is the target, not the configured upload_url: that one says which host
+    # RAGE_UPLOAD_TOKEN belongs to (rage.upload.tokens)
+    settings = checked_settings(app, overrides={"upload_protocol": protocol,
                                                 "allow_http": allow_http or None})
-    target = settings.upload_url
+    target = to or settings.upload_url
     if not target:
         raise UsageError("no upload target",
                          hint="pass --to URL, or set upload_url (RAGE_UPLOAD_URL) in the config")

@@ -126,9 +126,10 @@ def earlier_crashes(root: str, app: str) -> list[tuple[str, str]]:
 
 def _fatal_error(path: str) -> str | None:
     """``Segmentation fault`` from faulthandler's ``Fatal Python error: ...`` line."""
+    from rage.fsutil import read_regular  # never a FIFO or device left in the history
+
     try:
-        with open(path, "rb") as f:
-            head = f.read(512).decode("utf-8", "replace")
+        head = read_regular(path, 512).decode("utf-8", "replace")
     except OSError:
         return None
     if not head.strip():
@@ -221,9 +222,10 @@ def find_wrapper_run(root: str, started_s: float, *, at_start: bool = False) -> 
 def _read_meta(run_dir: str) -> dict[str, Any] | None:
     import json
 
+    from rage.fsutil import read_regular  # never a FIFO or device left in the history
+
     try:
-        with open(os.path.join(run_dir, "meta.json"), "rb") as f:
-            meta = json.loads(f.read())
+        meta = json.loads(read_regular(os.path.join(run_dir, "meta.json"), 4 << 20))
     except (OSError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None

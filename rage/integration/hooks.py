@@ -101,6 +101,8 @@ class Hooks:
         self._system_exit: type[SystemExit] | None = None
         self._main_ident: int | None = None
         self._rebound: list[tuple[dict[str, Any], str]] = []
+        # _thread.exit and exit_thread as they were: C functions raising the builtin class
+        self._prev_thread_exits: dict[str, Any] = {}
 
     # -- sys.excepthook --------------------------------------------------------------------
     def _excepthook(
@@ -213,6 +215,7 @@ class Hooks:
         self._system_exit = self._make_system_exit()
         builtins.SystemExit = self._system_exit  # type: ignore[misc]
         self._rebind_captured_exits()
+        self._wrap_thread_exits()
         if fatal_log is not None and not faulthandler.is_enabled():
             faulthandler.enable(file=fatal_log, all_threads=True)
             self._fatal_file = fatal_log
@@ -230,6 +233,27 @@ class Hooks:
                 if namespace.get(name) is _SYS_EXIT:
                     namespace[name] = self._exit
                     self._rebound.append((namespace, name))
+
+    def _wrap_thread_exits(self) -> None:
+        """``_thread.exit()`` raises the builtin class, in C, which ``except SystemExit``
+        (now the subclass) would let through (a thread's handler around it then never
+        runs): the module's exits raise the subclass while the run is recorded. C code of
+        other extensions that raises ``PyExc_SystemExit`` itself is out of reach (see
+        docs/ARCHITECTURE.md)."""
+        import _thread
+
+        cls = self._system_exit
+        if cls is None:
+            return
+
+        def thread_exit() -> NoReturn:
+            raise cls()
+
+        for name in ("exit", "exit_thread"):
+            prev = getattr(_thread, name, None)
+            if prev is not None:
+                self._prev_thread_exits[name] = prev
+                setattr(_thread, name, thread_exit)
 
     def install_thread_hook(self) -> None:
         """Chain ``threading.excepthook`` once ``threading`` is imported (a tool that never
@@ -256,6 +280,11 @@ class Hooks:
             if namespace.get(name) == self._exit:
                 namespace[name] = _SYS_EXIT
         self._rebound = []
+        import _thread
+
+        for name, prev in self._prev_thread_exits.items():
+            setattr(_thread, name, prev)
+        self._prev_thread_exits = {}
         self.release_fatal_log()
 
     def release_fatal_log(self) -> None:

@@ -250,11 +250,18 @@ def _begin(rec: Recorder) -> None:
                                 app_version=rec.version, started_ns=started_ns, t0=t0,
                                 extra=terminal_columns())
             rec.dir = host = rec.run.run_dir
-            save_environ(rec.run, dict(os.environ))
+            save_environ(rec.run, dict(os.environ), python=_python(),
+                         config_files=rec.config_files)
     if rec.mode == OWN:
         rec.earlier_crashes = earlier_crashes(root, app)
     rec._live_entry = announce(root, app, host)
     rec._start()
+
+
+def _python() -> tuple[str, list[str]]:
+    """This interpreter's version and site directories, for the run's fingerprint."""
+    return (sys.version.split()[0],
+            [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))])
 
 
 def install(app: str, version: str | None = None, **options: Any) -> Recorder:
@@ -272,6 +279,10 @@ def _install(app: str, version: str | None, options: Mapping[str, Any]) -> Recor
     global _current
     if _current is not None:
         return _current
+    options = dict(options)
+    config_files = options.pop("config_files", None) or ()
+    if isinstance(config_files, str | os.PathLike):
+        config_files = (config_files,)
     app_defaults, collectors = split_options(options)
     from rage.paths import is_app_name
 
@@ -281,6 +292,7 @@ def _install(app: str, version: str | None, options: Mapping[str, Any]) -> Recor
     settings, problem = _settings_for(app, app_defaults)
     rec = Recorder(app, version, app_defaults=app_defaults, extra_collectors=collectors,
                    settings=settings)
+    rec.config_files = tuple(os.fspath(p) for p in config_files)
     if problem:
         _warn(app, problem)
     if not settings.disable:

@@ -71,6 +71,8 @@ class RunState:
         self.app = app
         self.version = version
         self.app_defaults: dict[str, Any] = dict(app_defaults or {})
+        # the files the app reads its configuration from (rage.record.fingerprint)
+        self.config_files: tuple[str, ...] = ()
         self.extra_collectors = extra_collectors
         self.settings = settings
         self.run = run  # the run this process created (mode OWN), holding its lock

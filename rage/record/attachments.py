@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from rage.fsutil import private_dir
+from rage.fsutil import open_regular, private_dir
 from rage.record.capture import CappedFile, Truncation
 
 TYPE_CHECKING = False
@@ -76,7 +76,9 @@ def copy_attachments(paths: list[str], run_dir: str | os.PathLike[str],
             n += 1
             name = f"{n}-{base}"
         try:
-            src = open(path, "rb")  # noqa: SIM115 - closed below, after the sink is set up
+            # a log file, through a symlink too, but never a FIFO (which would hang the end
+            # of the run) or a device (which never ends)
+            src = open_regular(path, follow_symlinks=True)
         except OSError as e:
             warnings.append(f"cannot attach {path}: {e.strerror}")
             continue

@@ -66,21 +66,37 @@ class Truncation:
         }
 
 
-class CappedFile:
-    """Write-only file that keeps at most ``cap`` bytes: the first half and the last half."""
+# Past the head, output goes to the file as it comes (a recorder killed with SIGKILL leaves on
+# disk what was shown), and the middle is cut out again each time this much more than the tail
+# has piled up: every byte past the cap is copied once more at most, and the file stays
+# within head + tail + this while the run goes on.
+SLACK_MIN = 16 * 1024 * 1024
+_COPY = 1 << 20
 
-    def __init__(self, path: Path | str, cap: int) -> None:
+
+class CappedFile:
+    """Write-only file that keeps at most ``cap`` bytes: the first half and the last half.
+
+    What has been written is in the file at once (with ``write_through``: no buffer in this
+    process at all), head and tail alike, so a recorder killed without a chance to close it
+    leaves what it saw; until :meth:`close` the file may hold up to ``slack`` bytes more
+    than the tail, after a marker saying how much was dropped before them. Memory stays
+    bounded by one copy chunk whatever the stream's length."""
+
+    def __init__(self, path: Path | str, cap: int, *, write_through: bool = False,
+                 slack: int = SLACK_MIN) -> None:
         self.path = path
         self.cap = max(cap, 0)
         self._head_left = self.cap - self.cap // 2
+        self._head_end = self._head_left
         self._tail_cap = self.cap // 2
-        # the tail is kept as whole writes (never copied until close): a list of chunks, the
-        # index of the oldest one still needed, and the bytes held from there on
-        self._tail: list[bytes] = []
-        self._tail_first = 0
-        self._tail_len = 0
+        self._slack = max(self._tail_cap, slack, 1)
         self._total = 0
-        self._f: BinaryIO = open_private(path, "wb")
+        self._size = 0  # bytes in the file
+        self._body = self._head_end  # where the bytes after the head (and a marker) start
+        self._f: BinaryIO = open_private(path, "w+b",  # read back by _cut
+                                           buffering=0 if write_through else -1)
+        self._fd = self._f.fileno() if write_through else -1  # written with os.write
         self.closed = False
 
     @property
@@ -91,40 +107,61 @@ class CappedFile:
         n = len(data)
         self._total += n
         if self._head_left > 0:
-            part = data[: self._head_left]
-            self._f.write(part)
-            self._head_left -= len(part)
-            data = data[len(part):]
-            if not data:
+            if n <= self._head_left:
+                self._head_left -= n
+                self._put(data)
                 return
+            self._put(data[: self._head_left])
+            data = data[self._head_left:]
+            self._head_left = 0
         if self._tail_cap == 0:
             return
-        tail = self._tail
-        tail.append(data)
-        self._tail_len += len(data)
-        i = self._tail_first
-        # forget whole old writes while the rest still covers the tail
-        while self._tail_len - len(tail[i]) >= self._tail_cap:
-            self._tail_len -= len(tail[i])
-            tail[i] = b""  # release the bytes now; the empty slots go at the next compaction
-            i += 1
-        if i > 1024 and i * 2 > len(tail):  # compact now and then, amortised O(1)
-            del tail[:i]
-            i = 0
-        self._tail_first = i
+        self._put(data)
+        if self._size - self._body >= self._tail_cap + self._slack:
+            self._cut()
+
+    def _put(self, data: bytes) -> None:
+        self._size += len(data)
+        if self._fd < 0:
+            self._f.write(data)
+            return
+        n = os.write(self._fd, data)  # on the relay's path for every chunk: kept lean
+        while n < len(data):  # a short write (a signal, a full disk about to say so)
+            data = data[n:]
+            n = os.write(self._fd, data)
+
+    def _cut(self) -> None:
+        """Keep only the last ``tail`` bytes after the head, behind the marker."""
+        f = self._f
+        f.flush()
+        fd = f.fileno()
+        dropped = self._total - self._head_end - self._tail_cap
+        marker = MARKER % dropped
+        src, dst = self._size - self._tail_cap, self._head_end + len(marker)
+        # a move over itself, chunk by chunk: from the front when moving left (far past the
+        # cap), from the back when moving right (just past it, the marker being longer)
+        offsets = range(0, self._tail_cap, _COPY)
+        for off in offsets if src >= dst else reversed(offsets):
+            chunk = os.pread(fd, min(_COPY, self._tail_cap - off), src + off)
+            os.pwrite(fd, chunk, dst + off)
+        os.pwrite(fd, marker, self._head_end)  # last: it may cover where the tail was
+        self._body = self._head_end + len(marker)
+        self._size = self._body + self._tail_cap
+        os.ftruncate(fd, self._size)
+        f.seek(self._size)
 
     def flush(self) -> None:
         self._f.flush()
 
     def close(self) -> Truncation:
-        """Write the tail (after a marker if bytes were dropped) and close; idempotent."""
+        """Cut to head, marker and tail if bytes were dropped, and close; idempotent."""
         if not self.closed:
-            kept = b"".join(self._tail[self._tail_first:])
-            tail = kept[len(kept) - min(len(kept), self._tail_cap):] if self._tail_cap else b""
-            dropped = self._total - (self.cap - self.cap // 2 - self._head_left) - len(tail)
+            dropped = self._total - self.cap
             if dropped > 0:
-                self._f.write(MARKER % dropped)
-            self._f.write(tail)
+                if self._tail_cap:
+                    self._cut()
+                else:
+                    self._put(MARKER % dropped)
             self._f.close()
             self._dropped = max(dropped, 0)
             self.closed = True

@@ -6,17 +6,17 @@ A report removes a secret of the run's environment wherever the run's files repe
 later from another shell, without those variables, could not know them. This module keeps
 what that report needs in ``hidden.json`` (0600), never the values themselves:
 
-- **While the run is recorded** (:func:`start`): a random per-run salt and, for each
-  secret-named value of at least :data:`MIN_LEN` characters (as ``environ.json`` masks it),
-  its length and a 24-bit keyed BLAKE2b digest of each form it can take in a file (as is;
-  JSON-escaped, as ``log.jsonl`` writes it).
-- **When the run ends** (:func:`settle`, from ``finish_meta``): the recorder, which still
-  holds the values, looks for them in the run's own files and replaces the digests with
-  *where* each value it found stands: a file, an offset and a length, with its digest to
-  check that the bytes there are still the value. Values the files never contain are
-  dropped. The history then says nothing about a secret that its own files do not already
-  hold in clear, and a report reads the value back from there (:func:`recovered`), at the
-  cost of a few small reads.
+- **While the run is recorded** (:func:`rage.record.context.start_hidden`): a random
+  per-run salt and, for each secret-named value of at least 8 characters (as
+  ``environ.json`` masks it), its length and a 24-bit keyed BLAKE2b digest of each form it
+  can take in a file (as is; JSON-escaped, as ``log.jsonl`` writes it).
+- **When the run ends** (:func:`rage.record.context.settle_hidden`, from ``finish_meta``):
+  the recorder, which still holds the values, looks for them in the run's own files and
+  replaces the digests with *where* each value it found stands: a file, an offset and a
+  length, with its digest to check that the bytes there are still the value. Values the
+  files never contain are dropped. The history then says nothing about a secret that its
+  own files do not already hold in clear, and a report reads the value back from there
+  (:func:`recovered`), at the cost of a few small reads.
 - **A run that never ended** (its recorder was killed, the machine stopped) keeps the
   digests: the report then tests the files' tokens of each stored length against them
   (:func:`_scan`). 24 bits cannot confirm a guess of a value: about one string in 16
@@ -29,131 +29,15 @@ from __future__ import annotations
 
 import os
 
+from rage.record.context import FILE_MAX, HIDDEN_FILE, HIDDEN_SCHEMA, MAX_LEN, digest, run_files
+
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # every recorded command imports this module: no typing, json or re
-    from collections.abc import Iterable, Mapping
+if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
-FILE = "hidden.json"
-SCHEMA = 1
-MIN_LEN = 8  # as rage.redact.known.MIN_LEN: shorter values are never learned
-DIGEST_BYTES = 3
-MAX_VALUES = 64  # an environment with more secret values keeps the longest (learned first)
-MAX_LEN = 4096  # a longer value is a document (a key file's text), found by its rules
-FILE_MAX = 64 * 1024 * 1024  # a larger run file is not searched at the end: the digests stay
-_OWN = frozenset({"meta.json", "environ.json", FILE, "lock", "joined.json"})
-
-
-def hidden_values(environ: Mapping[str, str]) -> list[str]:
-    """The values ``environ.json`` masks (see :func:`rage.sensitive.masked_environ`) that a
-    report could learn: at least :data:`MIN_LEN` characters, longest first."""
-    from rage.sensitive import looks_harmless_value, looks_secret_name
-
-    out = {v for k, v in environ.items()
-           if MIN_LEN <= len(v.strip()) <= MAX_LEN and looks_secret_name(k)
-           and not looks_harmless_value(v, k)}
-    return sorted(out, key=lambda v: (-len(v), v))[:MAX_VALUES]
-
-
-def forms(value: str) -> list[bytes]:
-    """The bytes ``value`` can be in a run's files: as the program wrote it, and escaped as
-    a JSON string, other than ASCII as it is (``log.jsonl``: json's encode_basestring) or
-    as ``\\uXXXX`` (``json.dumps``'s default: a tool's JSON output)."""
-    from rage.fsutil import _str as ascii_json
-
-    out = [value.encode("utf-8", "surrogateescape")]
-    try:
-        kept = "".join(ascii_json(c)[1:-1] if c in '"\\' or c < " " else c for c in value)
-        out += [kept.encode(), ascii_json(value)[1:-1].encode()]
-    except UnicodeEncodeError:  # a lone surrogate (an undecodable byte): not JSON text
-        pass
-    return list(dict.fromkeys(out))
-
-
-def _digest(form: bytes, salt: bytes) -> str:
-    from _blake2 import blake2b  # hashlib would load OpenSSL first: ~2 ms of start-up
-
-    return blake2b(form, key=salt, digest_size=DIGEST_BYTES).hexdigest()
-
-
-class Hidden:
-    """The hidden values of a run being recorded, in this process only."""
-
-    def __init__(self, values: list[str], salt: bytes) -> None:
-        self.values = values
-        self.salt = salt
-
-
-def start(path: str, environ: Mapping[str, str]) -> Hidden | None:
-    """Write the digests of ``environ``'s hidden values to ``path`` (the run's
-    :data:`FILE`); None, and nothing written, when it has none."""
-    values = hidden_values(environ)
-    if not values:
-        return None
-    from rage.fsutil import FILE_MODE
-
-    salt = os.urandom(16)
-    digests = sorted({(len(f), _digest(f, salt)) for v in values for f in forms(v)})
-    text = (f'{{"schema": {SCHEMA}, "salt": "{salt.hex()}", "settled": false, "digests": ['
-            + ", ".join(f'[{n}, "{d}"]' for n, d in digests) + "]}\n")
-    # a new file of a new run (still hidden, see rage.record.store.open_run): created, not
-    # renamed into place, at the start of every recorded command
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 FILE_MODE)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-    return Hidden(values, salt)
-
-
-def _run_files(run_dir: str) -> list[tuple[str, str]]:
-    """(relative name, path) of the run's regular files a report includes."""
-    out = []
-    for dirpath, _dirs, names in os.walk(run_dir):
-        for n in names:
-            p = os.path.join(dirpath, n)
-            rel = os.path.relpath(p, run_dir)
-            if rel in _OWN or n.startswith(".") or os.path.islink(p) or not os.path.isfile(p):
-                continue
-            out.append((rel.replace(os.sep, "/"), p))
-    return sorted(out)
-
-
-def settle(run_dir: str, hidden: Hidden | None) -> None:
-    """At the run's end: replace the digests in ``run_dir``'s :data:`FILE` by where the
-    run's files hold each hidden value (the first place: a report then removes it
-    everywhere), or remove the file when they hold none. A file too large to search
-    leaves the digests as they are (the report tests its tokens)."""
-    if hidden is None:
-        return
-    from rage.fsutil import read_own, write_json_atomic
-
-    path = os.path.join(run_dir, FILE)
-    found: dict[bytes, list[Any]] = {}
-    wanted = [f for v in hidden.values for f in forms(v)]
-    for rel, p in _run_files(run_dir):
-        try:
-            if os.path.getsize(p) > FILE_MAX:
-                return
-        except OSError:
-            continue
-        data = read_own(p, FILE_MAX)
-        if not data:
-            continue
-        for f in wanted:
-            if f not in found:
-                at = data.find(f)
-                if at >= 0:
-                    found[f] = [rel, at, len(f), _digest(f, hidden.salt)]
-    if not found:
-        import contextlib
-
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        return
-    write_json_atomic(path, {"schema": SCHEMA, "salt": hidden.salt.hex(), "settled": True,
-                             "found": sorted(found.values())})
+FILE = HIDDEN_FILE
+SCHEMA = HIDDEN_SCHEMA
 
 
 def read(run_dir: str) -> dict[str, Any] | None:
@@ -197,7 +81,7 @@ def recovered(run_dir: str) -> list[str]:
     if data is None:
         return []
     salt = bytes.fromhex(data["salt"])
-    files = dict(_run_files(run_dir))
+    files = dict(run_files(run_dir))
     out: list[bytes] = []
     if data["settled"]:
         from rage.fsutil import read_own
@@ -206,7 +90,7 @@ def recovered(run_dir: str) -> list[str]:
             p = files.get(rel)
             got = read_own(p, at + n) if p else None
             value = got[at:at + n] if got else b""
-            if len(value) == n and _digest(value, salt) == d:
+            if len(value) == n and digest(value, salt) == d:
                 out.append(value)
     else:
         want: dict[int, set[str]] = {}
@@ -241,6 +125,6 @@ def _scan(paths: Iterable[str], want: dict[int, set[str]], salt: bytes) -> list[
             continue
         for n, rx in finders.items():
             for cand in set(rx.findall(data)):
-                if _digest(cand, salt) in want[n]:
+                if digest(cand, salt) in want[n]:
                     found.append(cand)
     return found

@@ -95,13 +95,16 @@ class Run:
         return bool(self.meta.get("report_command"))
 
     def files(self) -> list[Path]:
-        """Every regular file of the run except the lock, sorted by relative path."""
+        """Every file of the run except the lock, sorted by relative path.
+
+        Anything but a directory counts: something that is not a regular file (a FIFO or a
+        symlink the recorded program left) is listed so that its reader refuses it with a
+        reason (:func:`rage.fsutil.open_regular`), rather than vanishing unexplained."""
         out = []
         for dirpath, _dirs, names in os.walk(self.dir):
             for n in names:
-                p = Path(dirpath) / n
-                if n != "lock" and not n.startswith(".") and p.is_file() and not p.is_symlink():
-                    out.append(p)
+                if n != "lock" and not n.startswith("."):
+                    out.append(Path(dirpath) / n)
         return sorted(out, key=lambda p: str(p.relative_to(self.dir)))
 
     def to_dict(self) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rage.errors import NotFoundError, UsageError
-from rage.fsutil import private_dir
+from rage.fsutil import create_temp, private_dir
 from rage.record.shimboot import MARKER, is_shim
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,99}$")
@@ -245,17 +245,14 @@ def install(name: str, shim_dir: Path | None = None, path_env: str | None = None
         replaced = True
     private_dir(shim_dir)
     text = render(name, report_subcommand=report_subcommand, version_probe=version_probe)
-    tmp = path.with_name(f".{name}.{os.urandom(4).hex()}.rage-tmp")
-    # a fresh name, never through a planted symlink
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o700)
+    tmp, fd = create_temp(path)  # a fresh name, never through a planted symlink
     try:
+        os.fchmod(fd, 0o700)  # executable for its owner only, whatever the umask
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.chmod(tmp, 0o700)  # executable for its owner only, whatever the umask
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
         raise
     try:
         _remember(shim_dir)

@@ -20,7 +20,14 @@ from rage.defaults import (
     DEFAULT_MAX_RUNS,
     DEFAULT_OUTPUT_CAP,
 )
-from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic, write_json_atomic
+from rage.fsutil import (
+    is_own_dir,
+    private_dir,
+    read_own,
+    read_regular,
+    write_atomic,
+    write_json_atomic,
+)
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
 from rage.record.runid import new_run_id
 from rage.record.versions import tool_version
@@ -250,9 +257,9 @@ class Recording:
                     status: str | None = None, **extra: Any) -> dict[str, Any]:
         """Record the end of the run, release the lock, return the final meta."""
         if self.hidden is not None:
-            from rage.record.hidden import settle
+            from rage.record.context import settle_hidden
 
-            settle(self.run_dir, self.hidden)
+            settle_hidden(self.run_dir, self.hidden)
             self.hidden = None
         joined = read_joined(self.run_dir, exit_code, signal)
         if joined:
@@ -280,19 +287,21 @@ class Recording:
             self._lock_fd = None
 
 
+JOINED_MAX_BYTES = 1024 * 1024  # a few hundred bytes: an app version, a status
+
+
 def read_joined(run_dir: str, exit_code: int | None, signal: int | None) -> dict[str, Any]:
     """What a Python tool with ``rage.install`` that ran under this wrapper run left in
     ``joined.json`` (app_version, ...; see rage.integration.recorder). Its ``status`` (an
     uncaught exception: crashed; a closed pipe: interrupted) is kept only when it explains
     the exit code the wrapper saw."""
     path = os.path.join(run_dir, "joined.json")
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return {}
     import json
 
     try:
-        with open(path, "rb") as f:
-            joined = json.loads(f.read())
+        joined = json.loads(read_regular(path, JOINED_MAX_BYTES))
         os.unlink(path)
     except (OSError, ValueError):
         return {}
@@ -431,16 +440,29 @@ def open_run(
     return Recording(app, run_dir, meta, lock_fd, t0, tmp_dir=tmp_dir)
 
 
-def save_environ(rec: Recording, environ: dict[str, str]) -> None:
-    """Keep the environment the run saw as ``environ.json``, secret-named values masked,
-    and what a report needs to remove those values from the run's files without them
-    (:mod:`rage.record.hidden`).
+def save_environ(rec: Recording, environ: dict[str, str], *, executable: str | None = None,
+                 python: tuple[str | None, Iterable[str]] | None = None,
+                 config_files: Iterable[str] = ()) -> None:
+    """Keep the environment the run saw as ``environ.json``, secret-named values masked;
+    what a report needs to remove those values from the run's files without them
+    (:mod:`rage.record.hidden`); and the run's fingerprint (:mod:`rage.record.context`:
+    the wrapped ``executable``, the integration's ``python``, the app's ``config_files``),
+    which is never worth failing a run for.
 
     The `environment` collector reports it instead of the reporting process's environment.
     """
-    from rage.record import hidden
+    from rage.record import context
     from rage.sensitive import masked_environ
 
-    write_json_atomic(rec.file("environ.json"), masked_environ(environ))
-    rec.hidden = hidden.start(rec.file(hidden.FILE), environ)
+    masked = masked_environ(environ)
+    write_json_atomic(rec.file("environ.json"), masked)
+    rec.hidden = context.start_hidden(rec.file(context.HIDDEN_FILE),
+                                      [v for k, v in environ.items() if masked[k] is not v])
+    # written with the meta: at its publication (the wrapper) or the run's end
+    try:  # noqa: SIM105 - no contextlib on the start-up path
+        rec.meta[context.FINGERPRINT] = context.fingerprint(
+            os.path.join(home_root_str(), ".cache"), masked=masked, environ=environ,
+            executable=executable, python=python, config_files=config_files)
+    except (OSError, ValueError):
+        pass  # a report then says nothing of what changed since this run
 

@@ -50,6 +50,8 @@ Usage: rage run [OPTIONS] [--] CMD [ARGS]...
 Options:
   --app NAME             Record under this app name (default: the basename of CMD).
   --attach PATH_OR_GLOB  Copy matching files modified during the run into it (repeatable).
+  --config-file PATH     A config file CMD reads: a report says if it changed since the
+                         last run that worked (repeatable).
   --exec PATH            Run the file PATH, passing CMD as its argv[0] (what shims do).
   -h, --help             Show this message and exit.
 """
@@ -65,12 +67,13 @@ CRASH_NAMES = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
 class RunOptions:
     """The wrapper's parsed command line (plain data)."""
 
-    __slots__ = ("app", "argv", "attach", "exec_path", "help")
+    __slots__ = ("app", "argv", "attach", "config_files", "exec_path", "help")
 
     def __init__(self, argv: tuple[str, ...], app: str | None = None,
-                 attach: tuple[str, ...] = (), help: bool = False,
-                 exec_path: str | None = None) -> None:
+                 attach: tuple[str, ...] = (), help: bool = False, *,
+                 exec_path: str | None = None, config_files: tuple[str, ...] = ()) -> None:
         self.argv = argv
+        self.config_files = config_files
         self.app = app
         self.attach = attach
         self.help = help
@@ -79,8 +82,9 @@ class RunOptions:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RunOptions):
             return NotImplemented
-        return (self.argv, self.app, self.attach, self.help, self.exec_path) == (
-            other.argv, other.app, other.attach, other.help, other.exec_path)
+        return (self.argv, self.app, self.attach, self.help, self.exec_path,
+                self.config_files) == (other.argv, other.app, other.attach, other.help,
+                                       other.exec_path, other.config_files)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -98,6 +102,7 @@ def parse_args(args: list[str]) -> RunOptions:
     app: str | None = None
     exec_path: str | None = None
     attach: list[str] = []
+    configs: list[str] = []
     i = 0
     while i < len(args):
         a = args[i]
@@ -107,7 +112,7 @@ def parse_args(args: list[str]) -> RunOptions:
         if a in ("-h", "--help"):
             return RunOptions((), help=True)
         name, eq, value = a.partition("=")
-        if name in ("--app", "--attach", "--exec"):
+        if name in ("--app", "--attach", "--exec", "--config-file"):
             if not eq:
                 if i + 1 >= len(args):
                     raise _Usage(f"{name} needs a value")
@@ -117,6 +122,8 @@ def parse_args(args: list[str]) -> RunOptions:
                 app = value
             elif name == "--exec":
                 exec_path = value
+            elif name == "--config-file":
+                configs.append(value)
             else:
                 attach.append(value)
             i += 1
@@ -127,7 +134,8 @@ def parse_args(args: list[str]) -> RunOptions:
     argv = tuple(args[i:])
     if not argv:
         raise _Usage("no command given")
-    return RunOptions(argv, app, tuple(attach), exec_path=exec_path)
+    return RunOptions(argv, app, tuple(attach), exec_path=exec_path,
+                      config_files=tuple(configs))
 
 
 def _err(line: str) -> None:
@@ -373,9 +381,14 @@ class Wrapper:
                 return
             for _src, _dst, name in child.streams:
                 if name:
+                    # written through: a wrapper killed with SIGKILL must leave in the
+                    # record what its user saw
                     self.captures[name] = CappedFile(self.active.file(name),
-                                                     self.settings.output_cap)
-            save_environ(self.active, dict(os.environ))  # the child inherited this one
+                                                     self.settings.output_cap,
+                                                     write_through=True)
+            # the child inherited this environment
+            save_environ(self.active, dict(os.environ), executable=path,
+                         config_files=self.opts.config_files)
         except OSError as e:
             self.early_error = e
 

@@ -10,12 +10,16 @@ of (loguru's default ``diagnose=True``, better_exceptions)::
 
     connect("db.example.com", "alice", db_password)
     │                                  └ 'x'
+
+And a literal compared with a secret name, the literal first (``if ("x" == my_password)``,
+Yoda's order; the name first is a key/value the line rules take).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from rage.redact.patterns import AUTH_SCHEMES
 from rage.redact.regexcache import compiled
 from rage.redact.reprs import STRING, parse
 from rage.redact.values import kept
@@ -117,3 +121,25 @@ def _is_marks(line: bytes) -> bool:
     """A line of marks only (``│     │``), or a mark and a value (``│  └ 'x'``)."""
     text = line.decode("utf-8", "replace").rstrip("\r")
     return bool(text.strip()) and (not text.strip(" \u2502") or _MARKS.fullmatch(text) is not None)
+
+
+# a literal compared with a name, the literal first: `"x" == password`, `'x' !== pw`
+COMPARE_NEEDLES = tuple(q + op for q in (b'"', b"'") for op in (b" ==", b"==", b" !=", b"!="))
+_COMPARED = compiled(rb"(?<![\w\\])([\"'])((?:(?!\1)[^\\\r\n]|\\.){1,4096})\1[ \t]*"
+                     rb"(?:===?|!==?)[ \t]*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)")
+
+
+def compared_literals(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """The literal each line ``at`` compares with a secret name, the literal first."""
+    hit = False
+    for i in dict.fromkeys(at):
+        line = lines[i]
+        spans = [m.span(2) for m in _COMPARED.finditer(line)
+                 if looks_secret_name(m[3].rsplit(b".", 1)[-1].decode("ascii"))
+                 and not kept(m[2], m[3].decode("ascii")) and m[2].lower() not in AUTH_SCHEMES]
+        for a, b in reversed(spans):
+            line = line[:a] + REDACTED + line[b:]
+            count("secret-field")
+            hit = True
+        lines[i] = line
+    return hit

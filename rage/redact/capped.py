@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from rage.fsutil import open_private
+from rage.fsutil import open_private, open_regular
 from rage.record.capture import MARKER, CappedFile
 
 _CHUNK = 1024 * 1024
@@ -56,14 +56,14 @@ def _mapped(src: Path, size: int, frames: Frames | None) -> mmap.mmap | None:
     if frames is None or size < PARALLEL_MIN:
         return None
     try:
-        with open(src, "rb") as f:  # the mapping keeps the file open itself
+        with open_regular(src) as f:  # the mapping keeps the file open itself
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while chunk := f.read(_CHUNK):
             yield chunk
 
@@ -113,7 +113,7 @@ def redact_capped(
                     h.update(chunk)
                     n += len(chunk)
         return {}, (n, h.hexdigest()), frames is not None
-    with open(src, "rb") as f:
+    with open_regular(src) as f:
         size = os.fstat(f.fileno()).st_size  # the reads below must stay within the file
         regions = _cut_regions(f, size, cap)
         if regions is not None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rage.redact import patterns as P
+from rage.redact.known import secret_shaped
 from rage.redact.regexcache import compiled
 from rage.redact.reprs import LITERAL, STRING, parse
 from rage.redact.values import (
@@ -20,7 +21,10 @@ from rage.redact.values import (
     LINE_NO,
     NEXT_VALUE,
     a_state_word,
+    a_word,
+    auth_method,
     chained,
+    evidence,
     help_text,
     kept,
     log_message,
@@ -28,10 +32,11 @@ from rage.redact.values import (
     not_a_value,
     prompt_prose,
     prose,
+    sentence_after,
     token_shaped,
 )
 from rage.redact.wraps import rest_after_cut
-from rage.sensitive import looks_harmless_value, looks_secret_name
+from rage.sensitive import looks_harmless_value, looks_secret_name, password_name
 
 Handler = Callable[["re.Match[bytes]", int], "tuple[int, int, bytes] | int"]
 _LINE_ENDS = (b"\n", b"\r")  # a value that ends its line: a console's wrap may have cut it
@@ -89,7 +94,12 @@ _IDENTIFIER = compiled(rb"[A-Za-z_][A-Za-z_.\-]*")  # a name: `user`, `db-passwo
 _MASKED = compiled(rb"\*{2,}|%2[aA](?:%2[aA])+|\[(?:secure|redacted|masked|hidden|filtered)\]"
                    rb"|<(?:redacted|masked|hidden)>", re.I)
 _VAR_DUMP_CLASS = (b":private]=>", b":protected]=>", b"]=>")  # after `["key":"Class"`
-_PY_PREFIX = compiled(rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?=[\"'])")
+_PY_PREFIX = compiled(rb"(?:[bB][rR]?|[rR][bB]?|[uU]8?|L|@)(?=[\"'])")
+
+
+_COMPARISON = compiled(rb"[=!]=")
+_NAME_START = compiled(rb"[A-Za-z_]")  # a name, not a literal (quoted, a prefix's, a number)
+_LITERAL_START = compiled(rb"(?:[bB][rR]?|[rR][bB]?|[uU]8?|L|@)[\"']")
 
 
 def _basic_credentials(value: bytes) -> bool:
@@ -102,6 +112,21 @@ def _basic_credentials(value: bytes) -> bool:
         return False
     _user, colon, pw = raw.partition(b":")
     return bool(colon and pw) and all(32 <= c < 127 or c >= 0x80 for c in raw)
+
+
+def _unquoted(info: bytes) -> str:
+    from urllib.parse import unquote
+
+    return unquote(info.decode("utf-8", "replace"))
+
+
+def _placeholder_credential(value: bytes) -> bool:
+    """``SSWS ${OKTA_API_TOKEN}``, ``Bearer <token>``: a scheme, then a placeholder where
+    the credential goes (a README's, a config template's)."""
+    parts = value.split(None, 1)
+    if len(parts) != 2 or not parts[0].isalnum() or parts[1][:1] not in (b"$", b"<", b"{", b"%"):
+        return False
+    return looks_harmless_value(parts[1].decode("utf-8", "replace"))
 
 
 def _literal_prefix(value: bytes) -> int:
@@ -139,8 +164,9 @@ class Handlers:
 
     def _learn(self, value: bytes) -> None:
         learned = self._learned
-        if learned is not None and len(value) >= LEARN_MIN and len(learned) < LEARN_MAX:
-            learned[value] = None  # kept only if learnable (Redactor.learned)
+        if learned is not None and len(value) >= LEARN_MIN and len(learned) < LEARN_MAX and (
+                secret_shaped(value)):
+            learned[value] = None  # (a multi-line rule's name is not known here)
 
     def _inside(self, buf: bytes, a: int, b: int) -> bytes:
         """``buf[a:b]`` redacted on its own by the line rules (the engine's): the names in
@@ -212,8 +238,10 @@ class Handlers:
     def _url(self, m: re.Match[bytes], i: int) -> tuple[int, int, bytes] | int:
         g = f"v{i}"
         info = m.group(g)
-        if b":" not in info and len(info) < 20:
-            return m.start(g)  # a plain login name (ssh://git@host); names inside still scanned
+        if b":" not in info and (len(info) < 20 or not token_shaped(_unquoted(info))):
+            # a login name (ssh://git@host, akka.tcp://sparkExecutorActorSystem@host, an
+            # e-mail address); names inside still scanned. A token alone is token-shaped
+            return m.start(g)
         if _MASKED.fullmatch(info.partition(b":")[2]):
             return m.start(g)  # what the tool already hid: pip's `u:****@`, httpx's `[secure]`
         self._count("url-credentials")
@@ -323,10 +351,14 @@ class Handlers:
                     key.lower() in _AUTH_KEYS and m.group(vg).lower() in P.AUTH_SCHEMES):
                 return m.end(kg)  # `auth: token refreshed`; not `... Authorization: Basic X`
             if form == "cli-arg" and (help_text(m.string, m.end(kg), vs, m.group(vg)) or (
-                    m.group(vg).isdigit() and len(m.group(vg)) == 1)):
+                    m.group(vg).isdigit() and len(m.group(vg)) == 1) or auth_method(
+                    key.decode("ascii", "replace"), m.group(vg))):
                 return m.end(kg)  # (one digit is no secret: ffmpeg's `-pass 2`)
             if key.lower() in (b"key", b"name") and NEXT_VALUE.match(m.string, ve):
                 return m.end(kg)  # `key="ClearTextPassword" value="..."`: the pair form's
+            if form == "inline" and _COMPARISON.search(m.string, m.end(kg), vs) and (
+                    _NAME_START.match(m.string, vs)) and not _LITERAL_START.match(m.string, vs):
+                return m.end(kg)  # `if token != expected:`: code compares with a name
         else:  # a bare "Bearer <token>", "Basic <base64>"
             key = b"authorization"
             if form == "basic" and not _basic_credentials(m.group(vg)):
@@ -397,10 +429,14 @@ class Handlers:
         skey = lkey.decode("ascii", "replace")
         if low.strip() in P.AUTH_SCHEMES or (form == "inline" and chained(buf, vs, ve)):
             return m.end(kg) if has_key else m.end()  # `auth = 'Basic ' + b64`, `a = b = ''`
+        password = password_name(skey)
+        if kind == "auth-header" and _placeholder_credential(value):
+            return m.end(kg) if has_key else m.end()  # `Authorization: SSWS ${OKTA_TOKEN}`
         if low in P.HARMLESS_VALUES or low.startswith(b"[redacted") or LINE_NO.match(value) or (
-            not_a_value(value)
+            not_a_value(value) or evidence(value, password) or sentence_after(buf, vs)
             or (form not in ("cli-arg", "setenv")
-                and (a_state_word(lkey, value) or log_message(key, value)))
+                and (a_state_word(lkey, value) or log_message(key, value)
+                     or (kind == "secret-field" and a_word(key, value, password))))
         ) or (
             looks_harmless_value(value.decode("utf-8", "replace"), skey)
         ):
@@ -411,8 +447,12 @@ class Handlers:
         # a value a console's width cut: its rest starts the next line (rage.redact.wraps)
         rest = (rest_after_cut(buf, vs, ve, self.wrap_widths) if kind == "secret-field" and (
             buf[ve:ve + 1] in _LINE_ENDS) and form != "forced-prompt" else None)
+        # learned only when sure: a password's value, or a value shaped like a token (what a
+        # name like `sessionid` or `key` stands before is often an identifier: learned, a
+        # wrong guess was removed everywhere else too)
         if self._learned is not None and kind != "cookie" and len(value) >= LEARN_MIN and (
-                len(self._learned) < LEARN_MAX) and not self._format_end(buf, vs):
+                len(self._learned) < LEARN_MAX) and not self._format_end(buf, vs) and (
+                password or secret_shaped(value)):
             self._learned[value] = None  # (a provider's format is found anywhere anyway)
             if rest is not None and len(self._learned) < LEARN_MAX:
                 self._learned[value + buf[ve + len(rest[0]):rest[1]]] = None  # unwrapped

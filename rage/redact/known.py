@@ -75,6 +75,18 @@ def learnable(value: str) -> bool:
     return any(c.isalpha() for c in v) and any(not c.isalpha() and not c.isspace() for c in v)
 
 
+def secret_shaped(value: str | bytes) -> bool:
+    """Is ``value`` shaped like a token, sure enough to be learned when nothing but a name
+    like ``sessionid`` or ``key`` said it was secret (such a name stands before identifiers
+    as often: ``sessionid: 0x14ede63a5a70002``, ``key=0|com.example|121|null|10111``)?
+    :func:`learnable`, and a token's characters (:func:`rage.redact.values.token_shaped`:
+    20 or more with letters and digits, or 12 with both cases and digits)."""
+    from rage.redact.values import token_shaped
+
+    v = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    return learnable(v) and token_shaped(v.strip())
+
+
 def known_secrets(redactor: Any, environments: Iterable[Mapping[str, str]],
                   argv: Sequence[str]) -> tuple[str, ...]:
     """The learnable values ``redactor`` removes from each environment (as the environment

@@ -38,7 +38,13 @@ from rage.redact.argv import (
     redact_command_line,
     redact_fed_lines,
 )
-from rage.redact.calls import ANNOTATION, annotated_values, positional_passwords
+from rage.redact.calls import (
+    ANNOTATION,
+    COMPARE_NEEDLES,
+    annotated_values,
+    compared_literals,
+    positional_passwords,
+)
 from rage.redact.calls import NEEDLES as CALL_NEEDLES
 from rage.redact.hexdump import run_start as dump_run_start
 from rage.redact.normalize import trace_record_start
@@ -114,6 +120,12 @@ _OPENERS: tuple[bytes, ...] = (b": |", b": >", b": !!binary", b": !vault", b"Pri
 # `dp`, `dq`, `e`, `kty`...; `alg`, `k`, `kid`, `kty`): a block ends before its object
 _JWK_OPENERS = tuple(q + n + q for n in (b"kty", b"d", b"k") for q in (b'"', b"'", b'\\"'))
 _OPENERS += _JWK_OPENERS
+# query results and CSV/TSV, whose header says which cells after it are secret: a block
+# cut after the header left the rows it names in clear through a pipe, not in a file
+# (`-[ RECORD 1 ]-` then `api_secret | X`); a table's rule line is held from its header
+_CSV_HEADERS = (b",password", b"password,", b"\tpassword", b"password\t", b",secret", b",token",
+                b",pin", b"\tpin", b",pass", b"\tpass", b",pwd", b"\tpwd")
+_OPENERS += (RECORD, COPY, *TABLE_RULES, *_CSV_HEADERS)
 
 Count = Callable[[str], None]
 
@@ -124,11 +136,8 @@ _RULES_BY_NEEDLE = (
     (b"value\":", "pair"), (b"value':", "pair"), (b"Private-Lines:", "ppk"),
     (b"[REDACTED:auth-header]", "wrapped"), (b"[REDACTED:jwt]", "wrapped"),
     (_CUT, "wrapped"),
-    (b",password", "table"), (b"password,", "table"), (b"\tpassword", "table"),
-    (b"password\t", "table"), (b",secret", "table"), (b",token", "table"),
-    # a PIN or a numeric password column (`name,username,pin`, `host\tpass`)
-    (b",pin", "table"), (b"\tpin", "table"), (b",pass", "table"), (b"\tpass", "table"),
-    (b",pwd", "table"), (b"\tpwd", "table"),
+    # (a PIN or a numeric password column too: `name,username,pin`, `host\tpass`)
+    *((n, "table") for n in _CSV_HEADERS),
     # a JSON Web Key, quoted as JSON, as escaped JSON or as a Python repr
     (b'kty"', "jwk"), (b"kty'", "jwk"), (b'kty\\"', "jwk"),
     # `vault kv get`'s table (`Key  Value` / `---  -----`); `openssl pkey -text`'s dump
@@ -149,6 +158,8 @@ _RULES_BY_NEEDLE = (
     (KEY_VALUE, "key-value-table"),  # Vault's `Key    Value` tables
     # a password passed by position: `server.login("me@x.com", "x")` in a traceback
     *((n, "calls") for n in CALL_NEEDLES),
+    # `if ("x" == my_password)`: a literal compared with a secret name, the literal first
+    *((n, "compared") for n in COMPARE_NEEDLES),
     # an argv one element a line: `docker compose config`'s `- --db-password` then `- x`,
     # a pretty-printed JSON list (ansible -vvv's `"cmd": [`)
     (b"- --", "option-item"), (b'"--', "option-item"),
@@ -229,7 +240,7 @@ def redact_multiline(buf: bytes, count: Count,
              "insert": lambda lines, at, count: insert_rows(lines, at, count, schema),
              "sql-params": bound_parameters, "sql-key": key_detail,
              "calls": positional_passwords, "option-item": _option_items,
-             "annotated": annotated_values,
+             "annotated": annotated_values, "compared": compared_literals,
              "pipe-table": pipe_tables, "records": expanded_records, "copy": copy_blocks,
              "key-value-table": key_value_tables,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
@@ -302,7 +313,9 @@ def hold_back(buf: bytes, limit: int) -> int:
     more (at most :data:`SPAN` bytes), as it must to see the lines after an opener (a
     wrapped token after ``Bearer``, a JWT) together with it. A curl trace's record and a
     hex dump's run of lines that end the block are held back whole, within the window
-    (:func:`rage.redact.normalize.trace_record_start`, :func:`rage.redact.hexdump.run_start`)."""
+    (:func:`rage.redact.normalize.trace_record_start`, :func:`rage.redact.hexdump.run_start`),
+    and so is a last line holding a `|`, which may be a table's header (its names say which
+    cells of the rows after it are secret; the rule line below it is an opener)."""
     lo = max(0, limit - SPAN)
     limit = trace_record_start(buf, lo, limit)  # a curl trace's record stays whole
     limit = dump_run_start(buf, lo, limit)  # and a hex dump's run of lines
@@ -312,8 +325,13 @@ def hold_back(buf: bytes, limit: int) -> int:
     else:  # one Hyperscan pass over the window instead of a find per opener
         first = min((lo + v[0] for v in find(buf[lo:limit]).values()), default=-1)
     if first < 0:
-        return limit
+        # a table's header line, the block's last: its rule and rows may follow
+        nl = buf.rfind(b"\n", lo, limit - 1)
+        last = nl + 1 if nl >= 0 or not lo else -1
+        return last if last >= 0 and buf.find(b"|", last, limit) >= 0 else limit
     start = buf.rfind(b"\n", 0, first) + 1
+    if start and buf.startswith(TABLE_RULES, first):  # from the header above the rule
+        return buf.rfind(b"\n", 0, start - 1) + 1
     if buf.startswith(_JWK_OPENERS, first):  # from the line of the `{` of the JWK's object
         back = start
         for _ in range(_JWK_REACH):

@@ -123,12 +123,15 @@ _ESCAPED = tuple(bytes([c]) if c in _ALNUM else b"\\x%02x" % c for c in range(25
 
 def _blanks_before(region: bytes, to: int, separator: int) -> int:
     """Where the blanks start before the key separator ending at ``to``: one of
-    :data:`KEY_SEPARATORS` (``separator``: 0, `=` or `.=`...; 1, `value =`...), after blanks.
+    :data:`KEY_SEPARATORS` (``separator``: 0, `=`, `.=`, `!=`, `("`...; 1, `value =`...), after
+    blanks.
     Found by walking back rather than by Hyperscan's start of match, whose tracking from
     every blank of a text doubled its scan."""
     j = to - 1  # the separator's last byte
     if separator == 0:
-        if j and region[j] == 61 and region[j - 1] in b".?+":  # `.=` `?=` `+=`
+        # `.=` `?=` `+=` `!=`, and the `("` of a constructor
+        if j and ((region[j] == 61 and region[j - 1] in b".?+!")
+                  or (region[j] in b"\"'" and region[j - 1] == 40)):
             j -= 1
     else:  # `["']?(value|val)["']?[ \t]*[=:]`
         while j and region[j - 1] in b" \t":

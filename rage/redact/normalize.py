@@ -38,7 +38,9 @@ _ESCAPES = compiled(
 # a URL whose slashes JSON escaped (`https:\/\/hooks.slack.com\/services\/...`, as PHP and
 # some loggers write them): written plainly, so a webhook's format matches
 _ESCAPED_URL = compiled(rb"[A-Za-z][A-Za-z0-9+.\-]{0,30}:\\/\\/[^\s\"'<>]{1,4096}")
-_DRAWN = compiled(rb"[^\n]*(?:\x08|\r(?!\n|\Z))[^\n]*")
+# (`\r\r\n` ends a line too: a pty's ONLCR turned a program's own CRLF into it, as apt's
+# term.log keeps it)
+_DRAWN = compiled(rb"[^\n]*(?:\x08|\r(?!\r*(?:\n|\Z)))[^\n]*")
 
 
 # a record of `curl --trace-ascii` (`=> Send header, 330 bytes (0x14a)`, `<= Recv data...`),
@@ -56,7 +58,8 @@ def needs_normalizing(buf: bytes) -> bool:
     if TRACE_MARKS[0] in buf or TRACE_MARKS[1] in buf:
         return True
     n = buf.count(b"\r")
-    return bool(n) and n != buf.count(b"\r\n") + buf.endswith(b"\r")
+    return bool(n) and n != buf.count(b"\r\n") + buf.endswith(b"\r") and (
+        n != buf.count(b"\r\n") + buf.count(b"\r\r"))  # (`\r\r\n`: a line's end too)
 
 
 def normalize(buf: bytes) -> bytes:
@@ -123,9 +126,9 @@ def trace_record_start(buf: bytes, lo: int, limit: int) -> int:
 
 def _replay(m: re.Match[bytes]) -> bytes:
     line = m.group(0)
-    crlf = line.endswith(b"\r")
-    if crlf:
-        line = line[:-1]
+    body = line.rstrip(b"\r")
+    crlf = line[len(body):]
+    line = body
     text = line.decode("utf-8", "surrogateescape")
     cells: list[str] = []
     col = reach = 0  # reach: how far the last redraw (after the last `\r`) wrote
@@ -150,7 +153,7 @@ def _replay(m: re.Match[bytes]) -> bytes:
             cells[reach]):
         cells.insert(reach, " ")
     out = "".join(cells).encode("utf-8", "surrogateescape")
-    return out + b"\r" if crlf else out
+    return out + crlf
 
 
 def _word_char(ch: str) -> bool:

@@ -50,7 +50,8 @@ _KEY = (rb"[A-Za-z0-9_.\-]{0,64}?(?i:" + b"|".join(dict.fromkeys(
 _QUOTED = rb"\"(?:[^\"\\\r\n]++|\\.){0,4096}\"|'[^'\r\n]*+'"
 # a Python literal with its prefix, as a dict's repr prints it: `'password': b'x'` (botocore's
 # debug log prints every header so, `'X-Amz-Security-Token': b'...'`), `r'x'`, `rb"x"`
-_PY_QUOTED = rb"(?:[bB][rR]?|[rR][bB]?|[uU])(?:" + _QUOTED + rb")"
+# (and a string literal of Objective-C, `@"x"`, and C++'s wide and UTF-8 ones, `L"x"`)
+_PY_QUOTED = rb"(?:[bB][rR]?|[rR][bB]?|[uU]8?|L|@)(?:" + _QUOTED + rb")"
 # a quoted value whose line was cropped before its closing quote: a rich panel (a traceback's
 # source lines and locals, typer's default) fills the line up to its border, or ends the value
 # with an ellipsis (`password = 'Zq8s3c… │`); any other cut (`cut -c`) leaves a long run of
@@ -68,11 +69,13 @@ _PLACEHOLDER = (rb"\$\{\{[^}\r\n]{0,256}\}\}|\{\{[^}\r\n]{0,256}\}\}|\$\{[^{}\r\
                 rb"|\$\([^()\r\n]{0,256}\)")
 # an unquoted value stops at whitespace, quotes and brackets; at `,` `;` `&` only when what
 # follows starts another field (`&page=2`, `, user`, `,"mfa":` of a JSON line) or ends it,
-# so `p=a;b&c` goes whole
+# so `p=a;b&c` goes whole, and `p=n3cl0;RO4h=;tz0RE%` (a field has a value: `RO4h=` then `;`
+# is the password's)
 # (Azure SAS `&sig=...`); never starts at an existing placeholder, so redacting twice changes
 # nothing
 _BARE = (rb"(?!\[REDACTED)(?:[^\s,;&\"'<>)\]}\\${]++|" + _PLACEHOLDER + rb"|[${]"
-         rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}[=:]|[\"'][A-Za-z0-9_.\-]{1,64}[\"'][ \t]*[=:]"
+         rb"|[,;&](?![A-Za-z0-9_.\-]{1,64}(?:=(?![\s,;&]|\Z)|:)"
+         rb"|[\"'][A-Za-z0-9_.\-]{1,64}[\"'][ \t]*[=:]"
          rb"|[\s,;&]|\Z)){1,4096}")
 _REST = rb"(?!\[REDACTED)[^\s\"'][^\r\n]{0,8190}"
 # A password prompt and what was typed after it, echoed (a prompt that does not turn echo off,
@@ -95,8 +98,9 @@ PROMPT_TRIGGERS: tuple[bytes, ...] = (
 # a key starts after a non-name byte, or after an escape written out in a dump (`\r\nToken:`);
 # not after `${`, where a name is a shell parameter's (`${TOKEN:?set TOKEN}`)
 _LB = rb"(?:(?<![A-Za-z0-9_.\-\\])(?<!\$\{)|(?<=\\[rnt]))"
-# `=`, `:`, and the assignments of code: `==`, `=>`, `.=`, `?=`, `:=`, `+=`
-_SEP = rb"[ \t]*(?:==|=>|[.?:+]=|[:=])[ \t]*"
+# `=`, `:`, the assignments of code: `=>`, `.=`, `?=`, `:=`, `+=`, and its comparisons with
+# a literal (`if (db_pass !== "x")`): `==`, `===`, `!=`, `!==`
+_SEP = rb"[ \t]*(?:===?|!==?|=>|[.?:+]=|[:=])[ \t]*"
 
 # a mechanism named after AUTH (FTP's `AUTH TLS`, SMTP's `AUTH LOGIN`), which is no password
 _MECHANISM = (rb"\"?(?i:tls|ssl|login|plain|cram-md5|digest-md5|xoauth2|oauthbearer|gssapi|"
@@ -136,6 +140,8 @@ KEY_VALUE_FORMS: tuple[tuple[str, bytes], ...] = (
     # csh `setenv NAME value`, `set -x NAME value` (fish)
     ("setenv", rb"(?:(?<=setenv )|(?<=setenv\t)|(?<=set -x )|(?<=set -gx ))(?P<k>" + _KEY
      + rb")[ \t]+(?P<v>" + _QUOTED + rb"|" + _BARE + rb")"),
+    # a string constructed from a literal: C++'s `std::string secret("x");`, `QString`
+    ("ctor", rb"(?<=[sS]tring[ \t])(?P<k>" + _KEY + rb")\((?P<v>" + _QUOTED + rb")\)"),
     # `key=value`, `"key": "value"`, `$key .= 'v'` anywhere in a line
     ("inline", _LB + rb"(?P<k>[\"']?" + _KEY + rb"[\"']?)\]?" + _SEP
      + rb"(?P<v>" + _QUOTED + rb"|" + _PY_QUOTED + rb"|" + _CROPPED + rb"|" + _BARE + rb")"),
@@ -253,7 +259,7 @@ HARMLESS_VALUES = frozenset({
     b"{", b"[", b"(",  # what opens a JSON object, list or tuple: the value is inside
     # a package's architecture (`libsecret-1-0:amd64` in dpkg -l, apt)
     b"amd64", b"arm64", b"i386", b"armhf", b"armel", b"ppc64el", b"s390x", b"riscv64",
-    b"x86_64", b"aarch64", b"noarch", b"mips64el",
+    b"x86_64", b"aarch64", b"noarch", b"mips64el", b"all",
     b"disabled", b"|", b">", b"|-", b">-", b"|+", b">+",
     # where keytool reads it from: `-storepass:env VAR`, `-keypass:file PATH`
     b"env", b"file",

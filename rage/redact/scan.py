@@ -43,7 +43,7 @@ PROMPT = -6
 _PROMPT_AT = compiled(PROMPT_KEY + rb"[ \t]*:[ \t]+[^\s\"'\[]")
 # its parts: the rest of the name (a closing quote, a `]`), then blanks, then a separator
 KEY_NAME = rb"[A-Za-z0-9_.\-]*(?:\\?[\"'])?\]?"
-KEY_SEPARATORS = (rb"[:=,>\\]|[.?+]=", rb"[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
+KEY_SEPARATORS = (rb"[:=,>\\]|[.?+!]=|\([\"']", rb"[\"']?(?i:value|val)[\"']?[ \t]*[=:]")
 KEY_AFTER = compiled(KEY_NAME + rb"[ \t]*(?:" + b"|".join(KEY_SEPARATORS) + rb")")
 # the shapes where a secret word takes its value after a blank, not a separator: `Bearer X`
 # (a token of 8 or more), SQL's `PASSWORD 'x'`, and .netrc's `password X` alone on its line

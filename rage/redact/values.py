@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from rage.redact.regexcache import compiled
-from rage.sensitive import looks_harmless_value, looks_secret_name
+from rage.sensitive import looks_harmless_value, looks_secret_name, name_parts
 
 LINE_NO = compiled(rb"\d+:(?:\d+:)? ")  # `auth.c:41:24: error`: a file and a line number
 ESCAPED_EOL = compiled(rb"\[\\r\]\[\\n\]|\\r\\n|\\n")  # `[\r][\n]`: Apache HttpClient's wire log
@@ -21,7 +21,8 @@ _NETRC = compiled(rb"(?:^|[ \t])(?:login|account)[ \t]+\S+[ \t]+\Z")
 # what a mid-line `word: value` follows when it is a field of a map, not a sentence
 _FIELD_BEFORE = frozenset(b"{,([;|&")
 _WEAK_KEYS = frozenset({b"key", b"keys", b"session", b"auth", b"signature", b"token", b"salt",
-                        b"tokens", b"sessions", b"credentials", b"secrets", b"cookies"})
+                        b"tokens", b"sessions", b"credentials", b"secrets", b"cookies",
+                        b"credential"})
 # `token = self._store.get(...)`, `os.environ["X"]`: code reading a secret, not the secret
 _EXPRESSION = compiled(rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+[(\[]")
 # kubectl describe secret: `password:  16 bytes`; openssl -text: `Private-Key: (256 bit)`
@@ -93,6 +94,9 @@ _METAVAR = compiled(rb"[A-Z][A-Z_\-]{0,31}(?:=[A-Z][A-Z_\-]{0,31})?")
 _STOP_WORDS = frozenset({b"a", b"an", b"and", b"are", b"as", b"be", b"by", b"can", b"for",
                          b"if", b"in", b"is", b"may", b"must", b"not", b"of", b"on", b"or",
                          b"should", b"the", b"to", b"was", b"were", b"will", b"with",
+                         # docker's `WARNING! Using --password via the CLI is insecure.`
+                         b"via", b"from", b"at", b"into", b"over", b"through", b"without",
+                         b"instead", b"when", b"since", b"because", b"than", b"then",
                          # prose about the option: `the -token flag is deprecated`
                          b"flag", b"option", b"argument", b"parameter", b"switch"})
 
@@ -122,7 +126,26 @@ def help_text(buf: bytes, key_end: int, value_start: int, value: bytes) -> bool:
             return True
     if value in _GO_FLAG_TYPES and _AFTER_GO_TYPE.match(buf, value_start + len(value)):
         return True
+    if _HELP_COLUMN.match(buf, value_start + len(value)) and value.isalpha() and (
+            len(value) <= 12):
+        return True  # OpenSSL's `-key val              Key for signing`: a metavar
     return _METAVAR.fullmatch(value) is not None or value in _STOP_WORDS
+
+
+# the blanks of a help column, then its description
+_HELP_COLUMN = compiled(rb"[ \t]{2,}[A-Z]")
+# the method an option names (initdb's `--auth-local peer`, `--auth-host scram-sha-256`)
+_METHOD = compiled(rb"[a-z]{2,12}(?:-[a-z0-9]{1,8}){0,3}")
+
+
+def auth_method(key: str, value: bytes) -> bool:
+    """``--auth-local peer``: an option whose only secret word is ``auth``, with a word of
+    its own after it (`local`, `host`), names a method; its value is a lower-case word.
+    ``--auth X`` alone gives the credential itself."""
+    parts = name_parts(key)
+    rest = [p for p in parts if p != "auth"]
+    return len(rest) == len(parts) - 1 and bool(rest) and not looks_secret_name(
+        "_".join(rest)) and _METHOD.fullmatch(value) is not None
 
 
 _MODULE = compiled(rb"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
@@ -221,3 +244,82 @@ def netrc_context(buf: bytes, s: int, e: int) -> bool:
     # one keyword per line: the entry's `login` or `machine` is on the line before
     prev = buf[buf.rfind(b"\n", 0, max(ls - 1, 0)) + 1:ls]
     return _NETRC_PREV.search(prev) is not None
+
+
+# What programs print as an identifier where a secret-ish name stands before it: evidence,
+# not a secret, whatever the name (unless it names a password: `password=Summer@2024`).
+# Each comes from a real system's log (tests/corpus/real_logs/).
+_EVIDENCE = compiled(
+    # a number in hex, as code prints a session id or a pointer (`sessionid: 0x14ede63a5a70002`)
+    rb"0x[0-9a-fA-F]{1,16}"
+    # a version or a status code: dpkg's, apt's (`528.0.0-0`, `1.14.10-1~deb12u1`), SMTP's
+    # delivery status (`dsn=4.0.0`), an IPv4 address
+    rb"|\d{1,9}(?::\d{1,4})?(?:\.\d{1,9})+(?:[-+~][0-9A-Za-z.+~]{1,24}(?:-[0-9A-Za-z.+~]{1,24})?)?"
+    # a date or an ISO 8601 time (`token_obtained_at = 2026-03-01T10:00:00Z`)
+    rb"|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    # a Java class at a line or an object at its hash code (`ZooKeeperServer@325`,
+    # `com.example.Pool@1b6d3586`): a dotted or CamelCase name, two capitals at least
+    rb"|(?=[\w$.]*\.|(?:[\w$.]*[A-Z]){2})[A-Za-z_$][\w$.]{1,80}@[0-9a-fA-F]{1,16}"
+    # an object as Android and Java's toString print it (`AppWindowToken{9f4ef63 ...`)
+    rb"|[A-Z][\w$.]{0,80}\{[0-9a-f]{4,16}\}?"
+    # a placeholder with a path: a config file's variable (`$dir/private/cakey.pem`,
+    # OpenSSL's `$insta::newkey`, `${HOME}/.ssh/id_rsa`)
+    rb"|\$(?:\{[A-Za-z_]\w{0,63}\}|[A-Za-z_]\w{0,63})(?:::\w{1,64}(?:/\S*)?|/\S*)"
+)
+# a URL with no password, query or fragment (`NSErrorFailingURLStringKey=https://..`); a
+# login name before its host is a name unless it is shaped like a token
+_PLAIN_URL = compiled(rb"[A-Za-z][A-Za-z0-9+.\-]{1,20}://(?:([^\s:/?#@\[\]]{1,128})@)?"
+                      rb"[A-Za-z0-9.\-\[\]:]+(?:/[^\s?#@]*)?")
+# a name in CamelCase, its words of three letters or more, acronyms around them
+# (`tagKey=KSChannelID`, `brandKey=KSBrandID`): not random letters
+_CAMEL_NAME = compiled(rb"(?=(?:[a-z]*[A-Z]){2})(?:[A-Z]{1,4}[a-z]{3,12}){1,6}[A-Z]{0,4}")
+# a record of fields joined by `|` (Android's notification key `0|com.example|121|null|10111`)
+_RECORD_FIELD = compiled(rb"\d{1,12}|null|[A-Za-z_][\w\-]{0,31}(?:\.[A-Za-z_][\w\-]{0,31})*")
+
+
+def evidence(value: bytes, password: bool) -> bool:
+    """Is ``value`` an identifier a program printed (a hex number, a version, a time, a class
+    at a line, an object's toString, a variable's path, a URL with no credentials in it, a
+    record of such fields) rather than a secret? Only placeholders under the name of a
+    password (``password``, ``pin``: :func:`rage.sensitive.password_name`), whose value is
+    secret whatever its shape: ``Summer@2024``, ``2024.12.25``."""
+    if value.startswith(b"$"):
+        return _EVIDENCE.fullmatch(value) is not None
+    if password:
+        return False
+    if _EVIDENCE.fullmatch(value) is not None or _CAMEL_NAME.fullmatch(value) is not None:
+        return True
+    if (url := _PLAIN_URL.fullmatch(value)) is not None:
+        from urllib.parse import unquote
+
+        return url[1] is None or not token_shaped(unquote(url[1].decode("utf-8", "replace")))
+    fields = value.split(b"|")
+    return len(fields) >= 3 and all(_RECORD_FIELD.fullmatch(f) for f in fields)
+
+
+# a value that is a pair of its own (`connection authorized: user=postgres`): the pair's
+# name decides, which the scan reads next
+_PAIR = compiled(rb"[a-z_][a-z_]{1,31}=[^=\s]")
+# a constant's name: no token is one word of capitals (a password can be: names of
+# passwords are not asked)
+_CONSTANT = compiled(rb"[A-Z][A-Z_]{1,15}")
+
+
+def a_word(key: bytes, value: bytes, password: bool) -> bool:
+    """Not a value: a constant's name under a generic secret word (Hadoop's
+    ``(auth:SIMPLE)``), or a pair of another name (PostgreSQL's ``connection authorized:
+    user=postgres``), under a name that is not a password's."""
+    if password:
+        return False
+    return _PAIR.match(value) is not None or (
+        key.lower() in _WEAK_KEYS and _CONSTANT.fullmatch(value) is not None)
+
+
+# the words of a sentence, not a value: an article before more words (openssl.cnf's
+# `challengePassword = A challenge password`)
+_ARTICLE = compiled(rb"(?:a|an|the|A|An|The)[ \t]+[A-Za-z]")
+
+
+def sentence_after(buf: bytes, vs: int) -> bool:
+    """Does a sentence start at ``vs``, where a value would?"""
+    return _ARTICLE.match(buf, vs) is not None

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from rage.errors import NotFoundError, UsageError
-from rage.fsutil import write_json_atomic
+from rage.fsutil import read_regular, write_json_atomic
 from rage.paths import check_app, home_root, reports_dir
 
 SUFFIX = ".tar.zst"
 SENT_SUFFIX = ".sent.json"
+SIDECAR_MAX_BYTES = 64 * 1024  # rage writes a few hundred bytes
 ELSEWHERE = ".elsewhere"
 _ELSEWHERE_MAX = 1 << 20  # bytes of notes read: thousands of paths
 
@@ -55,7 +56,7 @@ def mark_sent(bundle: Path, url: str, delete_url: str | None, protocol: str) -> 
 def sent_info(bundle: Path) -> dict[str, Any] | None:
     """The sidecar's content, or None if the bundle has not been sent (or it is unreadable)."""
     try:
-        data = json.loads(sidecar(bundle).read_bytes())
+        data = json.loads(read_regular(sidecar(bundle), SIDECAR_MAX_BYTES))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -76,7 +77,8 @@ def list_bundles(app: str | None = None, *, include_sent: bool = False) -> list[
     for a in [check_app(app)] if app else _apps(root):
         d = reports_dir(a, root)
         try:
-            entries = [e.path for e in os.scandir(d) if e.name.endswith(SUFFIX) and e.is_file()]
+            entries = [e.path for e in os.scandir(d)
+                       if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False)]
         except (FileNotFoundError, NotADirectoryError):
             continue
         for path in [*entries, *_elsewhere(d)]:

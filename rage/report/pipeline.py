@@ -205,17 +205,23 @@ def prepare(request: ReportRequest) -> Prepared:
         if request.collect:  # (the environment is only the collector's to report)
             warnings = warnings + environ_warnings  # (after discovery's, as before)
         warnings = file_warnings + warnings
-        meta = _redact_meta(redactor, escape_undecodable(dict(run.meta)))
+        meta = _redact_meta(redactor, escape_undecodable(
+            {k: v for k, v in run.meta.items() if k != "fingerprint"}))  # (never sent)
+        culprit = _culprit(run, redactor, meta, run_members)
+        changes = _changes(run, redactor, warnings)
+        since = [] if changes is None else [_bytes_member(CHANGES, _json(changes))]
         run_members.insert(0, _bytes_member("run/meta.json", _json(meta)))
         coll_members, coll_data = _collector_members(sections, redactor, warnings)
         note = (redactor.text(escape_undecodable(request.note)).strip() if request.note
                 else None)
-        others = run_members + coll_members
+        others = since + run_members + coll_members
         summary_md = _summary.render(_summary.SummaryInput(
             app=run.app, meta=meta, rage_version=__version__, note=note,
             traceback=_first_text(run_members, ("traceback.txt", "fatal.log")),
             outputs=_output_tails(run_members),
             facts=_summary.environment_facts(coll_data),
+            culprit=culprit,
+            changes=_changes_line(changes),
             contents=[(m.name, m.size) for m in others],
             truncated=[f"{n['name']}: {n['dropped_bytes']} bytes dropped from the middle "
                        f"({n['stage']})" for n in notes],
@@ -238,6 +244,8 @@ def prepare(request: ReportRequest) -> Prepared:
             "redaction": {"counts": counts, "total": sum(counts.values())},
             "truncation": notes,
             "note": note,
+            "culprit": culprit,
+            "since_it_worked": _changes_line(changes),
             "files": [{"name": m.name, "size": m.size, "sha256": m.sha256}
                       for m in [summary_member, *others]],
         }
@@ -248,6 +256,74 @@ def prepare(request: ReportRequest) -> Prepared:
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+
+
+CHANGES = "changes.json"  # what changed since the run's app last worked (rage.changes)
+
+
+def _changes(run: Run, redactor: Any, warnings: list[str]) -> dict[str, Any] | None:
+    """The run against the last successful run of its app before it (:mod:`rage.changes`),
+    redacted; None for a run that worked (or an app that never did). Any failure is a
+    warning, never a failed report."""
+    if run.status == "ok":
+        return None
+    from rage import changes
+
+    try:
+        found = changes.for_run(run, redactor)
+    except Exception as e:  # one answer missing, not the report
+        warnings.append(f"cannot tell what changed since the last run that worked: {e}")
+        return None
+    return found if found is not None else {"schema": changes.SCHEMA, "baseline": None}
+
+
+def _changes_line(found: Mapping[str, Any] | None) -> str | None:
+    if found is None:
+        return None
+    from rage import changes
+
+    return changes.headline(found if found.get("baseline") else None)
+
+
+_CULPRIT_FILES = ("traceback.txt", "stderr.log", "output.log", "stdout.log")
+
+
+def _culprit(run: Run, redactor: Any, meta: Mapping[str, Any], members: Sequence[Member]
+             ) -> dict[str, Any] | None:
+    """Whose bug the run is (:mod:`rage.culprit`), from its raw traceback and output (the
+    frames' real paths find their distribution); what leaves is public metadata, the frame's
+    path redacted, and a pre-filled issue for that project built from redacted text."""
+    from rage import culprit as _c
+    from rage.fsutil import read_tail
+
+    texts = []
+    for name in _CULPRIT_FILES:
+        try:  # regular files only: never a FIFO or a link planted in the history
+            texts.append(read_tail(run.dir / name, _c.TEXT_MAX).decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            continue
+    try:
+        found = _c.find(run.app, run.meta, texts)
+    except Exception:  # never a failed report for want of this answer
+        return None
+    if found is None:
+        return None
+    out = found.to_dict()
+    out["where"] = redactor.text(found.where) if found.where else None
+    what = _c.describe(found)
+    # the traceback as the bundle has it (redacted): its own file, or the end of the output
+    text = next((t for n in _CULPRIT_FILES
+                 if (t := _first_text(members, (n,))) and _c.TB_START in t), "")
+    tb = text[text.rfind(_c.TB_START):].strip().splitlines() if text else []
+    last = next((line for line in tb[1:] if line[:1] not in (" ", "\t", "")),
+                f"{run.app} {run.status}")
+    version = meta.get("app_version")
+    title = f"{last[:150]} (in {run.app}{' ' + str(version) if version else ''})"
+    body = (f"While running {run.app}{' ' + str(version) if version else ''}, a crash inside "
+            f"{what}:\n\n```\n" + "\n".join(tb[-30:]) + "\n```\n\n(Found with rage, in a report of "
+            "the run.)\n")
+    out["issue_url"] = _c.issue_link(found, title, body)
+    return out
 
 
 def _redact_meta(redactor: Any, raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -323,6 +399,11 @@ def _scrub_learned(members: list[Member], learned: Sequence[str], redactor: Any
     return out
 
 
+# meta.json is rewritten from the redacted meta; environ.json is the environment collector's;
+# hidden.json (what the report learns) never leaves
+_NOT_BUNDLED = frozenset({"meta.json", "environ.json", "hidden.json"})
+
+
 def _redact_run_files(
     run: Run, settings: Settings, redactor: Any, workdir: Path, warnings: list[str]
 ) -> tuple[list[Member], list[dict[str, Any]]]:
@@ -330,8 +411,8 @@ def _redact_run_files(
     sources: dict[str, Path] = {}
     for p in run.files():
         rel = p.relative_to(run.dir).as_posix()
-        if rel in {"meta.json", "environ.json", "hidden.json"}:
-            continue  # meta is rewritten; environ is a collector; hidden only for learning
+        if rel in _NOT_BUNDLED:
+            continue
         try:
             # a name is a surface too (an attachment named after its user, or holding a
             # token): redacted as meta.json's list of attachments is, with the same names

@@ -66,6 +66,8 @@ class SummaryInput:
     facts: Sequence[tuple[str, str]] = ()
     contents: Sequence[tuple[str, int]] = ()
     truncated: Sequence[str] = field(default_factory=tuple)
+    culprit: Mapping[str, Any] | None = None  # whose bug (rage.culprit), when not the app's
+    changes: str | None = None  # what changed since it last worked (rage.changes.headline)
 
 
 def environment_facts(sections: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -103,6 +105,17 @@ def environment_facts(sections: Mapping[str, Mapping[str, Any]]) -> list[tuple[s
     return facts
 
 
+def culprit_line(app: str, c: Mapping[str, Any]) -> str:
+    """``The crash is inside requests 2.32.3 (`path`), not mytool's own code; its tracker:
+    URL``."""
+    what = str(c.get("name")) + (f" {c['version']}" if c.get("version") else "")
+    if c.get("kind") not in (None, "python"):
+        what = f"the {c['kind']} package {what}"
+    where = f" (`{c['where']}`)" if c.get("where") else ""
+    tracker = f"; its issue tracker: {c['tracker']}" if c.get("tracker") else ""
+    return f"The crash is inside {what}{where}, not {app}'s own code{tracker}."
+
+
 def render(inp: SummaryInput) -> str:
     """The markdown summary of one report."""
     m = inp.meta
@@ -134,6 +147,10 @@ def render(inp: SummaryInput) -> str:
         for label, tail in inp.outputs:
             n = tail.count("\n") + 1
             lines += ["", f"## Last {n} lines of {label}", "", _fence(tail)]
+    if inp.changes:
+        lines += ["", "## Since it last worked", "", inp.changes]
+    if inp.culprit:
+        lines += ["", "## Whose bug", "", culprit_line(inp.app, inp.culprit)]
     if inp.facts:
         lines += ["", "## Environment", ""]
         lines += [f"- **{k}:** {v}" for k, v in inp.facts]

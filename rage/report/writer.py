@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from rage import bundle as _bundle
 from rage.bundle.frames import Framed
 from rage.errors import UsageError
-from rage.fsutil import private_dir
+from rage.fsutil import create_temp, link_new, private_dir
 from rage.paths import reports_dir
 from rage.record.history import Run
 
@@ -114,23 +114,26 @@ def write(prepared: Prepared, output: str | Path | None = None) -> BuiltBundle:
         return _write_stdout(prepared, members, created)
     if output is None:
         private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
     # a name rage chose may be taken (two reports in one second): then try -2, -3, ...
     chosen = output is None or path.name != Path(os.fspath(output)).name
     try:
+        # The directory may be one others can write (/tmp, a shared folder): the bundle is
+        # made under a new unpredictable name, never through anything planted there.
+        tmp, fd = create_temp(path)
         try:
-            size, digest = _bundle.write_bundle(tmp, members, mtime=created)
-            for n in range(2, 100):
-                try:
-                    _link_new(tmp, path)
-                    break
-                except FileExistsError:
-                    if not chosen:
-                        raise
-                    stem = default_bundle_path(run, created).name.removesuffix(".tar.zst")
-                    path = path.with_name(f"{stem}-{n}.tar.zst")
-            else:
-                raise FileExistsError(errno.EEXIST, "exists", str(path))
+            with os.fdopen(fd, "wb") as raw:
+                size, digest = _bundle.write_bundle_to(raw, members, mtime=created)
+                for n in range(2, 100):
+                    try:
+                        link_new(raw.fileno(), tmp, path)
+                        break
+                    except FileExistsError:
+                        if not chosen:
+                            raise
+                        stem = default_bundle_path(run, created).name.removesuffix(".tar.zst")
+                        path = path.with_name(f"{stem}-{n}.tar.zst")
+                else:
+                    raise FileExistsError(errno.EEXIST, "exists", str(path))
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -141,21 +144,6 @@ def write(prepared: Prepared, output: str | Path | None = None) -> BuiltBundle:
         raise UsageError(f"cannot write the bundle to {path}: {e.strerror or e}",
                          hint="choose another place with --output") from None
     return BuiltBundle(path=path, size=size, sha256=digest, manifest=prepared.manifest)
-
-
-def _link_new(tmp: Path, path: Path) -> None:
-    """Give ``tmp`` the name ``path`` only if nothing is there (FileExistsError otherwise)."""
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise
-    except OSError as e:
-        # file systems without hard links (FAT, some network shares): check, then rename
-        if e.errno not in {errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK}:
-            raise
-        if os.path.lexists(path):
-            raise FileExistsError(errno.EEXIST, "exists", str(path)) from None
-        os.rename(tmp, path)
 
 
 def _write_stdout(prepared: Prepared, members: list[tuple[str, bytes | Path | Framed]],

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import json
 import logging
 import os
 import re
@@ -35,10 +34,17 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from rage.bundle import BundleTooLarge, read_members, validate_bundle
+from rage.bundle.stream import CHUNK
 from rage.errors import BadInputError, NotFoundError
-from rage.server import auth, bundle_page, downloads, idempotency, pages
+from rage.server import auth, bundle_page, diskfull, downloads, idempotency, pages
 from rage.server.cache import MemberCache
-from rage.server.limits import MAX_MANIFEST_BYTES, loggable, tame_manifest
+from rage.server.limits import (
+    MAX_MANIFEST_BYTES,
+    check_names,
+    json_body,
+    loggable,
+    tame_manifest,
+)
 from rage.server.multipart import PartTooLarge, copy_file_field
 from rage.server.storage import Storage, StoredBundle, new_id, token_hash
 from rage.server.wsgi import (
@@ -80,9 +86,11 @@ class ServerConfig:
 
 
 _ID = r"(?P<id>[A-Za-z0-9_-]{22,64})"
+KNOWN_PREFIX = 5  # hex digits of a signature's hash a client asks about (1 in ~1M hashes)
 _ROUTES = [
     (re.compile(r"^/api/v1/bundles/?$"), "api_bundles"),
     (re.compile(rf"^/api/v1/bundles/{_ID}$"), "api_bundle"),
+    (re.compile(rf"^/api/v1/known/(?P<prefix>[0-9a-f]{{{KNOWN_PREFIX}}})$"), "known"),
     (re.compile(rf"^/b/{_ID}\.tar\.zst$"), "raw"),
     (re.compile(rf"^/b/{_ID}/delete$"), "delete_page"),
     (re.compile(rf"^/b/{_ID}/files/(?P<name>.+)$"), "member"),
@@ -109,7 +117,11 @@ class ReceiverApp:
         self.triage = triage  # the signature index and its pages (rage.server.triage)
         self.sessions = auth.Sessions(config.admin_token)
         self.login_throttle = auth.Throttle()
+        self.known_throttle = auth.Throttle(limit=30)  # "is it known?" queries a minute
+        self.bearer_throttle = auth.Throttle(limit=20)
         self.page_members = MemberCache()
+        self.streams = downloads.Streams()  # member downloads in flight
+        self.disk = diskfull.Fullness(storage.tmp_dir())
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
@@ -132,6 +144,20 @@ class ReceiverApp:
                                headers=e.headers, nonce=nonce)
         except NotFoundError as e:
             return self._error(environ, start_response, 404, e.message, nonce=nonce)
+        except OSError as e:
+            if not diskfull.is_full(e):
+                raise
+            # a page's or the index's write, or anything else that found the disk full
+            log.warning("storage full at %s: %s", loggable(path, 200), e.strerror)
+            return self._error(environ, start_response, 507,
+                               "the receiver's storage is full: try again later", nonce=nonce)
+        except BadInputError as e:
+            # uploads turn theirs into 4xx: this is a stored bundle that a newer rule refuses
+            # (one stored before the rule), read for a page or a download
+            log.warning("stored bundle unreadable at %s: %s", loggable(path, 200),
+                        loggable(e.message))
+            return self._error(environ, start_response, 500,
+                               f"this bundle cannot be read: {e.message}", nonce=nonce)
 
     def _error(self, environ: Environ, sr: StartResponse, status: int, message: str, *,
                headers: Iterable[tuple[str, str]] = (), nonce: str) -> list[bytes]:
@@ -154,8 +180,8 @@ class ReceiverApp:
 
     def _json(self, start_response: StartResponse, status: int, obj: Any,
               headers: Iterable[tuple[str, str]] = ()) -> list[bytes]:
-        body = (json.dumps(obj) + "\n").encode()
-        return self._respond(start_response, status, body, "application/json", headers=headers)
+        return self._respond(start_response, status, json_body(obj), "application/json",
+                             headers=headers)
 
     def _html(self, start_response: StartResponse, status: int, text: str, nonce: str,
               headers: Iterable[tuple[str, str]] = ()) -> list[bytes]:
@@ -183,13 +209,22 @@ class ReceiverApp:
             key = idempotency.key_of(environ)
         except idempotency.BadKey as e:
             raise HTTPError(400, str(e)) from None
-        if self.triage is None:
-            return self._store_upload(environ, key, None)
-        with self.triage.receiving() as tails:  # announced to the index's group commit
-            meta, token = self._store_upload(environ, key, tails)
-            # after the bundle is stored: the index row comes last
-            self.triage.on_stored(self.storage, meta, environ, self.base_url(environ), tails)
-        return meta, token
+        try:
+            if self.triage is None:
+                return self._store_upload(environ, key, None)
+            with self.triage.receiving() as tails:  # announced to the index's group commit
+                meta, token = self._store_upload(environ, key, tails)
+                # after the bundle is stored: the index row comes last (never raises)
+                self.triage.on_stored(self.storage, meta, environ, self.base_url(environ),
+                                      tails)
+            return meta, token
+        except OSError as e:
+            if not diskfull.is_full(e):
+                raise
+            self.disk.failed(content_length(environ) or 0)
+            log.warning("refused upload: the storage is full (%s)", e.strerror)
+            raise HTTPError(507, "the receiver's storage is full: the bundle was not stored; "
+                                 "try again later") from None
 
     def _store_upload(self, environ: Environ, key: str | None,
                       tails: Tails | None) -> tuple[StoredBundle, str]:
@@ -220,6 +255,7 @@ class ReceiverApp:
                 manifest = tame_manifest(validate_bundle(
                     f, self.config.max_decompressed, max_manifest=self.config.max_manifest,
                     sinks=tails.sinks if tails is not None else None))
+                check_names(manifest)
             if key is None:
                 bundle_id, token = new_id(), secrets.token_urlsafe(24)
             else:  # a retry names the same bundle (rage.server.idempotency)
@@ -271,7 +307,7 @@ class ReceiverApp:
     def do_readyz(self, environ: Environ, sr: StartResponse, method: str,
                   nonce: str) -> list[bytes]:
         """Readiness: the storage and the index answer now (503 with the reason if not)."""
-        problems = []
+        problems = [p] if (p := self.disk.problem()) is not None else []
         try:
             check = getattr(self.storage, "check_ready", None)
             if check is not None:
@@ -317,6 +353,28 @@ class ReceiverApp:
         body = {"id": meta.id, **links,
                 "delete_url": f"{links['url']}/delete?token={token}", "delete_token": token}
         return self._json(sr, 201, body, [("Location", links["url"])])
+
+    def do_known(self, environ: Environ, sr: StartResponse, method: str, nonce: str,
+                 prefix: str) -> list[bytes]:
+        """Is a crash known? The client sends only the first :data:`KNOWN_PREFIX` hex
+        digits of its signature's hash, never the hash or the signature's text, and
+        decides itself which answer, if any, is its own (as password-breach checks do).
+        Uploaders' auth; at most 30 a minute per address."""
+        if method not in ("GET", "HEAD"):
+            raise not_allowed("GET")
+        if self.config.upload_token and not auth.token_ok(
+                bearer(environ), self.config.upload_token):
+            raise HTTPError(401, "upload token required (Authorization: Bearer <token>)",
+                            headers=[("WWW-Authenticate", "Bearer")])
+        client = str(environ.get("REMOTE_ADDR", "?"))
+        if self.known_throttle.blocked(client):
+            raise HTTPError(429, "too many queries: try again in a minute",
+                            headers=[("Retry-After", "60")])
+        self.known_throttle.failed(client)  # (every query counts)
+        if self.triage is None:
+            return self._json(sr, 200, {"prefix": prefix, "matches": [], "triage": False})
+        return self._json(sr, 200, {"prefix": prefix, "triage": True,
+                                    "matches": self.triage.index.known(prefix)})
 
     # -- reading and deleting ----------------------------------------------------------------
 
@@ -411,8 +469,24 @@ class ReceiverApp:
         """
         if not self.config.admin_token:
             return False
-        return (self.sessions.valid(auth.cookie(environ))
-                or auth.token_ok(bearer(environ), self.config.admin_token))
+        if self.sessions.valid(auth.cookie(environ)):
+            return True  # a signed session: nothing to guess, never throttled
+        given = bearer(environ)
+        if given is None:
+            return False
+        # 300 wrong tokens at 958/s were all answered 403: now each address gets a few a
+        # minute, then 429s without a check, until its oldest failure is a minute old (a
+        # maintainer behind the same address is kept out for that minute, not for good,
+        # and a session from the login form is not affected)
+        client = str(environ.get("REMOTE_ADDR", "?"))
+        if self.bearer_throttle.blocked(client):
+            raise HTTPError(429, "too many wrong admin tokens from this address: wait a minute",
+                            headers=[("Retry-After", str(int(self.bearer_throttle.window)))])
+        if auth.token_ok(given, self.config.admin_token):
+            return True
+        self.bearer_throttle.failed(client)
+        log.info("wrong admin token from %s", loggable(client))
+        return False
 
     def require_admin(self, environ: Environ) -> None:
         """Raise the right refusal: 404 when admin is off, a login redirect for a browser,
@@ -466,6 +540,7 @@ class ReceiverApp:
                   nonce: str) -> list[bytes]:
         if method != "POST":
             raise not_allowed("POST")
+        auth.same_origin(environ)  # another site must not log the maintainer out
         self.sessions.drop(auth.cookie(environ))
         return self._respond(sr, 303, b"", "text/plain", headers=[
             ("Location", "/admin/login"), auth.clear_cookie()])
@@ -480,12 +555,28 @@ class ReceiverApp:
         listed = {f.get("name") for f in meta.manifest.get("files", []) if isinstance(f, dict)}
         if name not in listed:
             raise HTTPError(404, f"no file {loggable(name, 200)!r} in this bundle")
-        size, body = downloads.open_member(self.storage, id, name,
-                                           self.config.max_decompressed)
+        release = self.streams.take()
+        if release is None:
+            raise HTTPError(503, f"{self.streams.limit} downloads are in progress: try again "
+                                 "in a few seconds", headers=[("Retry-After", "5")])
+        try:
+            body = downloads.open_member(self.storage, id, name, self.config.max_decompressed,
+                                         on_close=release)
+        except BaseException:
+            release()
+            raise
         sr("200 OK", [("Content-Type", downloads.content_type(name)),
-                      ("Content-Length", str(size)),
+                      ("Content-Length", str(body.size)),
                       ("Content-Disposition", downloads.attachment(name)),
                       *security_headers(None)])
-        return body
+        if method == "HEAD":
+            body.close()
+            return []
+        wrapper = environ.get("wsgi.file_wrapper")
+        if wrapper is not None and self.storage.get_path(id) is not None:
+            # the server's event loop sends it: a slow reader holds no worker thread. Only
+            # from a local file: the loop must never wait on the network (an S3 read)
+            return wrapper(body, CHUNK)  # type: ignore[no-any-return]
+        return body  # iterated, then closed by the server (also when never iterated)
 
 

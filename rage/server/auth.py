@@ -18,6 +18,9 @@ import threading
 import time
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
+from urllib.parse import urlsplit
+
+from rage.server.wsgi import HTTPError
 
 COOKIE = "rage_admin"
 SESSION_TTL = 12 * 3600
@@ -122,3 +125,19 @@ def safe_next(value: str | None, default: str = "/admin") -> str:
 def wants_html(environ: dict[str, Any]) -> bool:
     """A browser navigating (as opposed to curl or a script)."""
     return "text/html" in environ.get("HTTP_ACCEPT", "")
+
+
+def same_origin(environ: dict[str, Any]) -> None:
+    """A request from another origin is refused (the session cookie would ride along).
+
+    Browsers say where a request comes from in ``Sec-Fetch-Site``; the pages' no-referrer
+    policy makes them send ``Origin: null`` on form posts, so Origin is the fallback only."""
+    site = environ.get("HTTP_SEC_FETCH_SITE")
+    origin = environ.get("HTTP_ORIGIN")
+    if site is not None:
+        ok = site in ("same-origin", "none")
+    else:
+        ok = not origin or (origin != "null"
+                            and urlsplit(origin).netloc == environ.get("HTTP_HOST"))
+    if not ok:
+        raise HTTPError(403, "cross-origin request refused")

@@ -18,6 +18,7 @@ from urllib.parse import quote
 from rage.bundle import CappedMember
 from rage.server import human, tracebacks
 from rage.server.ansi import Styler, strip
+from rage.server.limits import visible
 from rage.server.storage import StoredBundle
 
 MAX_LOG_LINES = 1000  # per log: the end of it
@@ -104,7 +105,7 @@ def _log(member: CappedMember, title: str, ident: str, links: Links,
         rows.append((first + i, styler.line(line), i in marked))
     summary = [f"lines {first:,}\u2013{first + len(lines) - 1:,} shown, the end of the file "
                f"({'; '.join(notes)})"] if notes and lines else notes
-    return {"title": title, "ident": ident, "rows": rows, "notes": summary,
+    return {"title": visible(title), "ident": ident, "rows": rows, "notes": summary,
             "download": links.member(member.name), "size": human.size(member.size)}
 
 
@@ -176,14 +177,15 @@ def _parse_section(member: CappedMember) -> Any:
     if member.cut:
         return None
     try:
-        return json.loads(member.text)
+        # Infinity and NaN become null: a section's numbers are shown, and JSON has neither
+        return json.loads(member.text, parse_constant=lambda _name: None)
     except (ValueError, RecursionError):
         return None
 
 
 def _collector(member: CappedMember, section: Any, links: Links,
                budget: _Budget) -> dict[str, Any]:
-    name = member.name.removeprefix("collectors/").removesuffix(".json")
+    name = visible(member.name.removeprefix("collectors/").removesuffix(".json"))
     view: dict[str, Any] = {"name": name, "download": links.member(member.name),
                             "status": "unreadable", "kind": "note", "rows": [], "more": 0,
                             "note": "too large or not JSON: download it to read it"}
@@ -327,7 +329,9 @@ def context(meta: StoredBundle, members: Mapping[str, CappedMember],
         "redactions": _redactions(m),
         "redaction_total": human.value(_get(m, "redaction", "total")),
         "truncation": _truncation(m),
-        "files": [(f["name"], human.size(f.get("size")), links.member(f["name"]))
+        # shown with invisible and bidi format characters as "_" (a name stored before such
+        # names were refused must not read as another); the link keeps the real name
+        "files": [(visible(f["name"]), human.size(f.get("size")), links.member(f["name"]))
                   for f in shown_files],
         "more_files": len(files) - len(shown_files),
         "bundle_size": human.size(meta.size), "raw_url": links.raw_url,

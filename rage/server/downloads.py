@@ -1,30 +1,141 @@
-"""One member of a stored bundle, streamed as a download (``/b/<id>/files/<name>``)."""
+"""One member of a stored bundle, streamed as a download (``/b/<id>/files/<name>``).
+
+The archive is read up to the member by the worker thread that took the request; the
+member's own bytes are inflated only as the client takes them. Under waitress the member
+goes out as a ``wsgi.file_wrapper``: the server's event loop reads it as the socket drains,
+so a client reading at a trickle holds a connection, not a worker thread (eight such
+readers once held every worker, and /healthz went unanswered).
+
+Each download in flight holds a zstd decompressor and its window (at most
+``rage.bundle.stream.MAX_WINDOW``, 8 MiB), so at most MAX_STREAMS run at once; one more
+is a 503 with Retry-After, not more memory.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
-from typing import IO, Any
+import threading
+from collections.abc import Callable, Generator, Iterator
+from typing import IO
 from urllib.parse import quote
 
-from rage.bundle.stream import iter_members
+from rage.bundle.stream import CHUNK, Member, iter_members
 from rage.errors import NotFoundError
+from rage.server.limits import visible
 from rage.server.storage import Storage
 
+MAX_STREAMS = 8  # downloads in flight: 8 x (an 8 MiB window + a read) is about 70 MiB
 
-def open_member(storage: Storage, bundle_id: str, name: str,
-                max_decompressed: int) -> tuple[int, Iterator[bytes]]:
-    """The member's size and an iterator over its bytes; NotFoundError if it is not there.
 
-    The archive is read up to the member, then streamed; the iterator closes the file.
+class Streams:
+    """Counts the member downloads in flight, up to ``limit``."""
+
+    def __init__(self, limit: int = MAX_STREAMS) -> None:
+        self.limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def take(self) -> Callable[[], None] | None:
+        """A slot's release function (call it once or more: it releases once), or None
+        when every slot is taken."""
+        if not self._slots.acquire(blocking=False):
+            return None
+        lock, released = threading.Lock(), [False]
+
+        def release() -> None:
+            with lock:
+                if released[0]:
+                    return
+                released[0] = True
+            self._slots.release()
+
+        return release
+
+
+class MemberFile:
+    """A member being streamed, as the read-only file ``wsgi.file_wrapper`` wants.
+
+    waitress reads ahead of what the socket takes, then seeks back to the start of that
+    read and forward by what was sent: so this keeps the bytes of the last read, and a seek
+    may go anywhere from there on, never before it. At most about one read is held.
     """
+
+    def __init__(self, member: Member, members: Generator[Member, None, None],
+                 f: IO[bytes], on_close: Callable[[], None] | None = None) -> None:
+        self.size = member.size
+        self._on_close = on_close
+        self._closed = False
+        self._member = member
+        self._members = members
+        self._f = f
+        self._buf = bytearray()
+        self._base = 0  # the offset of _buf[0] in the member
+        self._pos = 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        pos = (offset, self._pos + offset, self.size + offset)[whence]
+        if pos < self._base:
+            raise OSError("a member being streamed cannot seek back before its last read")
+        self._pos = pos
+        return pos
+
+    def read(self, n: int = -1) -> bytes:
+        if n < 0 or self._pos + n > self.size:
+            n = max(0, self.size - self._pos)
+        drop = min(self._pos - self._base, len(self._buf))  # nothing reads these again
+        del self._buf[:drop]
+        self._base += drop
+        need = self._pos + n - self._base
+        while len(self._buf) < need:
+            chunk = self._member.read(max(CHUNK, need - len(self._buf)))
+            if not chunk:
+                # an OSError makes the server drop the connection (a short answer, not a
+                # busy loop waiting for bytes that will never come)
+                raise OSError(f"member {self._member.name!r} ended early")
+            self._buf += chunk
+        at = self._pos - self._base
+        out = bytes(self._buf[at:at + n])
+        self._pos += len(out)
+        return out
+
+    def close(self) -> None:
+        """Release the stored file (and the download's slot); closing again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._members.close()
+            self._f.close()
+        finally:
+            if self._on_close is not None:
+                self._on_close()
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The bytes in chunks, for a server without ``wsgi.file_wrapper``."""
+        try:
+            while chunk := self.read(CHUNK):
+                yield chunk
+        finally:
+            self.close()
+
+
+def open_member(storage: Storage, bundle_id: str, name: str, max_decompressed: int, *,
+                on_close: Callable[[], None] | None = None) -> MemberFile:
+    """The member, positioned at its first byte; NotFoundError if it is not there.
+
+    Close it (the server does, once it is sent) to release the stored file; ``on_close``
+    is called then (not when this raises)."""
     f = storage.open(bundle_id)
     members = iter_members(f, max_decompressed)
     try:
         for m in members:
             if m.name == name:
-                return m.size, _stream(m, members, f)
+                return MemberFile(m, members, f, on_close)
         raise NotFoundError(f"no file {name!r} in this bundle")
     except BaseException:
         members.close()
@@ -41,12 +152,7 @@ def content_type(name: str) -> str:
 
 def attachment(name: str) -> str:
     """Content-Disposition for a download named after the member (ASCII and RFC 5987)."""
-    base = name.rsplit("/", 1)[-1]
+    # a name stored before such names were refused must not reorder the saved file's name
+    base = visible(name.rsplit("/", 1)[-1])
     plain = re.sub(r"[^A-Za-z0-9._-]", "_", base) or "file"
     return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"
-
-
-def _stream(m: Any, members: Any, f: IO[bytes]) -> Iterator[bytes]:
-    with contextlib.closing(members), f:
-        while chunk := m.read(256 * 1024):
-            yield chunk

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import signal as _signal
 from datetime import UTC, datetime
 from typing import Any
@@ -60,7 +61,8 @@ def _ago(s: float) -> str:
 
 
 def duration(v: Any) -> str:
-    if not isinstance(v, int | float) or isinstance(v, bool) or v < 0:
+    if (not isinstance(v, int | float) or isinstance(v, bool) or v < 0
+            or not math.isfinite(v)):
         return NONE
     if v < 1:
         return f"{v * 1000:.0f} ms"
@@ -93,7 +95,7 @@ def exit_text(run: dict[str, Any]) -> str:
     if sig:
         try:
             return f"killed by {_signal.Signals(int(sig)).name}"
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):  # OverflowError: int(Infinity)
             return f"signal {value(sig)}"
     code = run.get("exit_code")
     return NONE if code is None else f"exit code {value(code)}"

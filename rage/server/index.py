@@ -32,8 +32,9 @@ from rage.server import queries
 from rage.server import schema as S
 from rage.server.batch import Expected, GroupCommit, aggregate
 from rage.server.facts import BundleFacts, Event, Recorded
-from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query, version_gt, version_key
+from rage.server.queries import PAGE_SIZE, SORTS, STATUSES, Query
 from rage.server.signature import ALGORITHM_VERSION, Signature
+from rage.versions import version_gt, version_key
 
 __all__ = ["PAGE_SIZE", "SORTS", "STATUSES", "BundleFacts", "Index", "Query", "Recorded",
            "version_gt", "version_key"]
@@ -330,6 +331,12 @@ class Index:
                 S.bundles, S.bundles.c.signature_id == S.signatures.c.id).where(
                 S.bundles.c.id == bundle_id)).first()
         return (row.hash, row.text) if row is not None else None
+
+    def known(self, prefix: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Signatures whose hash starts with ``prefix`` (a k-anonymity query: see
+        rage.upload.known)."""
+        with self._read() as conn:
+            return queries.known(conn, prefix, limit)
 
     def facets(self) -> dict[str, list[str]]:
         """The apps and versions there are, for the filter menus."""

@@ -8,7 +8,12 @@ retrying a few times with a growing pause. Two payloads:
   {...}, "url": ..., "bundle_url": ...}``;
 - ``slack``: a Slack-compatible incoming-webhook body (``text`` plus one ``section`` block;
   Mattermost and Rocket.Chat accept the same), with ``&``, ``<`` and ``>`` escaped as Slack
-  requires so a crafted crash text cannot forge links or mentions.
+  requires in every uploaded value so a crafted upload cannot forge links or mentions.
+
+Links are built from the receiver's configured public URL (``rage serve`` requires one with
+notifications: a forged Host header must not put its host in a maintainer's chat), and
+each client address causes at most :data:`PER_CLIENT` notifications an hour (the rest are
+indexed as usual, and logged).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ log = logging.getLogger("rage.server.notify")
 
 Kind = Literal["json", "slack"]
 EVENTS = {"new": "new_signature", "regression": "regression"}
+PER_CLIENT = 10  # notifications one address can cause per PER_CLIENT_WINDOW seconds
+PER_CLIENT_WINDOW = 3600.0
 _SIG_FIELDS = ("hash", "app", "kind", "text", "exception", "count", "first_seen", "last_seen",
                "first_version", "last_version", "status", "fixed_in")
 
@@ -47,15 +54,31 @@ def slack_escape(text: str) -> str:
 
 
 def slack_payload(event: str, sig: dict[str, Any], url: str, bundle_url: str) -> dict[str, Any]:
+    """Every value a stranger's upload chose (app, versions, the crash text) is escaped
+    wherever it appears, text and blocks alike: ``<!channel>`` or ``<https://x|label>`` in
+    an app name once made a live mention and a phishing link. The only links are the
+    receiver's own (``url``, ``bundle_url``: built from its configured public URL)."""
     what = "Regression" if event == "regression" else "New crash"
-    version = sig.get("last_version") or "unknown version"
-    extra = f" (fixed in {sig.get('fixed_in')})" if event == "regression" else ""
-    line = (f"{what} in {sig.get('app')} {version}{extra}: "
-            f"<{url}|{slack_escape(str(sig.get('text', ''))[:300])}>")
-    return {"text": slack_escape(f"{what} in {sig.get('app')}: {sig.get('text', '')}")[:300],
+    app = _field(sig.get("app"), 100)
+    version = _field(sig.get("last_version"), 60) or "unknown version"
+    extra = f" (fixed in {_field(sig.get('fixed_in'), 60)})" if event == "regression" else ""
+    text = _field(sig.get("text"), 300)
+    line = f"{what} in {app} {version}{extra}: <{_link(url)}|{text}>"
+    return {"text": f"{what} in {app}: {text}",
             "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": line}},
                        {"type": "context", "elements": [{
-                           "type": "mrkdwn", "text": f"<{bundle_url}|the report>"}]}]}
+                           "type": "mrkdwn", "text": f"<{_link(bundle_url)}|the report>"}]}]}
+
+
+def _field(value: Any, limit: int) -> str:
+    """An uploaded value for Slack's mrkdwn: cut first (an entity is never cut in two),
+    then escaped; ``None`` is empty."""
+    return slack_escape(" ".join(str(value).split())[:limit]) if value is not None else ""
+
+
+def _link(url: str) -> str:
+    # Slack ends a link at "|" or ">"; the receiver's URLs hold neither, but never trust it
+    return url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C")
 
 
 class Notifier:

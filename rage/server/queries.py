@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from rage.server import schema as S
+from rage.versions import version_key
 
 PAGE_SIZE = 50
 SORTS = {"last": S.signatures.c.last_seen, "count": S.signatures.c.count,
@@ -32,17 +33,6 @@ class Query:
     sort: str = "last"
     page: int = 1
     per_page: int = PAGE_SIZE
-
-
-def version_key(version: str) -> tuple[tuple[int, Any], ...]:
-    """Orders versions: 1.2 < 1.2.1 < 1.10, 1.3rc1 < 1.3 (no dependency on `packaging`)."""
-    parts = [(0, int(p)) if p.isdigit() else (-1, p.lower())
-             for p in re.findall(r"\d+|[A-Za-z]+", version)]
-    return (*parts, (0, -1))  # the end sorts after a pre-release tag, before more numbers
-
-
-def version_gt(a: str | None, b: str | None) -> bool:
-    return bool(a and b) and version_key(a or "") > version_key(b or "")
 
 
 def search(conn: sa.Connection, query: Query) -> tuple[list[dict[str, Any]], int]:
@@ -91,6 +81,20 @@ def signature(conn: sa.Connection, sig_hash: str, *, bundles: int = 100) -> dict
         b.c.received_at.desc()).limit(bundles)).mappings().all()
     out["bundles"] = [_bundle_dict(r) for r in items]
     return out
+
+
+def known(conn: sa.Connection, prefix: str, limit: int) -> list[dict[str, Any]]:
+    """The signatures whose hash starts with ``prefix``: what the client that asked needs
+    to tell whether its own is among them (the rest of each hash) and what became of it."""
+    t = S.signatures
+    rows = conn.execute(sa.select(t.c.hash, t.c.status, t.c.fixed_in, t.c.count,
+                                  t.c.last_seen, t.c.algo_version)
+                        .where(t.c.hash.like(prefix + "%")).order_by(t.c.hash)
+                        .limit(limit)).mappings().all()
+    return [{"suffix": r["hash"][len(prefix):], "status": r["status"],
+             "fixed_in": r["fixed_in"], "count": r["count"],
+             "last_seen": r["last_seen"].isoformat() if r["last_seen"] else None,
+             "algorithm": r["algo_version"]} for r in rows]
 
 
 def facets(conn: sa.Connection) -> dict[str, list[str]]:

@@ -30,13 +30,19 @@ from rage.server.placeholders import parameterise
 ALGORITHM_VERSION = 1
 TEXT_MAX = 255
 LINE_MAX = 300  # characters of an output line considered
+# characters of a traceback or faulthandler line considered: a frame names a path (at most
+# PATH_MAX, 4096 bytes) and a function, so a real frame is never cut
+FRAME_LINE_MAX = 8 * 1024
 MAX_FRAMES = 6  # innermost in-app frames kept: deeper callers rarely tell failures apart
 # members the signature reads (their tails), in the order they are tried
 MEMBERS = ("run/traceback.txt", "run/fatal.log", "run/stderr.log", "run/output.log")
 
 _TB_START = "Traceback (most recent call last):"
-_PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]*)", line \d+, in (?P<func>\S.*?)\s*$')
-_FH_FRAME = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?:\d+|\?\?\?) in (?P<func>\S.*?)\s*$')
+# every regex here sees uploaded text: each is linear in its input (no lazy quantifier
+# before an optional tail: `\S.*?\s*$` was quadratic on a line of blanks), and each sees
+# one line cut (`_lines`), so a line costs a bounded number of steps
+_PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]*)", line \d+, in (?P<func>\S.*)$')
+_FH_FRAME = re.compile(r'^\s*File "(?P<path>[^"]*)", line (?:\d+|\?\?\?) in (?P<func>\S.*)$')
 _EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::|$)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PYDIR = re.compile(r"python\d(?:\.\d+)?")  # lib/python3.12/: the standard library
@@ -104,12 +110,12 @@ def _parse_traceback(tb: str, app: str) -> tuple[str, list[Frame]] | None:
     # the last "Traceback" block is the exception that propagated (earlier ones are its
     # causes, or exceptions in threads recorded before the crash)
     at = tb.rfind(_TB_START)
-    lines = _ANSI.sub("", tb[at:] if at >= 0 else tb).splitlines()
+    lines = _lines(tb[at:] if at >= 0 else tb)
     frames: list[Frame] = []
     exc = None
     for line in lines[1:]:
         if m := _PY_FRAME.match(line):
-            frames.append(_frame(m["path"], m["func"], app))
+            frames.append(_frame(m["path"], m["func"].rstrip(), app))
         elif line and not line[0].isspace() and (e := _EXC_LINE.match(line)):
             exc = e["type"]
             break
@@ -201,7 +207,7 @@ def _titled(app: str, words: list[str]) -> str:
 
 
 def _faulthandler_frames(dump: str, app: str) -> list[Frame]:
-    lines = dump.splitlines()
+    lines = _lines(dump)
     for i, line in enumerate(lines):
         # "Current thread 0x... (most recent call first):" is the thread that crashed
         if line.startswith("Current thread") and "most recent call first" in line:
@@ -210,7 +216,7 @@ def _faulthandler_frames(dump: str, app: str) -> list[Frame]:
                 m = _FH_FRAME.match(frame_line)
                 if not m:
                     break
-                out.append(_frame(m["path"], m["func"], app))
+                out.append(_frame(m["path"], m["func"].rstrip(), app))
             return out
     return []
 
@@ -256,6 +262,14 @@ def _error_line(output: str) -> str | None:
 
 
 # -- shared --------------------------------------------------------------------------------
+
+def _lines(text: str) -> list[str]:
+    """``text``'s lines, each cut to FRAME_LINE_MAX characters before any regex sees it, colours
+    removed: the only way uploaded text reaches this module's patterns. A frame or an
+    error message is short; a megabyte on one line (a progress bar, a blob, a hostile
+    run of blanks) must not cost a megabyte of regex work."""
+    return [_ANSI.sub("", ln[:FRAME_LINE_MAX]) for ln in text.splitlines()]
+
 
 def _output(texts: Mapping[str, str]) -> str:
     return texts.get("run/stderr.log") or texts.get("run/output.log") or ""

@@ -16,6 +16,9 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:,? in (?P
 _LIBRARY = re.compile(
     r"(?:^|[/\\])(?:site-packages|dist-packages)[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]"
     r"|^<frozen |[/\\]Lib[/\\]")
+# characters of a line a pattern sees: a frame names a path (PATH_MAX 4096) and a function;
+# the patterns are linear, and the cut bounds them whatever a log's lines hold
+LINE_CAP = 8 * 1024
 _CHAINED = ("During handling of the above exception", "The above exception was the direct")
 
 
@@ -55,7 +58,7 @@ def parse(text: str, max_lines: int = 2000) -> list[Block]:
     cur = Block([], [], [])
     frame: Frame | None = None
     for line in text.splitlines()[-max_lines:]:
-        m = _FRAME.match(line)
+        m = _FRAME.match(line[:LINE_CAP])
         if m:
             frame = Frame(m.group("file"), m.group("line"), m.group("func") or "",
                           library=is_library(m.group("file")))

@@ -19,6 +19,7 @@ a row without its bundle) and :meth:`Triage.on_deleted` after a deletion.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import re
@@ -28,14 +29,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode
 
 from rage.server import signature as signing
+from rage.server.auth import Throttle, same_origin
 from rage.server.batch import Expected
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
-from rage.server.notify import Notifier
+from rage.server.limits import db_text, json_body, loggable, no_constant
+from rage.server.notify import PER_CLIENT, PER_CLIENT_WINDOW, Notifier
 from rage.server.storage import Storage, StoredBundle
-from rage.server.wsgi import HTTPError
+from rage.server.wsgi import HTTPError, bearer
 
 log = logging.getLogger("rage.server.triage")
 TEXT_CAP = 64 * 1024  # the tail of each member the signature reads
@@ -125,11 +128,15 @@ def _texts_in_memory(src: IO[bytes], wanted: set[str]) -> dict[str, str]:
 
     import zstandard
 
+    from rage.bundle.stream import MAX_WINDOW, StrictTarInfo
+
     # across frames, as the validation read it (`pzstd` writes several)
-    with zstandard.ZstdDecompressor().stream_reader(src, read_across_frames=True) as z:
+    with zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW).stream_reader(
+            src, read_across_frames=True) as z:
         data = z.read(SMALL_BUNDLE + 64 * 1024)  # the sizes were checked: this is all of it
     out = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tf:
+    # the bundle's headers as validation read them: bounded, never tarfile's pax parser
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=StrictTarInfo) as tf:
         for info in tf.getmembers():
             name = info.name.removeprefix("./")
             if name in wanted and info.isreg() and (f := tf.extractfile(info)) is not None:
@@ -150,15 +157,23 @@ def facts_of(meta: StoredBundle, sig: signing.Signature, reporter: str) -> Bundl
         when = datetime.fromisoformat(meta.created_at).astimezone(UTC).replace(tzinfo=None)
     except (TypeError, ValueError):
         when = datetime.now(UTC).replace(tzinfo=None)
-    return BundleFacts(meta.id, when, sig.app, _text(version), reporter,
-                       _text(run.get("status")), command, _text(note) or "", meta.size)
+    return BundleFacts(meta.id, when, db_text(sig.app), _text(version), reporter,
+                       _text(run.get("status")), db_text(command), _text(note) or "",
+                       meta.size)
 
 
 def _text(value: Any) -> str | None:
     if value is None or isinstance(value, dict | list):
         return None
-    # lone surrogates from a hostile manifest would fail the database's encoder
-    return str(value).encode("utf-8", "replace").decode("utf-8")
+    return db_text(str(value))
+
+
+def _db_signature(sig: signing.Signature) -> signing.Signature:
+    """``sig`` with its texts as every database keeps them (the hash is hex already)."""
+    return dataclasses.replace(
+        sig, app=db_text(sig.app), text=db_text(sig.text),
+        exception=db_text(sig.exception) if sig.exception is not None else None,
+        reasons=tuple(db_text(r) for r in sig.reasons))
 
 
 class Triage:
@@ -168,6 +183,7 @@ class Triage:
                  max_decompressed: int = 512 * 1024 * 1024) -> None:
         self.index = index
         self.notifier = notifier
+        self.notified = Throttle(limit=PER_CLIENT, window=PER_CLIENT_WINDOW)
         self.max_decompressed = max_decompressed
 
     # -- hooks ----------------------------------------------------------------------------
@@ -175,22 +191,31 @@ class Triage:
     def sign(self, storage: Storage, meta: StoredBundle) -> signing.Signature:
         with storage.open(meta.id) as f:
             texts = bundle_texts(f, meta.manifest, self.max_decompressed)
-        return signing.compute(meta.manifest, texts)
+        return _db_signature(signing.compute(meta.manifest, texts))
 
     def on_stored(self, storage: Storage, meta: StoredBundle, environ: Environ,
                   base_url: str, tails: Tails | None = None) -> Recorded | None:
         """Index a stored bundle and notify; never raises (the upload already succeeded).
         ``tails`` kept during validation spare reading the bundle again."""
         try:
-            sig = (signing.compute(meta.manifest, tails.texts()) if tails is not None
-                   else self.sign(storage, meta))
-            identity = str(meta.manifest.get("reporter") or environ.get("REMOTE_ADDR") or "?")
+            sig = (_db_signature(signing.compute(meta.manifest, tails.texts()))
+                   if tails is not None else self.sign(storage, meta))
+            # what the receiver observed (the client's address, or the trusted proxy's
+            # X-Forwarded-For), never what the upload says about itself: a "reporter" field
+            # in the manifest let one client count as any number of reporters
+            identity = str(environ.get("REMOTE_ADDR") or "?")
             recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)),
                                          expected=tails.expected if tails is not None else None)
         except Exception:
             log.exception("could not index bundle %s (re-indexed at the next start)", meta.id)
             return None
         if recorded and recorded.event and self.notifier is not None:
+            client = str(environ.get("REMOTE_ADDR") or "?")
+            if self.notified.blocked(client):
+                log.info("%s for %s not notified: %s caused %d notifications this hour",
+                         recorded.event, sig.hash, loggable(client), self.notified.limit)
+                return recorded
+            self.notified.failed(client)  # counted (Throttle counts "failures")
             info = self.index.signature(sig.hash, bundles=0) or {}
             self.notifier.notify(recorded.event, info, f"{base_url}/triage/{sig.hash}",
                                  f"{base_url}/b/{meta.id}")
@@ -277,7 +302,7 @@ class Triage:
     def _signature_page(self, environ: Environ, method: str, nonce: str, base_url: str,
                         hash: str) -> Response:
         if method == "POST":
-            _same_origin(environ)
+            same_origin(environ)
             form = _form(environ)
             action = (form.get("action") or [""])[0]
             fixed_in = (form.get("fixed_in") or [""])[0].strip() or None
@@ -304,9 +329,17 @@ class Triage:
     def _signature_api(self, environ: Environ, method: str, nonce: str, base_url: str,
                        hash: str) -> Response:
         if method == "POST":
+            if bearer(environ) is None:
+                # the session cookie, not a script's token: a browser sent it, and a page
+                # of a sibling subdomain (same-site: the cookie rides along) could have
+                # posted text/plain here. JSON needs a CORS preflight, which nobody grants
+                same_origin(environ)
+                ctype = environ.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+                if ctype != "application/json":
+                    raise HTTPError(415, "send the body as application/json")
             body = _body(environ)
             try:
-                data = json.loads(body or b"{}")
+                data = json.loads(body or b"{}", parse_constant=no_constant)
             except ValueError:
                 raise HTTPError(400, "body must be JSON") from None
             if not isinstance(data, dict):
@@ -325,6 +358,7 @@ class Triage:
         return _json(200, sig)
 
     def _set_status(self, sig_hash: str, status: str, fixed_in: str | None) -> None:
+        fixed_in = db_text(fixed_in) if fixed_in is not None else None
         if status not in ("fixed", "open"):
             raise HTTPError(400, "status must be 'fixed' (with fixed_in) or 'open'")
         if status == "fixed" and not fixed_in:
@@ -345,7 +379,7 @@ def _query(environ: Environ) -> Query:
 
     def one(key: str) -> str | None:
         v = (qs.get(key) or [""])[0].strip()
-        return v[:200] or None
+        return db_text(v[:200]) or None
 
     def number(key: str, default: int, top: int) -> int:
         raw = one(key)
@@ -384,22 +418,6 @@ def _form(environ: Environ) -> dict[str, list[str]]:
     return parse_qs(_body(environ).decode("utf-8", "replace"))
 
 
-def _same_origin(environ: Environ) -> None:
-    """A form post from another site is refused (a login cookie would otherwise ride along).
-
-    Browsers say where a request comes from in ``Sec-Fetch-Site``; the pages' no-referrer
-    policy makes them send ``Origin: null`` on form posts, so Origin is the fallback only."""
-    site = environ.get("HTTP_SEC_FETCH_SITE")
-    origin = environ.get("HTTP_ORIGIN")
-    if site is not None:
-        ok = site in ("same-origin", "none")
-    else:
-        ok = not origin or (origin != "null"
-                            and urlsplit(origin).netloc == environ.get("HTTP_HOST"))
-    if not ok:
-        raise HTTPError(403, "cross-origin form refused")
-
-
 def _json(status: int, obj: Any) -> Response:
-    return Response(status, (json.dumps(obj) + "\n").encode(), "application/json",
+    return Response(status, json_body(obj), "application/json",
                     [("Cache-Control", "no-store")])

@@ -33,7 +33,7 @@ REASONS = {200: "OK", 201: "Created", 204: "No Content", 303: "See Other",
            400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
            405: "Method Not Allowed", 411: "Length Required", 413: "Content Too Large",
            429: "Too Many Requests", 500: "Internal Server Error",
-            503: "Service Unavailable"}
+           503: "Service Unavailable", 507: "Insufficient Storage"}
 
 
 def security_headers(nonce: str | None) -> list[tuple[str, str]]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from rage.errors import UploadError
-from rage.fsutil import open_private
+from rage.fsutil import create_temp, link_new
 from rage.upload.base import Progress, UploadResult
 from rage.upload.http import CHUNK
 
@@ -33,32 +34,39 @@ class DirectoryUploader:
             raise UploadError(f"no such directory: {self.directory}",
                               hint="a file:// target must be an existing directory "
                                    "(a mounted share); create it first")
+        # The directory is often shared (a mounted drop folder): the copy is made under a
+        # new unpredictable name and linked to a free name, never through a planted link.
+        dest = self.directory / path.name
         try:
-            dest = self._free_name(path.name)
-            tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-            total, sent = path.stat().st_size, 0
+            tmp, fd = create_temp(dest)
             try:
-                with open(path, "rb") as src, open_private(tmp, "wb") as out:
+                with open(path, "rb") as src, os.fdopen(fd, "wb") as out:
+                    total, sent = os.fstat(src.fileno()).st_size, 0
                     while chunk := src.read(CHUNK):
                         out.write(chunk)
                         sent += len(chunk)
                         if progress:
                             progress(sent, total)
-                os.replace(tmp, dest)
+                    out.flush()
+                    os.fsync(out.fileno())
+                    dest = self._link_free(out.fileno(), tmp, path.name)
             finally:
                 with contextlib.suppress(FileNotFoundError):
-                    tmp.unlink()
+                    os.unlink(tmp)
         except OSError as e:
             raise UploadError(f"cannot copy the bundle to {self.directory}: "
                               f"{e.strerror or e}") from None
         return UploadResult(url=dest.resolve().as_uri(), delete_url=None, bundle=str(path),
                             protocol=self.name)
 
-    def _free_name(self, name: str) -> Path:
-        dest = self.directory / name
+    def _link_free(self, fd: int, tmp: str, name: str) -> Path:
+        """Link the copy to ``name``, or ``stem-2.ext``, ``stem-3.ext``... if taken."""
         stem, dot, ext = name.partition(".")
-        n = 1
-        while dest.exists():
-            n += 1
-            dest = self.directory / f"{stem}-{n}{dot}{ext}"
-        return dest
+        for n in range(1, 1000):
+            dest = self.directory / (name if n == 1 else f"{stem}-{n}{dot}{ext}")
+            try:
+                link_new(fd, tmp, dest)
+                return dest
+            except FileExistsError:
+                continue
+        raise FileExistsError(errno.EEXIST, "no free name for the bundle", str(self.directory))

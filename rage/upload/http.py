@@ -7,7 +7,6 @@ and reading the answer, however slowly the server trickles it.
 from __future__ import annotations
 
 import ipaddress
-import os
 import random
 import threading
 import time
@@ -22,6 +21,7 @@ from urllib.parse import urljoin, urlsplit
 from rage.config import Settings
 from rage.errors import UploadError
 from rage.upload.base import Progress
+from rage.upload.tokens import TOKEN_ENV, token_for
 
 CHUNK = 1024 * 1024  # big writes keep the per-chunk Python overhead negligible
 MAX_RESPONSE = 1024 * 1024  # a link never needs more than this
@@ -124,9 +124,9 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc or url
 
 
-TOKEN_ENV = "RAGE_UPLOAD_TOKEN"
-TOKEN_HINT = (f"set {TOKEN_ENV} to the server's upload token "
-              "(the one given to `rage serve --upload-token`)")
+TOKEN_HINT = (f"set {TOKEN_ENV} to the server's upload token (the one given to `rage "
+              "serve --upload-token`) with upload_url naming it, or add the token under "
+              "[tokens] in the config")
 # Tells the user what is going on while rage waits to retry (set by the CLI; silent else).
 notices: ContextVar[Callable[[str], None] | None] = ContextVar("rage_upload_notices",
                                                                  default=None)
@@ -201,12 +201,16 @@ class HttpClient:
         budget = max(self.settings.upload_timeout, 0.1)
         deadline = time.monotonic() + budget
         hdrs = dict(headers or {})
-        token = os.environ.get(TOKEN_ENV, "").strip()
-        if token and "Authorization" not in hdrs:
-            hdrs["Authorization"] = f"Bearer {token}"
+        notify = notices.get()
+        withheld = None
+        if "Authorization" not in hdrs:  # (the gist uploader brings its own)
+            token, withheld = token_for(url, self.settings)
+            if token:
+                hdrs["Authorization"] = f"Bearer {token}"
+            elif withheld and notify:
+                notify(withheld)
         attempts = redirects = 0
         reason = "no attempt made"
-        notify = notices.get()
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -258,6 +262,8 @@ class HttpClient:
                 elif status in {401, 403}:
                     had = "Authorization" in hdrs
                     what = ("did not accept the upload token" if had
+                            else f"wants an upload token, and {TOKEN_ENV} is not for this "
+                                 "host" if withheld
                             else "wants an upload token, and none was sent")
                     raise UploadError(f"{_host(url)} refused the upload: HTTP {status}: {what}",
                                       hint=self.token_hint)

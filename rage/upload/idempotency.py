@@ -27,7 +27,7 @@ def _secret() -> bytes | None:
     path = home_root() / SECRET_FILE
     for _ in range(2):
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # never a FIFO
         except FileNotFoundError:
             try:
                 path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -1,7 +1,8 @@
 """rage's own receiver (``rage serve``): ``POST <base>/api/v1/bundles`` with the raw bundle.
 
 Answer: 201 with JSON ``{"id", "url", "raw_url", "delete_url", "delete_token"}``. The token
-from ``RAGE_UPLOAD_TOKEN`` is sent as ``Authorization: Bearer`` (by
+bound to the receiver's origin (``RAGE_UPLOAD_TOKEN`` for upload_url's, see
+:mod:`rage.upload.tokens`) is sent as ``Authorization: Bearer`` (by
 :class:`~rage.upload.http.HttpClient`, for every HTTP uploader); it is never logged.
 """
 
@@ -13,8 +14,9 @@ from pathlib import Path
 from rage.config import Settings
 from rage.errors import UploadError
 from rage.upload.base import Progress, UploadResult, link_from_response
-from rage.upload.http import TOKEN_ENV, FileBody, HttpClient
+from rage.upload.http import FileBody, HttpClient
 from rage.upload.idempotency import host_scope, upload_key
+from rage.upload.tokens import TOKEN_ENV
 
 API_PATH = "api/v1/bundles"
 __all__ = ["API_PATH", "TOKEN_ENV", "ReceiverUploader", "bundles_url"]
