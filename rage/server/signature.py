@@ -27,7 +27,9 @@ from typing import Any
 
 from rage.server.placeholders import parameterise
 
-ALGORITHM_VERSION = 1
+# 2: the crash reports of other runtimes (Rust, Go, Node, Java, C++, sanitizers, ...) are
+# signed by their frames (rage.crashes) before a signal or an exit line is
+ALGORITHM_VERSION = 2
 TEXT_MAX = 255
 LINE_MAX = 300  # characters of an output line considered
 # characters of a traceback or faulthandler line considered: a frame names a path (at most
@@ -94,9 +96,39 @@ def compute(manifest: Mapping[str, Any], texts: Mapping[str, str]) -> Signature:
     if tb and (parsed := _parse_traceback(tb, app)):
         return _python(app, *parsed)
     sig = run.get("signal")
+    failed = (sig is not None and sig != 0) or run.get("exit_code") not in (0, None) or (
+        run.get("status") in ("crashed", "failed"))
+    if failed and (native := _runtime_crash(app, texts)):
+        return native
     if sig is not None and sig != 0:
         return _signal(app, _program(run) or app, _signal_name(sig), texts)
     return _exit(app, run, _output(texts))
+
+
+def _runtime_crash(app: str, texts: Mapping[str, str]) -> Signature | None:
+    """A crash report another runtime printed (a Rust panic, a Java exception, an
+    AddressSanitizer report...), signed by its frames (:mod:`rage.crashes`: Socorro's rules
+    for native stacks, Sentry's in-app rule for managed ones). Only for a run that failed:
+    a program that merely logged a stack trace and went on is not its crash."""
+    from rage.crashes import parse, signature_of
+
+    text = "\n".join(t for t in (_output(texts), texts.get("run/fatal.log") or "") if t)
+    crash = parse(text) if text else None
+    if crash is None or crash.kind == "python-faulthandler":
+        return None  # (a Python dump: the signal's signature reads it, as before)
+    found = signature_of(text, app)
+    if found is None:
+        return None
+    full, frames = found
+    kind = crash.kind
+    exc = crash.type or None
+    shown = [f"{f.get('module') or ''}::{f.get('function')}".lstrip(":") for f in frames[:3]]
+    reasons = [f"a {kind} report in the output",
+               "compared: " + full[:400],
+               "frames as printed, innermost first: " + (", ".join(shown) or "none"),
+               "ignored: line numbers, file paths, addresses, values in the message"]
+    # the hash covers the whole signature text; the readable text is cut by _make
+    return _make("crash", app, [kind, full], f"{app}: {full}", exc, reasons=reasons)
 
 
 # -- Python tracebacks ---------------------------------------------------------------------
