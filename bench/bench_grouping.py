@@ -284,7 +284,7 @@ def pairs(n: int) -> int:
     return n * (n - 1) // 2
 
 
-def evaluate(labels: list[int], groups: list[str]) -> tuple[float, float]:
+def evaluate(labels: list[Any], groups: list[str]) -> tuple[float, float]:
     both = Counter(zip(labels, groups, strict=True))
     same_group = sum(pairs(n) for n in Counter(groups).values())
     same_cause = sum(pairs(n) for n in Counter(labels).values())
@@ -293,12 +293,56 @@ def evaluate(labels: list[int], groups: list[str]) -> tuple[float, float]:
             together / same_cause if same_cause else 1.0)
 
 
+def per_language() -> bool:
+    """Pairwise precision and recall of the receiver's signature (algorithm version 2) for
+    the crash reports of each runtime: the labelled samples tests/test_crashes.py builds
+    (two variants of each cause: another directory, lines shifted, other values and argv;
+    several causes per language), each signed as an upload of a failed run would be."""
+    import tempfile
+
+    from tests import test_crashes as tc
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        home = base / "rage-home"
+        samples = tc._samples_go() + tc._samples_documented() + tc._samples_python(base, home)
+        for tools, collect in ((("gcc",), tc._samples_c), (("g++",), tc._samples_cpp),
+                               (("rustc",), tc._samples_rust), (("node",), tc._samples_node),
+                               (("java", "javac"), tc._samples_java)):
+            if tc._have(*tools):
+                samples += collect(base, home)
+    by_lang: dict[str, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    for lang, label, app, text in samples:
+        manifest = {"app": app, "run": {"argv": [app], "status": "crashed", "exit_code": 1}}
+        sig = compute(manifest, {"run/stderr.log": text})
+        labels, groups = by_lang[lang]
+        labels.append(label)
+        groups.append(sig.hash)
+    ok = True
+    print(f"{'language':<10} {'crashes':>7} {'causes':>6} {'signatures':>10} "
+          f"{'precision':>9} {'recall':>7}")
+    for lang, (labels, groups) in sorted(by_lang.items()):
+        precision, recall = evaluate(labels, groups)
+        ok = ok and precision >= 0.98 and recall >= 0.95
+        print(f"{lang:<10} {len(labels):>7} {len(set(labels)):>6} {len(set(groups)):>10} "
+              f"{precision:>9.3f} {recall:>7.3f}")
+    return ok
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply reports per cause")
     ap.add_argument("--show", type=int, default=0, help="print the worst splits and merges")
+    ap.add_argument("--languages", action="store_true",
+                    help="also: real crashing programs of every runtime installed here "
+                         "(C, C++, Rust, Node, Java, Python), recorded by `rage run`, and the "
+                         "documented Go, .NET and Ruby texts, per language")
     args = ap.parse_args()
+    if args.languages:
+        ok = per_language()
+        if not ok:
+            sys.exit(1)
     rng = random.Random(args.seed)
     makers = causes()
     labels: list[int] = []

@@ -47,6 +47,7 @@ class Settings:
     output_cap: int = DEFAULT_OUTPUT_CAP  # bytes of output/log kept per run (head + tail)
     attach: tuple[str, ...] = ()  # log files copied into the run when it ends
     hint_on_failure: bool = False  # print the report hint on any non-zero exit, not only crashes
+    native_backtrace: bool = False  # a crashed wrapped program's backtrace, from its core
     # retention
     max_runs: int = DEFAULT_MAX_RUNS
     max_bytes: int = DEFAULT_MAX_BYTES

@@ -32,6 +32,9 @@ SETTING_MEANINGS: dict[str, str] = {
                   "dropped with a marker line.",
     "attach": "Log files (paths or globs) copied into the run when it ends.",
     "hint_on_failure": "Print the report hint after any non-zero exit, not only after a crash.",
+    "native_backtrace": "When a program `rage run` wraps crashes (SEGV, ABRT, BUS, ILL, FPE, "
+                        "TRAP), keep a backtrace of it made from its core dump with gdb; the "
+                        "core itself is deleted (see [Recording](recording.md)).",
     "max_runs": "Runs kept per app; 0 means no limit. Live runs are never deleted.",
     "max_bytes": "Bytes of history kept per app; 0 means no limit.",
     "max_age_days": "Days a run is kept; 0 means no limit.",

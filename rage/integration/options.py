@@ -16,14 +16,15 @@ if TYPE_CHECKING:
 SETTING_NAMES = frozenset({
     "allow_http", "attach", "bundle_max_bytes", "collectors", "disable", "disable_collectors",
     "gist_api_url", "gist_token_env", "hint_on_failure", "issues_url", "max_age_days",
-    "max_bytes", "max_runs", "output_cap", "redact", "tools", "upload_ca_bundle",
+    "max_bytes", "max_runs", "native_backtrace", "output_cap", "redact", "tools",
+    "upload_ca_bundle",
     "upload_protocol", "upload_timeout", "upload_url",
 })
 # the settings that change how a run is recorded (rage.record.store.RecordingSettings): an
 # app default for one of these sends install() through the full configuration loader
 RECORDING_NAMES = frozenset({
     "attach", "disable", "hint_on_failure", "max_age_days", "max_bytes", "max_runs",
-    "output_cap",
+    "native_backtrace", "output_cap",
 })
 
 

@@ -26,7 +26,9 @@ DIGEST_BYTES = 3
 MAX_VALUES = 64  # an environment with more secret values keeps the longest (learned first)
 MAX_LEN = 4096  # a longer value is a document (a key file's text), found by its rules
 FILE_MAX = 64 * 1024 * 1024  # a larger run file is not searched at the end: the digests stay
-OWN_FILES = frozenset({"meta.json", "environ.json", HIDDEN_FILE, "lock", "joined.json"})
+# rage's own files of a run, never searched for the hidden values (a kept core, at most 2 GiB,
+# neither: it is never bundled)
+OWN_FILES = frozenset({"meta.json", "environ.json", HIDDEN_FILE, "lock", "joined.json", "core"})
 FINGERPRINT = "fingerprint"  # its field in meta.json
 FINGERPRINT_SCHEMA = 1
 CONFIG_MAX = 1024 * 1024  # a config file larger than this is compared by stat alone

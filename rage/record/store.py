@@ -64,13 +64,15 @@ class RecordingSettings:
     """The settings a recorder needs, with the meaning of :class:`rage.config.Settings`."""
 
     __slots__ = ("attach", "disable", "hint_on_failure", "max_age_days", "max_bytes",
-                 "max_runs", "output_cap")
+                 "max_runs", "native_backtrace", "output_cap")
 
     def __init__(self, *, disable: bool = False, output_cap: int = DEFAULT_OUTPUT_CAP,
                  attach: tuple[str, ...] = (), hint_on_failure: bool = False,
                  max_runs: int = DEFAULT_MAX_RUNS, max_bytes: int = DEFAULT_MAX_BYTES,
-                 max_age_days: float = DEFAULT_MAX_AGE_DAYS) -> None:
+                 max_age_days: float = DEFAULT_MAX_AGE_DAYS,
+                 native_backtrace: bool = False) -> None:
         self.disable = disable
+        self.native_backtrace = native_backtrace
         self.output_cap = output_cap
         self.attach = attach
         self.hint_on_failure = hint_on_failure
@@ -136,7 +138,7 @@ def recording_settings(app: str) -> tuple[RecordingSettings, str | None]:
     result = RecordingSettings(
         disable=s.disable, output_cap=s.output_cap, attach=s.attach,
         hint_on_failure=s.hint_on_failure, max_runs=s.max_runs, max_bytes=s.max_bytes,
-        max_age_days=s.max_age_days,
+        max_age_days=s.max_age_days, native_backtrace=s.native_backtrace,
     ), warning
     # a disabled run leaves nothing behind, not even a cache, unless its app has history
     if stamp != (-1,) and is_app_name(app) and (

@@ -52,6 +52,9 @@ Options:
   --attach PATH_OR_GLOB  Copy matching files modified during the run into it (repeatable).
   --config-file PATH     A config file CMD reads: a report says if it changed since the
                          last run that worked (repeatable).
+  --backtrace            If CMD crashes, keep a backtrace made from its core with gdb
+                         (the core is then deleted; also: native_backtrace = true).
+  --keep-core            With --backtrace: keep the core in the run's directory.
   --exec PATH            Run the file PATH, passing CMD as its argv[0] (what shims do).
   -h, --help             Show this message and exit.
 """
@@ -67,12 +70,16 @@ CRASH_NAMES = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
 class RunOptions:
     """The wrapper's parsed command line (plain data)."""
 
-    __slots__ = ("app", "argv", "attach", "config_files", "exec_path", "help")
+    __slots__ = ("app", "argv", "attach", "backtrace", "config_files", "exec_path", "help",
+                 "keep_core")
 
     def __init__(self, argv: tuple[str, ...], app: str | None = None,
                  attach: tuple[str, ...] = (), help: bool = False, *,
-                 exec_path: str | None = None, config_files: tuple[str, ...] = ()) -> None:
+                 exec_path: str | None = None, config_files: tuple[str, ...] = (),
+                 backtrace: bool = False, keep_core: bool = False) -> None:
         self.argv = argv
+        self.backtrace = backtrace
+        self.keep_core = keep_core
         self.config_files = config_files
         self.app = app
         self.attach = attach
@@ -83,8 +90,9 @@ class RunOptions:
         if not isinstance(other, RunOptions):
             return NotImplemented
         return (self.argv, self.app, self.attach, self.help, self.exec_path,
-                self.config_files) == (other.argv, other.app, other.attach, other.help,
-                                       other.exec_path, other.config_files)
+                self.config_files, self.backtrace, self.keep_core) == (
+            other.argv, other.app, other.attach, other.help, other.exec_path,
+            other.config_files, other.backtrace, other.keep_core)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -103,6 +111,7 @@ def parse_args(args: list[str]) -> RunOptions:
     exec_path: str | None = None
     attach: list[str] = []
     configs: list[str] = []
+    flags: set[str] = set()
     i = 0
     while i < len(args):
         a = args[i]
@@ -111,6 +120,10 @@ def parse_args(args: list[str]) -> RunOptions:
             break
         if a in ("-h", "--help"):
             return RunOptions((), help=True)
+        if a in ("--backtrace", "--keep-core"):
+            flags.add(a)
+            i += 1
+            continue
         name, eq, value = a.partition("=")
         if name in ("--app", "--attach", "--exec", "--config-file"):
             if not eq:
@@ -135,7 +148,8 @@ def parse_args(args: list[str]) -> RunOptions:
     if not argv:
         raise _Usage("no command given")
     return RunOptions(argv, app, tuple(attach), exec_path=exec_path,
-                      config_files=tuple(configs))
+                      config_files=tuple(configs), backtrace="--backtrace" in flags,
+                      keep_core="--keep-core" in flags)
 
 
 def _err(line: str) -> None:
@@ -228,6 +242,8 @@ class Wrapper:
         self.capture_error: str | None = None
         # why the record could not be built, said once the command has started
         self.early_error: OSError | None = None
+        # (pid, executable, start) of a command whose crash gets a native backtrace
+        self._crash_info: tuple[int, str, float] | None = None
 
     def warn_once(self, exc: BaseException) -> None:
         if not self.warned:
@@ -290,6 +306,11 @@ class Wrapper:
         def meanwhile(child: Child) -> None:
             self._open_recording(child, path, cwd, started_ns, t0, existing_only=True)
 
+        native = self.opts.backtrace or self.settings.native_backtrace
+        if native:  # only the child may dump core (see rage.record.backtrace)
+            from rage.record.backtrace import raise_core_limit, restore_core_limit
+
+            core_limit = raise_core_limit()
         try:
             child = spawn(path, list(self.opts.argv), mode, old_mask, job_control=jobs,
                           meanwhile=meanwhile)
@@ -299,6 +320,11 @@ class Wrapper:
             _err(f"rage: {e}")
             self.record_unstarted(e)
             return e.exit_code
+        finally:
+            if native:
+                restore_core_limit(core_limit)
+        if native:
+            self._crash_info = (child.pid, path, started_ns / 1e9)
         if child.leader is None:
             # the command was exec'd from our memory (posix_spawn is vfork + exec): its
             # ru_maxrss counts our peak in
@@ -476,6 +502,13 @@ class Wrapper:
                 for w in warnings:
                     _err(f"rage: warning: {w}")
                 extra["attachments"] = [t.name for t in records]
+            if sig is not None and self._crash_info is not None:
+                from rage.record.backtrace import CRASH_SIGNALS, collect
+
+                if sig in CRASH_SIGNALS:
+                    pid, exe, since = self._crash_info
+                    extra["native_backtrace"] = collect(active.run_dir, pid, exe, cwd, since,
+                                                        keep_core=self.opts.keep_core)
             if rusage is not None:
                 extra.update(memory_fields(int(rusage.ru_maxrss), spawner_maxrss),
                              cpu_user_s=round(rusage.ru_utime, 6),

@@ -217,7 +217,8 @@ def prepare(request: ReportRequest) -> Prepared:
         others = since + run_members + coll_members
         summary_md = _summary.render(_summary.SummaryInput(
             app=run.app, meta=meta, rage_version=__version__, note=note,
-            traceback=_first_text(run_members, ("traceback.txt", "fatal.log")),
+            traceback=_first_text(run_members, ("traceback.txt", "fatal.log",
+                                                "backtrace.txt")),
             outputs=_output_tails(run_members),
             facts=_summary.environment_facts(coll_data),
             culprit=culprit,
@@ -400,8 +401,8 @@ def _scrub_learned(members: list[Member], learned: Sequence[str], redactor: Any
 
 
 # meta.json is rewritten from the redacted meta; environ.json is the environment collector's;
-# hidden.json (what the report learns) never leaves
-_NOT_BUNDLED = frozenset({"meta.json", "environ.json", "hidden.json"})
+# hidden.json (what the report learns) and a core kept with --keep-core never leave
+_NOT_BUNDLED = frozenset({"meta.json", "environ.json", "hidden.json", "core"})
 
 
 def _redact_run_files(

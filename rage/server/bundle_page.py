@@ -275,6 +275,21 @@ def _truncation(m: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _culprit(c: Any, app: str) -> dict[str, str] | None:
+    """Whose bug the client said the crash is: a line, and its tracker when it is a web
+    address (never a ``javascript:`` or other scheme: the manifest is uploaded text)."""
+    if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+        return None
+    from rage.summary import culprit_line
+
+    safe = {k: human.value(c.get(k), 300) for k in ("name", "version", "kind", "where")
+            if c.get(k)}
+    tracker = c.get("tracker")
+    link = tracker if isinstance(tracker, str) and len(tracker) <= 2000 and (
+        tracker.startswith(("https://", "http://"))) else ""
+    return {"text": culprit_line(app[:200], safe), "tracker": human.value(link, 2000)}
+
+
 def context(meta: StoredBundle, members: Mapping[str, CappedMember],
             links: Links) -> dict[str, Any]:
     """Everything ``bundle.html`` needs."""
@@ -319,6 +334,11 @@ def context(meta: StoredBundle, members: Mapping[str, CappedMember],
     return {
         "title": f"{app}: {status}", "app": app, "status": status,
         "note": human.value(m.get("note"), 5000) if m.get("note") else "",
+        # what the client found before sending (rage.changes, rage.culprit): uploaded text,
+        # shown as text; a tracker is a link only when it is an http(s) URL
+        "since": human.value(m.get("since_it_worked"), 2000) if m.get("since_it_worked")
+        else "",
+        "culprit": _culprit(m.get("culprit"), str(m.get("app") or "")),
         "facts": facts, "crash": crash, "logs": logs,
         "records": _records(members["run/log.jsonl"], links, budget)
         if "run/log.jsonl" in members else None,

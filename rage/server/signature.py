@@ -27,7 +27,9 @@ from typing import Any
 
 from rage.server.placeholders import parameterise
 
-ALGORITHM_VERSION = 1
+# 2: the crash reports of other runtimes (Rust, Go, Node, Java, C++, sanitizers, ...) are
+# signed by their frames (rage.crashes) before a signal or an exit line is
+ALGORITHM_VERSION = 2
 TEXT_MAX = 255
 LINE_MAX = 300  # characters of an output line considered
 # characters of a traceback or faulthandler line considered: a frame names a path (at most
@@ -35,7 +37,8 @@ LINE_MAX = 300  # characters of an output line considered
 FRAME_LINE_MAX = 8 * 1024
 MAX_FRAMES = 6  # innermost in-app frames kept: deeper callers rarely tell failures apart
 # members the signature reads (their tails), in the order they are tried
-MEMBERS = ("run/traceback.txt", "run/fatal.log", "run/stderr.log", "run/output.log")
+MEMBERS = ("run/traceback.txt", "run/fatal.log", "run/stderr.log", "run/output.log",
+           "run/backtrace.txt")
 
 _TB_START = "Traceback (most recent call last):"
 # every regex here sees uploaded text: each is linear in its input (no lazy quantifier
@@ -94,9 +97,39 @@ def compute(manifest: Mapping[str, Any], texts: Mapping[str, str]) -> Signature:
     if tb and (parsed := _parse_traceback(tb, app)):
         return _python(app, *parsed)
     sig = run.get("signal")
+    failed = (sig is not None and sig != 0) or run.get("exit_code") not in (0, None) or (
+        run.get("status") in ("crashed", "failed"))
+    if failed and (native := _runtime_crash(app, texts)):
+        return native
     if sig is not None and sig != 0:
         return _signal(app, _program(run) or app, _signal_name(sig), texts)
     return _exit(app, run, _output(texts))
+
+
+def _runtime_crash(app: str, texts: Mapping[str, str]) -> Signature | None:
+    """A crash report another runtime printed (a Rust panic, a Java exception, an
+    AddressSanitizer report...), signed by its frames (:mod:`rage.crashes`: Socorro's rules
+    for native stacks, Sentry's in-app rule for managed ones). Only for a run that failed:
+    a program that merely logged a stack trace and went on is not its crash."""
+    from rage.crashes import parse, signature_of
+
+    text = "\n".join(t for t in (_output(texts), texts.get("run/fatal.log") or "") if t)
+    crash = parse(text) if text else None
+    if crash is None or crash.kind == "python-faulthandler":
+        return None  # (a Python dump: the signal's signature reads it, as before)
+    found = signature_of(text, app)
+    if found is None:
+        return None
+    full, frames = found
+    kind = crash.kind
+    exc = crash.type or None
+    shown = [f"{f.get('module') or ''}::{f.get('function')}".lstrip(":") for f in frames[:3]]
+    reasons = [f"a {kind} report in the output",
+               "compared: " + full[:400],
+               "frames as printed, innermost first: " + (", ".join(shown) or "none"),
+               "ignored: line numbers, file paths, addresses, values in the message"]
+    # the hash covers the whole signature text; the readable text is cut by _make
+    return _make("crash", app, [kind, full], f"{app}: {full}", exc, reasons=reasons)
 
 
 # -- Python tracebacks ---------------------------------------------------------------------
@@ -187,15 +220,52 @@ def _signal_name(sig: Any) -> str:
 
 
 def _signal(app: str, program: str, name: str, texts: Mapping[str, str]) -> Signature:
-    dump = texts.get("run/fatal.log") or _output(texts)
-    frames = _faulthandler_frames(dump, app)
-    names = [str(f) for f in _collapse(frames)[:3]]  # where it crashed, library or not
+    gdb = _gdb_frames(texts.get("run/backtrace.txt") or "")
+    if gdb:  # the native backtrace the wrapper made from the program's core
+        names = gdb[:MAX_FRAMES]
+        what = "top frames of the native backtrace (gdb), skipping the abort machinery: "
+    else:
+        dump = texts.get("run/fatal.log") or _output(texts)
+        frames = _faulthandler_frames(dump, app)
+        names = [str(f) for f in _collapse(frames)[:3]]  # where it crashed, library or not
+        what = "top frames of the faulthandler dump: "
     reasons = [f"program: {program}", f"signal: {name}",
-               ("top frames of the faulthandler dump: " + ", ".join(names)) if names
+               (what + ", ".join(names)) if names
                else "no faulthandler dump in the bundle: program and signal only"]
     text = f"{_titled(app, [program])} killed by {name}" + (
         f" in {' < '.join(names)}" if names else "")
     return _make("signal", app, [program, name, *names], text, None, reasons=reasons)
+
+
+_GDB_FRAME = re.compile(r"^#\d{1,4} {1,4}(?:0x[0-9a-fA-F]{1,16} in )?(?P<func>[^\s(]{1,1024})")
+
+
+def _gdb_frames(text: str) -> list[str]:
+    """The functions of the crashing thread's stack in ``gdb``'s ``bt`` (innermost first),
+    Socorro's irrelevant frames (``raise``, ``abort``, ``__GI_*``...) skipped, names
+    normalised (templates, arguments, Rust hashes); ``??`` (no symbol) kept as it is."""
+    from rage.crashes.rules import skipped
+    from rage.crashes.symbols import normalise
+
+    lines = _lines(text)[:2000]
+    # `thread apply 1 bt` heads the stack with `Thread 1 (...)`: gdb's own first `#0` line
+    # above it is where the core stopped, once more
+    at = next((i for i, ln in enumerate(lines) if ln.startswith("Thread ")), -1)
+    out: list[str] = []
+    for line in lines[at + 1:]:
+        m = _GDB_FRAME.match(line)
+        if m is None:
+            continue
+        if line.startswith("#0 ") and out:
+            break  # a second thread's stack: the first is the crashing one
+        func = normalise(m["func"])
+        if not skipped(func):
+            out.append(func)
+    return _collapse_names(out)
+
+
+def _collapse_names(names: list[str]) -> list[str]:
+    return [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
 
 
 def _titled(app: str, words: list[str]) -> str:
