@@ -280,7 +280,7 @@ def _culprit(c: Any, app: str) -> dict[str, str] | None:
     address (never a ``javascript:`` or other scheme: the manifest is uploaded text)."""
     if not isinstance(c, dict) or not isinstance(c.get("name"), str):
         return None
-    from rage.summary import culprit_line
+    from rage.report.summary import culprit_line
 
     safe = {k: human.value(c.get(k), 300) for k in ("name", "version", "kind", "where")
             if c.get(k)}
