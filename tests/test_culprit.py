@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rage.culprit import python_culprit, tracker_of
+from rage.report.culprit import python_culprit, tracker_of
 from tests.test_cli_exit_codes import RAGE
 
 LIB = '''def parse(text):

@@ -16,7 +16,8 @@ from tests.services import Postgres, run_postgres
 pytest.importorskip("psycopg")
 pytestmark = pytest.mark.slow
 
-from rage.server.index import Event, Index, Query  # noqa: E402
+from rage.server.facts import Event  # noqa: E402
+from rage.server.index import Index, Query  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -18,10 +18,10 @@ def diff(run_ref: str, other_ref: str | None, app: str | None, as_json: bool) ->
     """What changed since RUN's app last worked (RUN: default last-failed); with RUN2, from
     RUN to RUN2. Values of environment variables are never shown; options, arguments and
     paths are redacted as a report would send them."""
-    from rage import changes
     from rage.paths import home_root
     from rage.record.history import RunStore
     from rage.redact import Redactor
+    from rage.report import changes
 
     store = RunStore()
     said: list[str] = []

@@ -7,7 +7,7 @@ recording side: every recorded command imports this one module for both (an impo
   (``hidden.json``; read back by :mod:`rage.record.hidden`, which says how).
 - :func:`fingerprint`: the run's cheap fingerprint, kept in its ``meta.json``, for what
   changed since it last worked (read by :mod:`rage.record.fingerprint` and
-  :mod:`rage.changes`, which say what it holds).
+  :mod:`rage.report.changes`, which say what it holds).
 """
 
 from __future__ import annotations

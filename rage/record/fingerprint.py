@@ -1,4 +1,4 @@
-"""A run's cheap fingerprint, for "what changed since it last worked" (rage.changes).
+"""A run's cheap fingerprint, for "what changed since it last worked" (rage.report.changes).
 
 Taken at the start of every recorded run into its ``meta.json`` (``fingerprint``, left out
 of every bundle), within a few stats and the read of a small key:

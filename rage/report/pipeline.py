@@ -259,16 +259,16 @@ def prepare(request: ReportRequest) -> Prepared:
         raise
 
 
-CHANGES = "changes.json"  # what changed since the run's app last worked (rage.changes)
+CHANGES = "changes.json"  # what changed since the run's app last worked (rage.report.changes)
 
 
 def _changes(run: Run, redactor: Any, warnings: list[str]) -> dict[str, Any] | None:
-    """The run against the last successful run of its app before it (:mod:`rage.changes`),
+    """The run against the last successful run of its app before it (:mod:`rage.report.changes`),
     redacted; None for a run that worked (or an app that never did). Any failure is a
     warning, never a failed report."""
     if run.status == "ok":
         return None
-    from rage import changes
+    from rage.report import changes
 
     try:
         found = changes.for_run(run, redactor)
@@ -281,7 +281,7 @@ def _changes(run: Run, redactor: Any, warnings: list[str]) -> dict[str, Any] | N
 def _changes_line(found: Mapping[str, Any] | None) -> str | None:
     if found is None:
         return None
-    from rage import changes
+    from rage.report import changes
 
     return changes.headline(found if found.get("baseline") else None)
 
@@ -291,11 +291,11 @@ _CULPRIT_FILES = ("traceback.txt", "stderr.log", "output.log", "stdout.log")
 
 def _culprit(run: Run, redactor: Any, meta: Mapping[str, Any], members: Sequence[Member]
              ) -> dict[str, Any] | None:
-    """Whose bug the run is (:mod:`rage.culprit`), from its raw traceback and output (the
+    """Whose bug the run is (:mod:`rage.report.culprit`), from its raw traceback and output (the
     frames' real paths find their distribution); what leaves is public metadata, the frame's
     path redacted, and a pre-filled issue for that project built from redacted text."""
-    from rage import culprit as _c
     from rage.fsutil import read_tail
+    from rage.report import culprit as _c
 
     texts = []
     for name in _CULPRIT_FILES:

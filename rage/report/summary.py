@@ -66,8 +66,8 @@ class SummaryInput:
     facts: Sequence[tuple[str, str]] = ()
     contents: Sequence[tuple[str, int]] = ()
     truncated: Sequence[str] = field(default_factory=tuple)
-    culprit: Mapping[str, Any] | None = None  # whose bug (rage.culprit), when not the app's
-    changes: str | None = None  # what changed since it last worked (rage.changes.headline)
+    culprit: Mapping[str, Any] | None = None  # whose bug (rage.report.culprit), when not the app's
+    changes: str | None = None  # what changed since it last worked (rage.report.changes.headline)
 
 
 def environment_facts(sections: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:

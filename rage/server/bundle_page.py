@@ -334,8 +334,8 @@ def context(meta: StoredBundle, members: Mapping[str, CappedMember],
     return {
         "title": f"{app}: {status}", "app": app, "status": status,
         "note": human.value(m.get("note"), 5000) if m.get("note") else "",
-        # what the client found before sending (rage.changes, rage.culprit): uploaded text,
-        # shown as text; a tracker is a link only when it is an http(s) URL
+        # what the client found before sending (rage.report.changes, rage.report.culprit):
+        # uploaded text, shown as text; a tracker is a link only when it is an http(s) URL
         "since": human.value(m.get("since_it_worked"), 2000) if m.get("since_it_worked")
         else "",
         "culprit": _culprit(m.get("culprit"), str(m.get("app") or "")),
