@@ -125,6 +125,9 @@ BACK_NEEDLES = (b"is the password", b"is the secret", b"is the token", b"is my p
                 b"is your password", b"is the api key", b"is the API key", b'" == ',
                 b'" != ', b'" === ', b'" !== ', b"' == ", b"' != ", b'"==', b'"!=')
 _WORD_RX = compiled(_WORDS)
+# a token that is a secret name's value (`"password": "X"`, `token=X`): the key/value rules
+# judged it, taken or kept; not these rules' to guess again
+_VALUE_OF = compiled(rb"([A-Za-z0-9_.\-]{1,128})[\"']?[ \t]*(?:=>|:=|[=:])[ \t]*[\"']?\Z")
 _LONG = compiled(rb"[A-Za-z0-9+/_\-.~!#$%^&*]{12,}")
 _DIGIT = compiled(rb"[0-9]")
 _HEX32 = compiled(rb"[0-9a-fA-F]{32}")
@@ -150,7 +153,7 @@ def may_change(region: bytes, to: int) -> bool:
     if len(line) > _LINE_MAX:
         return False
     last = max((m.start() for m in _CANDIDATE.finditer(line) if random_token(
-        m[0].rstrip(b".")) and not _AUTH_SCHEME.search(line, 0, m.start())), default=-1)
+        m[0].rstrip(b".")) and not _given(line, m.start())), default=-1)
     # (what a secret word holds before it, not the word: the line rules may yet cut a long
     # word into shorter ones, `...eyJ...Password for X`)
     return last >= 0 and _WORD_RX.search(line, 0, last) is not None
@@ -172,6 +175,15 @@ _AUTH_SCHEME = compiled(rb"(?i:bearer|basic)[ \t]+\Z")
 
 # each shape with its test (the native scan's, see rage.redact.native)
 SHAPES = ((WORD_SHAPE, may_change), (OPTION_SHAPE, option_may_change))
+
+
+def _given(line: bytes, ts: int) -> bool:
+    """Is the token at ``ts`` another rule's: an HTTP scheme's credential (`Bearer X`, the
+    bearer and basic forms'), or a secret name's value (the key/value rules')?"""
+    if _AUTH_SCHEME.search(line, max(0, ts - 16), ts) is not None:
+        return True
+    m = _VALUE_OF.search(line, max(0, ts - 160), ts)
+    return m is not None and looks_secret_name(m[1].decode("ascii"))
 
 
 def shaped_lines(buf: bytes) -> tuple[list[int], list[int]]:
@@ -248,8 +260,7 @@ def near_secret_words(lines: list[bytes], at: list[int], count: Count) -> bool:
             k = next((k for k, (s, e) in enumerate(words) if s <= ts < e), -1)
             reach = min((abs(k - j) for j in secret if j < k or (back and j > k)), default=0)
             if k < 0 or not 0 < reach <= _REACH or secret_word(line[ts:te]) or (
-                    reach > 1 and _HEX.fullmatch(line, ts, te) is not None) or (
-                    _AUTH_SCHEME.search(line, 0, ts) is not None):
+                    reach > 1 and _HEX.fullmatch(line, ts, te) is not None) or _given(line, ts):
                 continue  # (hex only beside the word: `<commit sha> fix token refresh`)
             spans.append((ts, te))
         if spans:
