@@ -127,7 +127,8 @@ BACK_NEEDLES = (b"is the password", b"is the secret", b"is the token", b"is my p
 _WORD_RX = compiled(_WORDS)
 # a token that is a secret name's value (`"password": "X"`, `token=X`): the key/value rules
 # judged it, taken or kept; not these rules' to guess again
-_VALUE_OF = compiled(rb"([A-Za-z0-9_.\-]{1,128})[\"']?[ \t]*(?:=>|:=|[=:])[ \t]*[\"']?\Z")
+_QUOTES = (b'"', b"'")
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _LONG = compiled(rb"[A-Za-z0-9+/_\-.~!#$%^&*]{12,}")
 _DIGIT = compiled(rb"[0-9]")
 _HEX32 = compiled(rb"[0-9a-fA-F]{32}")
@@ -182,8 +183,22 @@ def _given(line: bytes, ts: int) -> bool:
     bearer and basic forms'), or a secret name's value (the key/value rules')?"""
     if _AUTH_SCHEME.search(line, max(0, ts - 16), ts) is not None:
         return True
-    m = _VALUE_OF.search(line, max(0, ts - 160), ts)
-    return m is not None and looks_secret_name(m[1].decode("ascii"))
+    # read back from the token (a regex searched for a name ending there was tried at each
+    # of the bytes before it: most of what the native scan's test of a line cost)
+    h = line[max(0, ts - 160):ts]
+    h = (h[:-1] if h[-1:] in _QUOTES else h).rstrip(b" \t")
+    if h.endswith((b"=>", b":=")):
+        h = h[:-2]
+    elif h.endswith((b"=", b":")):
+        h = h[:-1]
+    else:
+        return False
+    h = h.rstrip(b" \t")
+    h = h[:-1] if h[-1:] in _QUOTES else h
+    i = len(h)
+    while i > 0 and len(h) - i < 128 and h[i - 1] in _NAME_BYTES:
+        i -= 1
+    return i < len(h) and looks_secret_name(h[i:].decode("ascii"))
 
 
 def shaped_lines(buf: bytes) -> tuple[list[int], list[int]]:
