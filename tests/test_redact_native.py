@@ -177,6 +177,7 @@ def test_a_broken_hyperscan_falls_back_to_the_python_scan_with_one_warning(
     fake.mkdir()
     (fake / "__init__.py").write_text(
         "HS_MODE_BLOCK = HS_FLAG_CASELESS = HS_FLAG_SOM_LEFTMOST = HS_FLAG_MULTILINE = 1\n"
+        "HS_FLAG_SINGLEMATCH = 1\n"
         "class Database:\n"
         "    def __init__(self, **kw):\n        pass\n"
         "    def compile(self, **kw):\n        raise RuntimeError('no SIMD here')\n")
@@ -213,7 +214,9 @@ def test_prefixes_inside_words_and_dates_call_no_python() -> None:
     hits: list[int] = []
     with native._guard.lock:
         native._db.scan(text, match_event_handler=lambda i, *_: hits.append(i))
-    assert hits == []
+    # (but once a scan for a multi-line rule's needle: `token`, that pass is needed)
+    multi = [i for i in hits if native._actions[i] == ((9, 0, None),)]
+    assert [i for i in hits if i not in multi] == [] and len(multi) == len(set(multi))
     starts: set[int] = set()
     native.starts(b"crates cio" + b"a" * 32 + b" asyncio", starts, formats=starts)
     assert starts == {7}  # the prefix at a word's start is still reported

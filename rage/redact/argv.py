@@ -37,6 +37,7 @@ import re
 import shlex
 from collections.abc import Callable
 
+from rage.redact.nearby import option_value
 from rage.redact.regexcache import compiled
 from rage.redact.values import DUMMY_PASSWORDS, token_shaped
 from rage.sensitive import looks_harmless_value, looks_secret_name
@@ -656,6 +657,10 @@ class ArgvRedactor:
                 out[i:] = self.redact(argv[i:])  # the command it runs, by its own rules
                 done[i:] = [True] * (len(argv) - i)
                 break
+            elif nxt and not done[i + 1] and option_value(a, argv[i + 1]):
+                hide(i + 1)  # a random token after `-p` or `password`, whatever the program
+                i += 2
+                continue
             elif not a.startswith("-"):
                 if subcommand is None:
                     subcommand = a

@@ -22,6 +22,7 @@ from rage.redact.literals import registered_literals
 from rage.redact.multiline import NEEDLES as MULTILINE_NEEDLES
 from rage.redact.multiline import REDACTED_NEEDLES, hold_back, redact_multiline
 from rage.redact.native import finder, native_scan
+from rage.redact.nearby import SHAPES as NEARBY_SHAPES
 from rage.redact.normalize import needs_normalizing, normalize
 from rage.redact.patterns import compile_custom
 from rage.redact.regexcache import compiled
@@ -189,6 +190,7 @@ class RedactionEngine(Handlers):
                              names_cs=tuple(names_cs), names_ci=tuple(names_ci),
                              multiline=MULTILINE_NEEDLES, names_after=names_after,
                              line_shapes=(P.PROMPT_KEY + rb"[ \t]*:[ \t]+[^\s\"'\[]",),
+                             multiline_shapes=NEARBY_SHAPES,
                              stored=True)  # it holds no literal (never on a disk)
         # the reference scan finds a prompt's line from its literals; the native one from
         # the whole shape (the literals are in prose too: `password for ` is in 1% of the

@@ -252,10 +252,12 @@ FORMATS: tuple[SecretFormat, ...] = (
        ("/services/T",), "https://api.slack.com/messaging/webhooks", "Slack"),
     _F("discord-webhook", r"/api/webhooks/[0-9]{17,20}/(?P<secret>[A-Za-z0-9_\-]{60,68})",
        ("/api/webhooks/",), "https://discord.com/developers/docs/resources/webhook", "Discord"),
-    _F("telegram-bot-token", r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}", (":AA",),
+    # 33 characters after `AA` as issued; 32 in Telegram's own documented example
+    # (`110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw`), which users copy into tests and docs
+    _F("telegram-bot-token", r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{32,33}", (":AA",),
        "https://core.telegram.org/bots/api#authorizing-your-bot", "Telegram"),
     # in an API URL the token follows "/bot" with no separator
-    _F("telegram-bot-token", r"bot(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_\-]{33})", (":AA",),
+    _F("telegram-bot-token", r"bot(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_\-]{32,33})", (":AA",),
        "https://core.telegram.org/bots/api#making-requests", "Telegram"),
     _F("teams-webhook",
        r"webhook\.office\.com/webhookb2/(?P<secret>[0-9a-f\-]{36}@[0-9a-f\-]{36}/IncomingWebhook/"

@@ -47,15 +47,27 @@ from rage.redact.calls import (
 )
 from rage.redact.calls import NEEDLES as CALL_NEEDLES
 from rage.redact.hexdump import run_start as dump_run_start
+from rage.redact.nearby import (
+    BACK_NEEDLES,
+    PRINTS_NEEDLES,
+    cut_tails,
+    escaped_ppk,
+    near_secret_words,
+    password_options,
+    printed_bare,
+    shaped_lines,
+)
 from rage.redact.normalize import trace_record_start
 from rage.redact.oauth import NEEDLES as OAUTH_NEEDLES
 from rage.redact.oauth import authorization_codes
 from rage.redact.regexcache import compiled
 from rage.redact.result_tables import (
     COPY,
+    DASHED,
     KEY_VALUE,
     RECORD,
     copy_blocks,
+    dashed_tables,
     expanded_records,
     key_value_tables,
     pipe_tables,
@@ -115,7 +127,7 @@ _OPENERS: tuple[bytes, ...] = (b": |", b": >", b": !!binary", b": !vault", b"Pri
                                b"<auth-user-pass>", *_SASL_PASSWORD_PROMPTS,
                                *REDIS_SECRETS, _VAR_DUMP_KEY,
                                b"Bearer", b"bearer", b"eyJ", b"apiVersion:", b"CREATE TABLE ",
-                               KEY_VALUE)
+                               KEY_VALUE, b"KeyName", *PRINTS_NEEDLES)
 # a JWK's `kty`, and the private members printed before it when keys are sorted (`crv`, `d`,
 # `dp`, `dq`, `e`, `kty`...; `alg`, `k`, `kid`, `kty`): a block ends before its object
 _JWK_OPENERS = tuple(q + n + q for n in (b"kty", b"d", b"k") for q in (b'"', b"'", b'\\"'))
@@ -134,6 +146,7 @@ _RULES_BY_NEEDLE = (
     (b": |", "block"), (b": >", "block"), (b": !!binary", "block"), (b": !vault", "block"),
     (b"kind: Secret", "secret"), (b"value:", "pair"),
     (b"value\":", "pair"), (b"value':", "pair"), (b"Private-Lines:", "ppk"),
+    (b"Private-Lines:", "escaped-ppk"),
     (b"[REDACTED:auth-header]", "wrapped"), (b"[REDACTED:jwt]", "wrapped"),
     (_CUT, "wrapped"),
     # (a PIN or a numeric password column too: `name,username,pin`, `host\tpass`)
@@ -156,6 +169,7 @@ _RULES_BY_NEEDLE = (
     # query results: psql's and mysql's tables, psql's expanded records, pg_dump's COPY
     *((n, "pipe-table") for n in TABLE_RULES), (RECORD, "records"), (COPY, "copy"),
     (KEY_VALUE, "key-value-table"),  # Vault's `Key    Value` tables
+    (DASHED, "dashed-table"),  # columns under dashes: `az storage account keys list -o table`
     # a password passed by position: `server.login("me@x.com", "x")` in a traceback
     *((n, "calls") for n in CALL_NEEDLES),
     # `if ("x" == my_password)`: a literal compared with a secret name, the literal first
@@ -194,6 +208,12 @@ _RULES_BY_NEEDLE = (
     # an argv printed as a list: a CalledProcessError's `Command '['mysql', '-pX']'` (the
     # command rule also redacts the lists on its lines)
     *((n, "command") for n in argv_list_needles()),
+    # what no name is bound to (rage.redact.nearby): a command's bare output under the name
+    # it printed; the rest of a value an unquoted `)` cut (a Django key)
+    *((n, "printed") for n in PRINTS_NEEDLES), (_CUT, "tail"),
+    # ...and the token before the secret word in a phrase or a comparison (`# X is the
+    # password`): a guess, run with the others of rage.redact.nearby (see below)
+    *((n, "near-back") for n in BACK_NEEDLES),
 )
 
 
@@ -227,9 +247,13 @@ def redact_multiline(buf: bytes, count: Count,
     where = _needles(buf) if needles is None else [
         (n, rule, needles[n]) for n, rule in _RULES_BY_NEEDLE if n in needles]
     found = [(rule, at) for needle, rule, positions in where
-             if (at := _line_numbers(buf, needle, positions if rule != "wrapped" else
-                                     _wrap_points(buf, needle, positions)))]
-    if not found:
+             if (at := _line_numbers(buf, needle, positions if rule not in _FILTERED else
+                                     _FILTERED[rule](buf, needle, positions)))]
+    # rules that guess from what is near (rage.redact.nearby), found by shapes, not needles,
+    # run last; what they remove is not learned (a report would then remove a wrong guess
+    # everywhere else too). Given the needles, the native scan found no shape in the input
+    near, options = shaped_lines(buf) if needles is None else ([], [])
+    if not found and not near and not options:
         return buf
     lines = buf.split(b"\n")
     rules = {"block": _block_scalars, "secret": _secret_data, "pair": _name_value,
@@ -242,17 +266,26 @@ def redact_multiline(buf: bytes, count: Count,
              "calls": positional_passwords, "option-item": _option_items,
              "annotated": annotated_values, "compared": compared_literals,
              "pipe-table": pipe_tables, "records": expanded_records, "copy": copy_blocks,
-             "key-value-table": key_value_tables,
+             "key-value-table": key_value_tables, "dashed-table": dashed_tables,
              "input-value": input_values, "error-input": error_inputs, "host-tokens": _host_tokens,
              "ovpn": _ovpn, "sasl-login": _sasl_login, "redis-config": _redis_config,
              "var-dump": _var_dump, "expect": _expect, "fed": _fed,
-             "oauth-code": authorization_codes}
+             "oauth-code": authorization_codes, "printed": printed_bare, "tail": cut_tails,
+             "escaped-ppk": escaped_ppk}
     before = list(lines) if learn is not None else None
     hit = False
+    back: list[int] = []
     for rule, at in found:
+        if rule == "near-back":
+            back += at
+            continue
         hit |= rules[rule](lines, at, count)
     if hit and before is not None and learn is not None:
         _removed_values(before, lines, learn)
+    if near or back:
+        hit |= near_secret_words(lines, sorted(set(near + back)), count)
+    if options:
+        hit |= password_options(lines, options, count)
     return b"\n".join(lines) if hit else buf
 
 
@@ -439,6 +472,17 @@ def _wrap_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list
             if line.fullmatch(buf, e + 1, le if le >= 0 else len(buf)):
                 out.append(i)
     return out
+
+
+def _tail_points(buf: bytes, needle: bytes, positions: list[int] | None) -> list[int]:
+    """The redactions a `)` follows: the only ones :func:`rage.redact.nearby.cut_tails`
+    can extend."""
+    n = len(needle)
+    return [i for i in (finds(buf, needle) if positions is None else positions)
+            if buf[i + n:i + n + 1] == b")"]
+
+
+_FILTERED = {"wrapped": _wrap_points, "tail": _tail_points}
 
 
 def _no_count(kind: str) -> None:

@@ -59,6 +59,7 @@ _MULTI = 9  # a needle of a multi-line rule (rage.redact.multiline): that pass i
 _SPACED_KEY = 10  # blanks then a key shape's separator: a secret word's shape, if one is before
 _LINE = 11  # a shape whose line is a start (line_shapes: the prompt of a password)
 _DUMP = 12  # a line that may be a hex dump's (rage.redact.hexdump)
+_NEAR = 13  # a shape of rage.redact.nearby: the multi-line pass, if its test says it may change
 _SOM = -1  # offset: the start of the match as Hyperscan reports it (SOM_LEFTMOST)
 
 
@@ -269,7 +270,9 @@ class Native:
                  formats: Plan = (), names_cs: tuple[bytes, ...] = (),
                  names_ci: tuple[bytes, ...] = (), multiline: tuple[bytes, ...] = (),
                  names_after: tuple[tuple[bytes, bytes], ...] = (),
-                 line_shapes: tuple[bytes, ...] = (), stored: bool = False) -> None:
+                 line_shapes: tuple[bytes, ...] = (), stored: bool = False,
+                 multiline_shapes: tuple[tuple[bytes, Callable[[bytes, int], bool]], ...] = ()
+                 ) -> None:
         import hyperscan
 
         caseless, som = hyperscan.HS_FLAG_CASELESS, hyperscan.HS_FLAG_SOM_LEFTMOST
@@ -346,8 +349,11 @@ class Native:
                 d.add(escape(t), 0, (_BOUNDED, len(t), None))
         for expr in _DIRTY_EXPRESSIONS:
             d.add(expr, 0, (_DIRTY, 0, None))
-        for t in multiline:
-            d.add(escape(t), 0, (_MULTI, 0, None))
+        for t in multiline:  # only whether one is there: one hit a scan, not one a needle
+            d.add(escape(t), hyperscan.HS_FLAG_SINGLEMATCH, (_MULTI, 0, None))
+        for expr, test in multiline_shapes:  # (rage.redact.nearby: a word, then a token)
+            d.add(expr, 0, (_NEAR, 0, test))
+
         d.add(DUMP_EXPRESSION, line_mode, (_DUMP, 0, None))
         for expr in line_shapes:  # `(?m:^)` is Hyperscan's `^` in multi-line mode
             d.add(expr.replace(b"(?m:^)", b"^"), line_mode, (_LINE, 0, None))
@@ -455,6 +461,7 @@ class Native:
         dirty: list[bool] = []
         multi: list[bool] = []
         dumps: list[bool] = []
+        asked = [-1]  # the end of the last line a _NEAR test was asked of
         add = starts.add
         add_name = add if names is None else names.add
         add_format = add if formats is None else formats.add
@@ -481,6 +488,12 @@ class Native:
                 elif kind == _DUMP:
                     if not dumps:
                         dumps.append(True)
+                elif kind == _NEAR:  # a line asked once (a match ends at each token of it)
+                    if not multi and to > asked[0]:
+                        nl = region.find(b"\n", to - 1)
+                        asked[0] = len(region) if nl < 0 else nl
+                        if arg(region, to):
+                            multi.append(True)
                 elif kind == _SHAPED:
                     run_starts(region, i, IDENT, starts)
                 elif kind == _KEYED:  # no blank before its separator (or a `value` form's)
@@ -520,6 +533,46 @@ def finder(needles: tuple[bytes, ...]) -> Finder | None:
     if (needles, on) not in _FINDERS:
         _FINDERS[needles, on] = find_all(list(needles), stored=True) if on else None
     return _FINDERS[needles, on]
+
+
+def line_finder(expressions: tuple[bytes, ...]) -> Callable[[bytes], list[int]] | None:
+    """Where each line holding a match of one of ``expressions`` (the engine's own, never
+    a secret; none crosses a line) ends: ``buf`` -> those match ends, ascending, one or
+    more a line. None without Hyperscan."""
+    on = available()
+    if (expressions, on) not in _LINE_FINDERS:
+        _LINE_FINDERS[expressions, on] = _line_finder(expressions) if on else None
+    return _LINE_FINDERS[expressions, on]
+
+
+def _line_finder(expressions: tuple[bytes, ...]) -> Callable[[bytes], list[int]] | None:
+    d = Database()
+    for expr in expressions:
+        d.add(expr, 0, (_ADD, 0, None))
+    try:
+        d.compile(stored=True)
+    except Exception as e:  # as in native_scan
+        _broken(e)
+        return None
+    db, guard = d.db, d.guard
+
+    def find(buf: bytes) -> list[int]:
+        ends: list[int] = []
+        last = [-1]  # the end of the line of the last hit: a line once
+
+        def hit(_idx: int, _frm: int, to: int, _flags: int, _ctx: Any) -> None:
+            if to > last[0]:  # (a match may end with its line's newline)
+                nl = buf.find(b"\n", to - 1)
+                last[0] = len(buf) if nl < 0 else nl
+                ends.append(to - 1)  # (its last byte: on its line)
+
+        with guard.lock:
+            db.scan(buf, match_event_handler=hit)
+        return sorted(ends)
+    return find
+
+
+_LINE_FINDERS: dict[tuple[tuple[bytes, ...], bool], Callable[[bytes], list[int]] | None] = {}
 
 
 def find_all(needles: list[bytes], *, stored: bool = False) -> Finder | None:

@@ -188,3 +188,62 @@ def copy_blocks(lines: list[bytes], at: list[int], count: Count) -> bool:
             hit |= _hide(lines, j, spans, names, secret, count=count)
             j += 1
     return hit
+
+
+# tables of columns under a rule of dashes, two blanks apart (az's `-o table`, many CLIs):
+# `KeyName    Permissions    Value` / `---------  -------------  -----`
+DASHED = b"-  --"
+_DASHES = compiled(rb"[ \t]*-{3,}(?:[ \t]{2,}-{3,})+[ \t]*\r?")
+_DASH_RUN = compiled(rb"-{3,}")
+
+
+def dashed_tables(lines: list[bytes], at: list[int], count: Count) -> bool:
+    """Under a header and its rule of dashes, the cells of a column whose header names a
+    secret strongly (`PrimaryMasterKey`, `Password`; not `Key`, `Session`), and the `Value`
+    column beside a `KeyName` one (`az storage account keys list -o table`); to the first
+    row that does not fill the columns."""
+    from rage.redact.nearby import secret_word
+
+    hit = False
+    for i in at:
+        if not i or _DASHES.fullmatch(lines[i]) is None:
+            continue
+        rule = lines[i]
+        cols = [(m.start(), m.end()) for m in _DASH_RUN.finditer(rule)]
+        head = lines[i - 1]
+        names = [head[s:e if k + 1 < len(cols) else len(head)].strip() for k, (s, e) in
+                 enumerate(cols)]
+        if not all(names) or any(head[s - 1:s].strip() for s, _e in cols if s):
+            continue  # not a header aligned on the rule
+        secret = {k for k, n in enumerate(names) if secret_word(n) or (
+            n == b"Value" and b"KeyName" in names)}
+        if not secret:
+            continue
+        j = i + 1
+        while j < len(lines) and len(lines[j]) <= 65536:
+            row = lines[j]
+            spans = _row_cells(row, cols)
+            if spans is None:
+                break
+            for k in sorted(secret, reverse=True):
+                s, e = spans[k]
+                if not kept(row[s:e], names[k].decode("ascii", "replace")):
+                    count("secret-field")
+                    row = row[:s] + REDACTED + row[e:]
+                    hit = True
+            lines[j] = row
+            j += 1
+    return hit
+
+
+def _row_cells(row: bytes, cols: list[tuple[int, int]]) -> list[tuple[int, int]] | None:
+    """The cells of ``row`` at the rule's columns: each a word starting where its column
+    does (the last to the line's end), or None when the row does not fill them so."""
+    body = row.rstrip(b"\r\n \t")
+    out: list[tuple[int, int]] = []
+    for k, (s, _e) in enumerate(cols):
+        if len(body) <= s or body[s:s + 1].isspace() or (s and not body[s - 1:s].isspace()):
+            return None
+        end = len(body) if k + 1 == len(cols) else body.find(b" ", s)
+        out.append((s, len(body) if end < 0 else end))
+    return out
