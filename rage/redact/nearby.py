@@ -273,10 +273,16 @@ def near_secret_words(lines: list[bytes], at: list[int], count: Count) -> bool:
         spans: list[tuple[int, int]] = []
         for ts, te in toks:
             k = next((k for k, (s, e) in enumerate(words) if s <= ts < e), -1)
-            reach = min((abs(k - j) for j in secret if j < k or (back and j > k)), default=0)
-            if k < 0 or not 0 < reach <= _REACH or secret_word(line[ts:te]) or (
-                    reach > 1 and _HEX.fullmatch(line, ts, te) is not None) or _given(line, ts):
-                continue  # (hex only beside the word: `<commit sha> fix token refresh`)
+            reach, near = min(((abs(k - j), j) for j in secret if j < k or (back and j > k)),
+                              default=(0, -1))
+            hexed = _HEX.fullmatch(line, ts, te) is not None
+            if k < 0 or not 0 < reach <= _REACH or secret_word(line[ts:te]) or (hexed and (
+                    reach > 1 or b"_" in line[words[near][0]:words[near][1]])) or (
+                    _given(line, ts)):
+                # hex only beside a word of prose: not `<commit sha> fix token refresh`, nor
+                # a key log's label (`SERVER_HANDSHAKE_TRAFFIC_SECRET <client random> X`,
+                # whose secret its format takes)
+                continue
             spans.append((ts, te))
         if spans:
             lines[i] = _replace(line, spans, count)
