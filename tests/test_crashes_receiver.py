@@ -1,7 +1,8 @@
-"""Crashes of other runtimes on the receiver: real programs (C++ and Rust, compiled here)
-crash in two variants each (another directory, lines shifted, other values), are recorded
-with `rage run`, reported and uploaded to a real receiver; the same cause gets one
-signature, another cause another, and the signature names the frames, not the values."""
+"""Crashes of other runtimes on the receiver: real programs (C with AddressSanitizer, C++,
+Rust, Node, Java: compiled and run here) crash in two variants each (another directory,
+lines shifted, other values), are recorded with `rage run`, reported and uploaded to a real
+receiver; the same cause gets one signature, another cause another, and the signature names
+the frames, not the values."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.test_crashes import CPP_SRC, RUST_SRC, _pad
+from tests.test_crashes import C_SRC, CPP_SRC, JAVA_SRC, NODE_LIB, NODE_SRC, RUST_SRC, _pad
 from tests.test_server import Server, start_server, stop_server
 
 ADMIN = "crashes-admin-token"
@@ -82,3 +83,40 @@ def test_native_crashes_group_by_their_frames_on_the_receiver(server: Server,
     for t in texts:
         assert "/" not in t.split(": ", 1)[1] or "::" in t  # no paths
         assert not any(str(v) in t for v in (7, 12))  # no values from argv
+
+
+@pytest.mark.skipif(not shutil.which("gcc") or not shutil.which("node")
+                    or not shutil.which("javac"), reason="needs gcc, node and a JDK")
+def test_c_node_and_java_crashes_group_on_the_receiver(server: Server, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for variant, (sub, shift) in enumerate((("a", 0), ("b/deeper", 7))):
+        where = tmp_path / sub
+        (where / "node_modules" / "lib").mkdir(parents=True)
+        (where / "crash.c").write_text(_pad(C_SRC, shift))
+        subprocess.run(["gcc", "-g", "-O0", "-fsanitize=address", "-o", "asan", "crash.c"],
+                       cwd=where, check=True, capture_output=True, timeout=120)
+        (where / "app.js").write_text(_pad(NODE_SRC, shift))
+        (where / "node_modules" / "lib" / "index.js").write_text(NODE_LIB)
+        (where / "App.java").write_text(_pad(JAVA_SRC, shift))
+        subprocess.run(["javac", "App.java"], cwd=where, check=True, capture_output=True,
+                       timeout=120)
+        for mode in ("uaf", "overflow"):
+            run_and_report(server, home, "asan", [str(where / "asan"), mode, str(3 + 2 * variant)],
+                           where, env={"ASAN_OPTIONS": "detect_leaks=0"})
+        for mode in ("throw", "save"):
+            run_and_report(server, home, "app", ["node", str(where / "app.js"), mode,
+                                                 str(2 + variant * 9)], where)
+        for mode in ("cause", "state"):
+            run_and_report(server, home, "App", ["java", "-Xshare:auto", "-cp", str(where),
+                                                 "App", mode, str(1 + variant * 40)], where)
+    rows = signatures(server)
+    assert Counter(str(r["app"]) for r in rows) == {"asan": 2, "app": 2, "App": 2}
+    assert all(r["count"] == 2 for r in rows), [(r["text"], r["count"]) for r in rows]
+    assert {str(r["kind"]) for r in rows} == {"crash"}
+    texts = " | ".join(str(r["text"]) for r in rows)
+    for name in ("heap-use-after-free", "heap-buffer-overflow", "IllegalStateException"):
+        assert name in texts, texts
+    # the page says what was compared, the app's own frames first
+    one = requests.get(f"{server.url}/api/v1/signatures/{rows[0]['hash']}", headers=AUTH,
+                       timeout=10).json()
+    assert any(r.startswith("frames compared, the app's own first: ") for r in one["reasons"])

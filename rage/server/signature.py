@@ -123,10 +123,15 @@ def _runtime_crash(app: str, texts: Mapping[str, str]) -> Signature | None:
     full, frames = found
     kind = crash.kind
     exc = crash.type or None
-    shown = [f"{f.get('module') or ''}::{f.get('function')}".lstrip(":") for f in frames[:3]]
+    def name(f: Mapping[str, Any]) -> str:
+        return f"{f.get('module') or ''}::{f.get('function')}".lstrip(":")
+
+    # the app's own frames first (innermost first), then the libraries' it went through
+    shown = [name(f) for f in frames if f.get("in_app")][:5] + [
+        name(f) + " (library)" for f in frames if not f.get("in_app")][:3]
     reasons = [f"a {kind} report in the output",
                "compared: " + full[:400],
-               "frames as printed, innermost first: " + (", ".join(shown) or "none"),
+               "frames compared, the app's own first: " + (", ".join(shown) or "none"),
                "ignored: line numbers, file paths, addresses, values in the message"]
     # the hash covers the whole signature text; the readable text is cut by _make
     return _make("crash", app, [kind, full], f"{app}: {full}", exc, reasons=reasons)
