@@ -37,7 +37,7 @@ def _time_process(argv: list[str], env: dict[str, str], stdout: int = subprocess
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    env = {**os.environ, "RAGE_HOME": str(tmp / "home"), "RAGE_CONFIG": str(tmp / "none.toml")}
+    env = {**os.environ, "RAGE_HOME": str(tmp / "home"), "RAGE_CONFIG": os.devnull}
     for var in ("RAGE_DISABLE", "PYTHONUNBUFFERED"):
         env.pop(var, None)
     return env

@@ -17,6 +17,7 @@ secrets).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -59,7 +60,7 @@ def main() -> None:
     bad = dict.fromkeys(ways, 0)
     with tempfile.TemporaryDirectory() as home:
         env = {"PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8",
-               "RAGE_HOME": f"{home}/rage", "RAGE_CONFIG": f"{home}/config.toml",
+               "RAGE_HOME": f"{home}/rage", "RAGE_CONFIG": os.devnull,
                "PYTHONPATH": str(ROOT)}
         for path in files:
             src = path.read_bytes()

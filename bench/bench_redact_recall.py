@@ -149,7 +149,7 @@ def end_to_end(per_kind: dict[str, list[int]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAGE_")}
-        env |= {"RAGE_HOME": str(root / "home"), "RAGE_CONFIG": str(root / "c.toml")}
+        env |= {"RAGE_HOME": str(root / "home"), "RAGE_CONFIG": os.devnull}
         child = root / "tool.py"
         child.write_text(CHILD)
         plants: dict[str, list[tuple[str, str, str]]] = {}

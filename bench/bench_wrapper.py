@@ -207,7 +207,7 @@ def main() -> None:
         # no RAGE_* settings and no config file: the path most recorded commands take
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("RAGE_") and k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(RAGE_HOME=str(t / "home"), RAGE_CONFIG=str(t / "c.toml"))
+        env.update(RAGE_HOME=str(t / "home"), RAGE_CONFIG=os.devnull)
         install_shim(t / "bin")
         shim_env = {**env, "PATH": f"{t / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"}
         timed_pipe([*SHIM, "true"], env)  # the first run of an app makes a retention pass

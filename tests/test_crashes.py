@@ -231,7 +231,7 @@ def _record(home: Path, app: str, argv: list[str], cwd: Path,
     """Run argv through the real ``rage run``; the recorded stderr.log."""
     full_env = {k: v for k, v in os.environ.items()
                 if not k.startswith(("RAGE_", "RUST_BACKTRACE", "ASAN_", "UBSAN_"))}
-    full_env.update({"RAGE_HOME": str(home), "RAGE_CONFIG": str(home / "config.toml")})
+    full_env.update({"RAGE_HOME": str(home), "RAGE_CONFIG": os.devnull})
     full_env.update(env or {})
     proc = subprocess.run(rage_cmd("run", "--app", app, "--", *argv), cwd=cwd, env=full_env,
                           capture_output=True, timeout=60, check=False)
