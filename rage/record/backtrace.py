@@ -100,7 +100,10 @@ def _take_file(src: str, dest: str, since: float) -> str | None:
         st = os.lstat(src)
     except OSError:
         return "no core was written (the program's directory may not be writable)"
-    if (st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.getuid() or st.st_mtime < since:
+    # (a file's times come from the kernel's coarse clock, up to a tick behind the one the
+    # run was dated by: a core written within milliseconds of the start may look older)
+    if (st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.getuid() or (
+            st.st_mtime < since - 1.0):
         return f"{src} is not this run's core"
     try:
         os.rename(src, dest)
