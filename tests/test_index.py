@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -150,6 +151,28 @@ def test_forget_and_reassign_rebuild_counters(index: Index) -> None:
     assert index.signature(a.hash) is None
     got = index.signature(b.hash)
     assert got is not None and got["count"] == 1 and len(got["bundles"]) == 1
+
+
+def test_an_index_of_schema_1_gains_the_findings_column(tmp_path: Path) -> None:
+    """An index a receiver of schema 1 made (no bundles.findings) is upgraded in place,
+    its rows kept, and then keeps what clients found."""
+    path = tmp_path / "index.sqlite3"
+    old = Index(f"sqlite:///{path}")
+    old.record(sig("a"), facts(1))
+    old.close()
+    with sqlite3.connect(path) as db:  # as version 1 left it
+        db.execute("ALTER TABLE bundles DROP COLUMN findings")
+        db.execute("UPDATE rage_schema SET version = 1")
+    index = Index(f"sqlite:///{path}")
+    try:
+        index.record(sig("a"), dataclasses.replace(facts(2), findings=("inside lib 1.0",)))
+        got = index.signature(sig("a").hash)
+        assert got is not None and got["count"] == 2
+        assert got["findings"] == [{"text": "inside lib 1.0", "reports": 1, "of": 2}]
+    finally:
+        index.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version FROM rage_schema").fetchall() == [(schema.LATEST,)]
 
 
 def test_migrations_are_versioned(tmp_path: Path) -> None:

@@ -61,3 +61,25 @@ def test_hostile_findings_are_text_and_no_link(server: Server, tmp_path: Path) -
     assert "<script>alert(1)" not in html and "&lt;script&gt;" in html
     assert "<img src=x" not in html
     assert "javascript:" not in html
+
+
+def test_a_signature_counts_what_its_reporters_found(server: Server, tmp_path: Path) -> None:
+    """Three reports of one crash, two of them from clients that found the same culprit and
+    change: the signature's page says "2 of 3 reports"."""
+    found = {"since_it_worked": "Since it last worked (run 3f2a91c0, 2 days ago): "
+                                "requests 2.31.0 -> 2.32.3, env HTTPS_PROXY changed",
+             "culprit": {"name": "requests", "version": "2.32.3", "kind": "python"}}
+    for i, extra in enumerate([found, found, {}]):
+        page(server, tmp_path, note=f"report {i}", **extra)
+    auth = {"Authorization": f"Bearer {ADMIN}"}
+    [sig] = requests.get(f"{server.url}/api/v1/signatures", headers=auth,
+                         timeout=10).json()["signatures"]
+    one = requests.get(f"{server.url}/api/v1/signatures/{sig['hash']}", headers=auth,
+                       timeout=10).json()
+    assert one["count"] == 3
+    assert one["findings"] == [
+        {"text": "env HTTPS_PROXY changed", "reports": 2, "of": 3},
+        {"text": "inside requests 2.32.3", "reports": 2, "of": 3},
+        {"text": "requests 2.31.0 -> 2.32.3", "reports": 2, "of": 3}]
+    html = requests.get(f"{server.url}/triage/{sig['hash']}", headers=auth, timeout=10).text
+    assert "2 of 3 reports: inside requests 2.32.3" in html

@@ -23,6 +23,7 @@ class BundleFacts:
     command: str
     note: str
     size: int
+    findings: tuple[str, ...] = ()  # what the client found (culprit, what changed)
 
 
 @dataclass(frozen=True)

@@ -213,7 +213,8 @@ class Index:
                     "received_at": f.received_at, "app": f.app[:200],
                     "app_version": _cap(f.app_version, 100), "reporter": f.reporter,
                     "run_status": _cap(f.run_status, 32), "command": _cap(f.command, 500),
-                    "note": _cap(f.note, 2000), "size": f.size})
+                    "note": _cap(f.note, 2000), "size": f.size,
+                    "findings": json.dumps(list(f.findings)) if f.findings else None})
                 days[(row.id, f.received_at.date())] += 1
                 pairs.add((row.id, f.reporter))
                 event: Event | None = ("new" if row.count == len(members) and j == 0
@@ -303,7 +304,8 @@ class Index:
             if old is None:
                 return
             facts = BundleFacts(old.id, old.received_at, old.app, old.app_version, old.reporter,
-                                old.run_status, old.command or "", old.note or "", old.size)
+                                old.run_status, old.command or "", old.note or "", old.size,
+                                tuple(json.loads(old.findings or "[]")))
             row = self._upsert_signature(conn, sig, facts, count=0)
             conn.execute(S.bundles.update().where(S.bundles.c.id == bundle_id).values(
                 signature_id=row.id, algo_version=sig.version))

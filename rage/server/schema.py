@@ -79,6 +79,9 @@ bundles = sa.Table(
     sa.Column("command", sa.String(500)),
     sa.Column("note", sa.String(2000)),
     sa.Column("size", sa.BigInteger, nullable=False),
+    # what the client found before sending (schema 2): a JSON list of short texts, "inside
+    # requests 2.32.3", "requests 2.31.0 -> 2.32.3", "option --fast added"
+    sa.Column("findings", sa.Text),
     sa.Index("ix_bundles_signature", "signature_id", "received_at"),
     sa.Index("ix_bundles_app_version", "app", "app_version"),
     sa.Index("ix_bundles_algo", "algo_version"),
@@ -90,8 +93,14 @@ def _v1(conn: sa.Connection) -> None:
         table.create(conn)
 
 
+def _v2(conn: sa.Connection) -> None:
+    """bundles.findings (an index made at version 1 by this code has it already)."""
+    if "findings" not in {c["name"] for c in sa.inspect(conn).get_columns("bundles")}:
+        conn.execute(sa.text("ALTER TABLE bundles ADD COLUMN findings TEXT"))
+
+
 # step n brings the schema from version n-1 to n; append, never edit a released step
-MIGRATIONS: list[Callable[[sa.Connection], None]] = [_v1]
+MIGRATIONS: list[Callable[[sa.Connection], None]] = [_v1, _v2]
 LATEST = len(MIGRATIONS)
 
 

@@ -159,7 +159,27 @@ def facts_of(meta: StoredBundle, sig: signing.Signature, reporter: str) -> Bundl
         when = datetime.now(UTC).replace(tzinfo=None)
     return BundleFacts(meta.id, when, db_text(sig.app), _text(version), reporter,
                        _text(run.get("status")), db_text(command), _text(note) or "",
-                       meta.size)
+                       meta.size, findings(m))
+
+
+FINDINGS_MAX = 12  # short texts kept per bundle
+_SINCE = re.compile(r"^Since (?:it last worked \(run|run) [^)]{1,80}\): ")
+
+
+def findings(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the client found before sending, as short texts a signature's page counts over
+    its reports: whose bug (``inside requests 2.32.3``) and what changed since it last
+    worked (``requests 2.31.0 -> 2.32.3``, ``option --fast added``). Uploaded text: each
+    cut and made storable."""
+    out: list[str] = []
+    c = manifest.get("culprit")
+    if isinstance(c, dict) and isinstance(c.get("name"), str):
+        out.append(f"inside {c['name']} {c.get('version') or ''}".strip())
+    since = manifest.get("since_it_worked")
+    if isinstance(since, str) and (m := _SINCE.match(since[:4000])):
+        out += [item.strip() for item in since[m.end():4000].split(", ")
+                if item.strip() and not item.startswith("and ")]
+    return tuple(db_text(x[:120]) for x in dict.fromkeys(out))[:FINDINGS_MAX]
 
 
 def _text(value: Any) -> str | None:
