@@ -117,3 +117,22 @@ def test_config_files_declared_by_the_app_are_compared(tmp_path: Path) -> None:
     found = json.loads(diff.stdout)
     assert found["config"]["changed"] == [str(conf)]
     assert "retries" not in diff.stdout  # compared by digest: its content is never shown
+
+
+def test_no_findings_leaves_them_out(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for code in ("0", "3"):
+        subprocess.run([RAGE, "run", "--app", "tool", "--", "sh", "-c", f"exit {code}"],
+                       env=env(home, "x"), capture_output=True, timeout=60, check=False)
+    out = tmp_path / "b.tar.zst"
+    rep = subprocess.run([RAGE, "report", "--last", "--yes", "--no-collect", "--no-findings",
+                          "--output", str(out)], env=env(home, "x"), capture_output=True,
+                         text=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+    assert rep.returncode == 0, rep.stderr
+    assert "Since it last worked" not in rep.stdout + rep.stderr
+    names = subprocess.run(["tar", "--zstd", "-tf", str(out)], capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert "changes.json" not in names
+    manifest = json.loads(subprocess.run(["tar", "--zstd", "-xOf", str(out), "manifest.json"],
+                                         capture_output=True, check=True).stdout)
+    assert manifest["culprit"] is None and manifest["since_it_worked"] is None

@@ -196,6 +196,7 @@ def _run_report(
     allow_http: bool | None,
     no_upload: bool,
     no_check: bool,
+    no_findings: bool,
     only: tuple[str, ...],
     skip: tuple[str, ...],
     no_collect: bool,
@@ -244,7 +245,8 @@ def _run_report(
     except KeyboardInterrupt:
         raise InterruptedByUser("interrupted: no bundle written") from None
     request = ReportRequest(run=run, settings=settings, note=note, only=only, skip=skip,
-                            extra_collectors=tuple(extra_collectors), collect=not no_collect)
+                            extra_collectors=tuple(extra_collectors), collect=not no_collect,
+                            findings=not no_findings)
     with prepare(request) as prepared:
         for w in prepared.warnings:
             warn(w)
@@ -364,6 +366,10 @@ def _params(fixed_app: bool) -> list[click.Parameter]:
         click.Option(["--allow-http"], is_flag=True, default=None,
                      help="Allow plain http to a non-loopback host."),
         click.Option(["--no-upload"], is_flag=True, help="Only write the bundle."),
+        click.Option(["--no-findings"], is_flag=True,
+                     help="Leave out what changed since the app last worked and whose bug "
+                          "the crash is (worked out on this machine; nothing is sent for "
+                          "them)."),
         click.Option(["--no-check"], is_flag=True,
                      help="Do not ask a rage receiver whether the crash is known before "
                           "uploading (it is asked only a prefix of the crash's hash)."),

@@ -33,6 +33,8 @@ class ReportRequest:
     extra_collectors: tuple[Any, ...] = ()
     collect: bool = True  # False: no collectors at all (tests, --no-collect)
     collector_deadline_s: float = COLLECTOR_DEADLINE_S
+    # what changed since it last worked, whose bug (False: --no-findings, left out)
+    findings: bool = True
 
 
 @dataclass(frozen=True)

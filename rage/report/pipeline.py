@@ -207,8 +207,8 @@ def prepare(request: ReportRequest) -> Prepared:
         warnings = file_warnings + warnings
         meta = _redact_meta(redactor, escape_undecodable(
             {k: v for k, v in run.meta.items() if k != "fingerprint"}))  # (never sent)
-        culprit = _culprit(run, redactor, meta, run_members)
-        changes = _changes(run, redactor, warnings)
+        culprit = _culprit(run, redactor, meta, run_members) if request.findings else None
+        changes = _changes(run, redactor, warnings) if request.findings else None
         since = [] if changes is None else [_bytes_member(CHANGES, _json(changes))]
         run_members.insert(0, _bytes_member("run/meta.json", _json(meta)))
         coll_members, coll_data = _collector_members(sections, redactor, warnings)
