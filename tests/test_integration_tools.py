@@ -190,13 +190,19 @@ def test_flask_debug_reloader_children_are_not_runs(tmp_path: Path) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not list(children.glob("runs/*/children/*")):
             time.sleep(0.1)
-        time.sleep(1.0)
         app = tmp_path / "app.py"
-        app.write_text(APP_PY + "\n# reload\n")  # the reloader restarts the child: exit 3
-        os.utime(app, (time.time() + 5, time.time() + 5))
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 45
+        edits = 0
         while time.monotonic() < deadline and len(list(children.glob("runs/*/children/*"))) < 2:
-            time.sleep(0.1)
+            # the reloader restarts the child (exit 3) once it sees the file change; under
+            # load the child may not watch yet when a first edit lands: edit again
+            edits += 1
+            app.write_text(APP_PY + f"\n# reload {edits}\n")
+            os.utime(app, (time.time() + 5 * edits, time.time() + 5 * edits))
+            step = time.monotonic() + 3
+            while time.monotonic() < min(step, deadline) and len(
+                    list(children.glob("runs/*/children/*"))) < 2:
+                time.sleep(0.1)
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=30)
