@@ -14,7 +14,7 @@ from typing import Any
 
 from rage.crashes.model import Crash, Frame
 
-__all__ = ["Crash", "Frame", "parse", "signature_of"]
+__all__ = ["Crash", "Frame", "parse", "sign", "signature_of"]
 
 
 def parse(text: str) -> Crash | None:
@@ -46,12 +46,16 @@ def signature_of(text: str, app: str) -> tuple[str, list[dict[str, Any]]] | None
     ``line``; a Java chain's later links follow, each frame naming its ``exception``) of
     the last crash report in ``text``; None when there is none. ``app`` is the app's
     name: a Rust crate of that name is the app's when paths do not say."""
+    crash = parse(text)
+    return None if crash is None else sign(crash, app)
+
+
+def sign(crash: Crash, app: str) -> tuple[str, list[dict[str, Any]]]:
+    """:func:`signature_of` of a crash :func:`parse` found already (the receiver's
+    signature also needs its kind and type: one parse, not two)."""
     from rage.crashes import rust
     from rage.crashes.signature import signature_text
 
-    crash = parse(text)
-    if crash is None:
-        return None
     if crash.kind == "rust-panic":
         crash = rust.attribute(crash, app)
     frames = [dict(f.as_dict(), exception=crash.type) if crash.causes else f.as_dict()

@@ -111,18 +111,16 @@ def _runtime_crash(app: str, texts: Mapping[str, str]) -> Signature | None:
     AddressSanitizer report...), signed by its frames (:mod:`rage.crashes`: Socorro's rules
     for native stacks, Sentry's in-app rule for managed ones). Only for a run that failed:
     a program that merely logged a stack trace and went on is not its crash."""
-    from rage.crashes import parse, signature_of
+    from rage.crashes import parse, sign
 
     text = "\n".join(t for t in (_output(texts), texts.get("run/fatal.log") or "") if t)
     crash = parse(text) if text else None
     if crash is None or crash.kind == "python-faulthandler":
         return None  # (a Python dump: the signal's signature reads it, as before)
-    found = signature_of(text, app)
-    if found is None:
-        return None
-    full, frames = found
+    full, frames = sign(crash, app)
     kind = crash.kind
     exc = crash.type or None
+
     def name(f: Mapping[str, Any]) -> str:
         return f"{f.get('module') or ''}::{f.get('function')}".lstrip(":")
 

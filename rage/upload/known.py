@@ -27,6 +27,7 @@ from rage.versions import version_gt
 PREFIX = 5
 TIMEOUT_S = 5.0
 TEXT_CAP = 64 * 1024  # the tail of each member the receiver's signature reads
+MANIFEST_CAP = 1024 * 1024  # a manifest past this is not one a receiver accepts
 
 
 @dataclass(frozen=True)
@@ -44,21 +45,27 @@ class Known:
         return dataclasses.asdict(self)
 
 
-def local_signature(bundle: Path) -> tuple[str, str]:
-    """(hash, readable text) of the bundle's crash signature, as the receiver computes it."""
-    from rage.bundle import open_bundle
+def local_signature(bundle: Path) -> tuple[str, str, str | None]:
+    """(hash, readable text) of the bundle's crash signature, as the receiver computes it,
+    and the app version it names: one pass over the bundle (the manifest is its first
+    member), the 64 KiB tail of each member the signature reads."""
+    from rage.bundle import MANIFEST
+    from rage.bundle.capped import read_members
     from rage.server.signature import MEMBERS, compute
 
-    reader = open_bundle(bundle)
-    manifest = reader.manifest
-    names = {m.name for m in reader.members}
-    texts = {}
-    for name in MEMBERS:
-        if name in names:
-            data = reader.read(name)
-            texts[name] = data[-TEXT_CAP:].decode("utf-8", "replace")
-    sig = compute(manifest, texts)
-    return sig.hash, sig.text
+    wanted = {MANIFEST, *MEMBERS}
+    # (whole manifests: the reader refuses one over MANIFEST_CAP; the members' tails are
+    # cut to what the receiver reads below)
+    got = read_members(bundle, cap=MANIFEST_CAP, select=lambda name, _size: name in wanted)
+    if got[MANIFEST].cut:
+        raise ValueError("the manifest is larger than a receiver reads")
+    manifest = json.loads(got[MANIFEST].data)
+    if not isinstance(manifest, dict):
+        raise ValueError("the manifest is not an object")
+    sig = compute(manifest, {n: got[n].data[-TEXT_CAP:].decode("utf-8", "replace")
+                             for n in MEMBERS if n in got})
+    version = manifest.get("app_version")
+    return sig.hash, sig.text, version if isinstance(version, str) and version else None
 
 
 def check(target: str, bundle: Path, settings: Settings) -> Known | None:
@@ -73,7 +80,7 @@ def check(target: str, bundle: Path, settings: Settings) -> Known | None:
     if proto != "receiver" or not address:
         return None
     try:
-        sig_hash, _text = local_signature(bundle)
+        sig_hash, _text, version = local_signature(bundle)
     except Exception:  # a bundle rage cannot sign: nothing to ask
         return None
     base = address.rstrip("/").removesuffix("/api/v1/bundles")
@@ -83,7 +90,6 @@ def check(target: str, bundle: Path, settings: Settings) -> Known | None:
         return None
     from rage.server.signature import ALGORITHM_VERSION
 
-    version = _app_version(bundle)
     for m in answer.get("matches") or ():
         if not isinstance(m, Mapping) or m.get("suffix") != sig_hash[PREFIX:]:
             continue
@@ -108,13 +114,6 @@ def _ask(url: str, settings: Settings) -> dict[str, Any] | None:
     except Exception:  # not known, as far as this report can tell
         return None
     return data if isinstance(data, dict) else None
-
-
-def _app_version(bundle: Path) -> str | None:
-    from rage.bundle import open_bundle
-
-    v = open_bundle(bundle).manifest.get("app_version")
-    return v if isinstance(v, str) and v else None
 
 
 def describe(k: Known, my_version: str | None) -> str:
