@@ -29,8 +29,7 @@ from typing import Any
 
 import pytest
 
-PG_BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
-               "/usr/lib/postgresql/17/bin")
+PG_ROOT = Path("/usr/lib/postgresql")  # Debian: one VERSION/bin per installed server
 
 
 def free_port() -> int:
@@ -184,16 +183,23 @@ class Postgres:
         return self.url.rsplit("/", 1)[0] + "/" + name
 
 
-def _pg_bin() -> Path | None:
-    for d in PG_BIN_DIRS:
-        if (Path(d) / "initdb").exists():
-            return Path(d)
-    return None
+def pg_bin(root: Path = PG_ROOT) -> Path | None:
+    """The newest installed server's bin directory (any Debian version: 9.6, 13, 17, ...),
+    else the one holding an ``initdb`` on PATH (a server built from source)."""
+    found = []
+    for initdb in root.glob("*/bin/initdb"):
+        version = initdb.parent.parent.name
+        if os.access(initdb, os.X_OK) and all(p.isdigit() for p in version.split(".")):
+            found.append((tuple(int(p) for p in version.split(".")), initdb.parent))
+    if found:
+        return max(found)[1]
+    on_path = shutil.which("initdb")
+    return Path(on_path).parent if on_path else None
 
 
 @contextlib.contextmanager
 def run_postgres() -> Iterator[Postgres]:
-    bindir = _pg_bin()
+    bindir = pg_bin()
     if bindir is None:
         pytest.skip("PostgreSQL server is not installed (apt-get install postgresql)")
     root = Path(tempfile.mkdtemp(prefix="rage-pg-"))

@@ -99,13 +99,11 @@ def test_hung_collector_times_out_and_its_subprocess_dies(
     marker = f"{60 + uuid.uuid4().int % 1000 / 1000:.3f}"
     monkeypatch.setenv("FIXTURE_SLEEP_SECONDS", marker)
     found = discover()
-    start = time.monotonic()
     sections = run_collectors(found.collectors, Context(), only=["dummy-hangs", "dummy"])
-    elapsed = time.monotonic() - start
     by = {s.name: s for s in sections}
     assert by["dummy-hangs"].status == "timeout"
+    assert by["dummy-hangs"].error == "gave up after 0.5s"  # its own timeout stopped it
     assert by["dummy"].status == "ok"
-    assert 0.5 <= elapsed < 0.5 + 1.5  # its timeout is 0.5 s
     deadline = time.monotonic() + 2
     while sleep_children(marker) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -119,9 +117,11 @@ class Slow(Collector):
 
     def __init__(self) -> None:
         self.release = threading.Event()
+        self.finished = threading.Event()
 
     def collect(self, ctx: Context) -> Any:
         self.release.wait(20)
+        self.finished.set()
         return "late"
 
 
@@ -146,12 +146,10 @@ class NotApplicable(Collector):
 def test_overall_deadline_bounds_the_runner() -> None:
     slow = Slow()
     try:
-        start = time.monotonic()
         sections = run_collectors([slow, Quick(), NotApplicable()], Context(), deadline_s=0.3)
-        elapsed = time.monotonic() - start
+        assert not slow.finished.is_set()  # the runner returned without waiting for it
     finally:
         slow.release.set()
-    assert elapsed < 1.5
     assert [(s.name, s.status) for s in sections] == [
         ("slow", "timeout"), ("quick", "ok"), ("never", "skipped")]
     assert sections[1].data == {"cwd": str(Path.cwd())}
@@ -174,10 +172,8 @@ def test_unknown_names_are_a_usage_error() -> None:
 
 def test_run_command_kills_the_whole_group_on_timeout() -> None:
     marker = f"{70 + uuid.uuid4().int % 1000 / 1000:.3f}"
-    start = time.monotonic()
     res = Context().run_command(["sh", "-c", f"sleep {marker} & sleep {marker}"], timeout=0.3)
     assert res is not None and res.timed_out and res.returncode is None
-    assert time.monotonic() - start < 2.5
     assert sleep_children(marker) == []
 
 

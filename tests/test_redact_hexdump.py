@@ -188,13 +188,28 @@ def test_the_corpus_dumps_are_the_real_programs(tmp_path: Path) -> None:
     assert curl_trace_hex(data) in trace
 
 
-def _tcpdump_of_a_request(token: str) -> bytes | None:
-    """What real `tcpdump -X` prints of an HTTP request on the loopback carrying ``token``
-    (None where tcpdump cannot capture here: not installed, or no permission)."""
+def _kernel_refuses_capture() -> str | None:
+    """Why the kernel (or the sandbox around it) refuses a packet socket, or None."""
+    import socket
+
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW).close()
+    except OSError as e:
+        return f"a packet socket: {e.strerror}"
+    return None
+
+
+def _tcpdump_of_a_request(token: str) -> bytes:
+    """What real `tcpdump -X` prints of an HTTP request on the loopback carrying ``token``.
+    Skips where tcpdump is not installed, or cannot capture for a reason that is not a bug
+    here (not root, or the kernel refuses packet sockets); a root that can open a packet
+    socket and still fails to capture is a failure."""
+    import os
     import time
 
-    if shutil.which("tcpdump") is None or shutil.which("curl") is None:
-        return None
+    for tool in ("tcpdump", "curl"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (.ci/run installs it)")
     with http_server(204) as url, subprocess.Popen(
             ["tcpdump", "-i", "lo", "-X", "-n", "-l", "-c", "1",
              f"tcp dst port {url.rsplit(':', 1)[1]} and tcp[tcpflags] & tcp-push != 0"],
@@ -203,9 +218,14 @@ def _tcpdump_of_a_request(token: str) -> bytes | None:
         said = [cap.stderr.readline() for _ in range(2)]  # "listening on lo, ..."
         if not any(b"listening" in line for line in said):
             cap.kill()
-            cap.communicate()
-            return None
-        time.sleep(0.2)
+            _, rest = cap.communicate()
+            why = b"".join(said).decode(errors="replace").strip() + rest.decode(errors="replace")
+            if os.geteuid() != 0:
+                pytest.skip(f"tcpdump cannot capture as a user who is not root: {why}")
+            if (refused := _kernel_refuses_capture()) is not None:
+                pytest.skip(f"the kernel refuses packet capture here ({refused}): {why}")
+            pytest.fail(f"tcpdump is installed and we are root, yet it cannot capture: {why}")
+        time.sleep(0.2)  # "listening" is printed just before the capture starts
         subprocess.run(["curl", "-s", "-o", "/dev/null", "-H",
                         f"Authorization: Bearer {token}", url + "/"], check=True)
         out, _ = cap.communicate(timeout=10)
@@ -214,8 +234,6 @@ def _tcpdump_of_a_request(token: str) -> bytes | None:
 
 def test_a_real_tcpdump_of_a_request() -> None:
     out = _tcpdump_of_a_request(BEARER)
-    if out is None:
-        pytest.skip("tcpdump cannot capture on the loopback here")
     assert BEARER[:6].encode().hex()[:4].encode() in out  # tcpdump showed it
     assert "Authorization:.Bearer." in shown(out)[1]  # tcpdump shows a blank as `.`
     got = red(out)

@@ -144,19 +144,23 @@ def test_benign_text_kept(text: str) -> None:
     assert red_both(text) == (text, {})
 
 
-def _tool(name: str) -> str:
+def _tool(name: str, where: str = ".ci/run installs it") -> str:
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} is not installed (.ci/run installs it)")
+        pytest.skip(f"{name} is not installed ({where})")
     return path
+
+
+# .ci/run does not install a JDK: Debian's default-jdk-headless is some 265 MB for one test,
+# and the project's machine image ships OpenJDK 17, so CI runs this test without it
+_JDK = "it comes with a JDK, e.g. Debian's default-jdk-headless; .ci/run does not install one"
 
 
 def test_real_keytool_and_jarsigner_in_an_xtrace(tmp_path: Path) -> None:
     """A release script with `set -x`: the JDK's keytool makes a keystore and jarsigner
     signs a jar, each given `-storepass X` as their manuals say; the xtrace prints both."""
-    _tool("keytool")
-    _tool("jarsigner")
-    _tool("jar")
+    for name in ("keytool", "jarsigner", "jar"):
+        _tool(name, _JDK)
     (tmp_path / "a.txt").write_text("hello\n")
     script = tmp_path / "release.sh"
     script.write_text(
@@ -219,6 +223,7 @@ def test_real_expect_script_given_with_c(tmp_path: Path) -> None:
     """A real `expect -c` script answering a password prompt (round 28): its `send "X\\r"`
     leaked from argv (meta.json, the manifest) and from an xtrace of the command, where the
     expect rule looked only at a line that starts with `expect`."""
+    _tool("expect")
     script = tmp_path / "deploy.sh"
     digest = hashlib.sha256(S.encode()).hexdigest()[:16]  # the program checks it so
     prompt = ('read -r -s -p Password: p; echo; [ "$(printf %s "$p" | sha256sum | cut -c1-16)"'
@@ -239,6 +244,7 @@ def test_real_expect_error_trace_of_a_failed_send(tmp_path: Path) -> None:
     prints the failed command in its error trace (`    while executing` / `"send "X\\r""`),
     which the expect rule did not know. The script is a file, so nothing else in the run
     names the password."""
+    _tool("expect")
     exp = tmp_path / "login.exp"
     exp.write_text(f'spawn true\nexpect "assword:"\nsend "{S}\\r"\n')
     proc = run_rage("run", "--app", "expect2", "--", "expect", str(exp), timeout=60)

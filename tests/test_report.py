@@ -435,7 +435,9 @@ def test_fair_shares_fit_the_budget(sizes: dict[str, int], budget: int) -> None:
 def test_conflicting_selectors(flags: list[str]) -> None:
     record("demo", ["demo"], 1)
     proc = run_rage("report", *flags, "--yes")
-    assert proc.returncode == 2
+    # this usage error, not another (an unknown option, a missing argument) that exits 2 too
+    assert (proc.returncode, proc.stderr) == (
+        2, "rage: give only one of RUN, --last and --last-failed\n")
 
 
 def test_interactive_with_nothing_recorded_exits_3() -> None:

@@ -106,10 +106,11 @@ def test_manifest_amplification_is_refused_before_it_is_parsed(server: Server,
     bundle = _raw_manifest_bundle(tmp_path / "m.tar.zst", huge)
     assert bundle.stat().st_size < 10_000
     before = server.stored()
-    t0 = time.monotonic()
     r = api_upload(server, bundle)
-    assert r.status_code == 413 and "manifest.json" in r.json()["error"], r.text
-    assert time.monotonic() - t0 < 5
+    # refused on the member's header (its size, not a parse), before reading its 16 MiB
+    assert r.status_code == 413 and r.json()["error"] == (
+        "bundle member manifest.json (16777252 bytes) is larger than the 262144-byte limit "
+        "for it: refused"), r.text
     assert server.stored() == before
 
 
@@ -140,12 +141,9 @@ def test_page_amplification_is_bounded(server: Server, tmp_path: Path) -> None:
     assert bundle.stat().st_size < 20_000
     r = api_upload(server, bundle)
     assert r.status_code == 201, r.text
-    t0 = time.monotonic()
     page = requests.get(r.json()["url"], timeout=60)
-    elapsed = time.monotonic() - t0
     assert page.status_code == 200
     assert len(page.content) < 1_500_000, len(page.content)
-    assert elapsed < 5, elapsed
     assert "/files/run/output.log" in page.text  # the rest is a download away
 
 

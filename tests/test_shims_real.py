@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import time
+import uuid
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -23,9 +23,10 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 RAGE_PKG = Path(__file__).resolve().parent.parent / "rage"
 
 
-def sh(argv: list[str], path: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+def sh(argv: list[str], path: str, cwd: Path | None = None,
+       timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PATH": path}
-    return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, timeout=120,
+    return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, check=False)
 
 
@@ -216,20 +217,25 @@ def test_version_recorded_once_per_executable_change(tmp_path: Path) -> None:
 def test_version_probe_never_holds_the_command_up(tmp_path: Path) -> None:
     """A program that hangs on --version (and leaves a child holding its stdout) costs the
     first run 3 s at most, and is not asked again until it changes."""
-    shim_dir, real_dir = tmp_path / "shims", tmp_path / "real"
+    import psutil
+
+    shim_dir, real_dir, probes = tmp_path / "shims", tmp_path / "real", tmp_path / "probes"
     real_dir.mkdir()
     tool = real_dir / "hangs"
-    tool.write_text('#!/bin/sh\nif [ "$1" = --version ]; then sleep 30 & sleep 30; fi\n'
-                    'echo ran\n')
+    marker = f"{300 + uuid.uuid4().int % 1000 / 1000:.3f}"  # names its sleeps
+    tool.write_text(f'#!/bin/sh\nif [ "$1" = --version ]; then echo x >> {probes}; '
+                    f'sleep {marker} & sleep {marker}; fi\necho ran\n')
     tool.chmod(0o755)
     path = f"{shim_dir}:{real_dir}:{SYSTEM_PATH}"
     install(shim_dir, "hangs", path=path)
-    t0 = time.monotonic()
-    done = sh(["hangs", "x"], path)
-    first = time.monotonic() - t0
+    # a hang guard: waiting on the probe would take 300 s
+    done = sh(["hangs", "x"], path, timeout=60)
     assert done.returncode == 0 and done.stdout == b"ran\n"
-    assert first < 20  # the probe's 3 s, not the 30 s the program would take
-    t0 = time.monotonic()
-    assert sh(["hangs", "x"], path).stdout == b"ran\n"
-    assert time.monotonic() - t0 < first  # not probed again
+    assert probes.read_text() == "x\n"  # probed once
+    assert sh(["hangs", "x"], path, timeout=60).stdout == b"ran\n"
+    assert probes.read_text() == "x\n"  # not probed again
+    left = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", marker]]
+    for p in left:
+        p.kill()
+    assert left == []  # the probe's process group went with it
     assert [r["app_version"] for r in runs("hangs")] == [None, None]

@@ -80,22 +80,22 @@ def test_send_without_target(rage_home: Path) -> None:
 def test_send_500_until_budget_keeps_bundle_exit_4(rage_home: Path) -> None:
     b = _kept(rage_home)
     with serving(Reply(500, b"oops")) as s:
-        t0 = time.monotonic()
         p = run_rage("send", str(b), "--to", s.url, "--yes",
                      env={**os.environ, "RAGE_UPLOAD_TIMEOUT": "2"})
-        elapsed = time.monotonic() - t0
     assert p.returncode == 4
     lines = p.stderr.strip().splitlines()
     retries = [ln for ln in lines if "retrying in" in ln]
     assert retries and all("HTTP 500" in ln and "giving up in" in ln for ln in retries)
     final = lines[len(retries):]
     assert len(final) == 2, p.stderr
-    assert "HTTP 500" in final[0]
+    # every retry announced, none after the last attempt: the budget ended the loop
+    assert final[0].endswith(f"HTTP 500 Internal Server Error ({len(s.seen)} attempts in 2s)")
+    assert len(retries) == len(s.seen) - 1
     assert final[1].endswith(f"retry with: rage send {b} --to {s.url} --yes")
     assert str(b) in p.stderr and "Traceback" not in p.stderr
     assert p.stdout == ""
     assert b.exists() and not Path(str(b) + ".sent.json").exists()
-    assert len(s.seen) >= 2 and elapsed < 10
+    assert len(s.seen) >= 2
     pending = json.loads(run_rage("pending", "--json").stdout)["bundles"]
     assert [x["path"] for x in pending] == [str(b)]
 
