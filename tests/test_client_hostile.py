@@ -270,6 +270,35 @@ def test_send_to_a_directory_never_writes_through_a_planted_symlink(tmp_path: Pa
     assert sent.read_bytes() == bundle.read_bytes()
 
 
+def test_redact_output_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
+    shared = _shared_dir(tmp_path)
+    src = tmp_path / "app.log"
+    src.write_text("password=hunter2-and-more\nall is well\n")
+    out = shared / "clean.log"
+    proc = _rage_with_known_pid("redact", str(src), "-o", str(out), "-q")
+    victims: list[Path] = []
+    # at the output itself, and at the temporary names an editor or a naive writer uses
+    for name in ("clean.log", ".clean.log.tmp", "clean.log.tmp", f"clean.log.{proc.pid}",
+                 f".clean.log.{proc.pid}.tmp", "clean.log~", ".clean.log.swp"):
+        victim = _victim(tmp_path, f"victim{len(victims)}")
+        (shared / name).symlink_to(victim)
+        victims.append(victim)
+    code, _, err = _finish(proc)
+    assert code == 0, err
+    assert [v.read_bytes() for v in victims] == [b"precious\n"] * len(victims)
+    st = out.lstat()
+    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    assert out.read_text() == "password=[REDACTED:secret-field]\nall is well\n"
+    # nothing of rage's is left behind: only the planted links (the output's is replaced)
+    assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["clean.log"]
+    # an existing file of the user's is replaced, as before; a failed write leaves none
+    again = run_rage("redact", str(src), "-o", str(out), "-q")
+    assert again.returncode == 0 and out.read_text().endswith("all is well\n")
+    gone = run_rage("redact", str(tmp_path / "missing.log"), "-o", str(out), "-q")
+    assert gone.returncode == 3 and "Traceback" not in gone.stderr
+    assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["clean.log"]
+
+
 def test_link_new_never_publishes_a_swapped_name(tmp_path: Path) -> None:
     """Someone renames a symlink over the temporary name before it gets its real name."""
     from rage.fsutil import create_temp, link_new

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -123,7 +124,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
     """
     from rage.config import load_settings
     from rage.defaults import LEARNED_MAX
-    from rage.fsutil import open_private
+    from rage.fsutil import create_temp
     from rage.redact import Redactor
 
     settings = load_settings(None)
@@ -140,12 +141,17 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
         for w in said:
             warn(w)
     src, size = _open_input(source)
+    tmp = None
     try:
         if output is not None:
+            # FILE may be in a directory others can write: a symlink planted at FILE or at
+            # a guessable temporary name must never be written through. A fresh O_EXCL|
+            # O_NOFOLLOW file under a random name, renamed over FILE once complete
             try:
-                out: BinaryIO = open_private(output, "wb")
+                tmp, fd = create_temp(output)
             except OSError as e:
                 raise BadInputError(f"cannot write {output}: {e.strerror or e}") from None
+            out: BinaryIO = os.fdopen(fd, "wb")
         else:
             out = sys.stdout.buffer
         try:
@@ -173,7 +179,16 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
         finally:
             if output is not None:
                 out.close()
+        if tmp is not None and output is not None:
+            try:
+                os.replace(tmp, output)  # a symlink at FILE is replaced, never followed
+            except OSError as e:
+                raise BadInputError(f"cannot write {output}: {e.strerror or e}") from None
+            tmp = None
     finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         if src is not sys.stdin.buffer:
             src.close()
     counts = redactor.counts
