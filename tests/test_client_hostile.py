@@ -534,6 +534,47 @@ def test_tokens_table_binds_a_token_per_receiver(rage_home: Path, config_file: P
     assert "[tokens]: 'ftp://x' is not an http(s) origin" in bad.stderr
 
 
+def test_github_token_goes_only_to_github_or_a_configured_gist_api(
+        rage_home: Path, config_file: Path) -> None:
+    from tests.test_upload_servers import Reply, serving
+
+    bundle = _bundle_to_send(rage_home)
+    made = Reply(201, b'{"html_url": "{base}/gist/1"}')
+    env = {**os.environ, "GITHUB_TOKEN": "gh-secret", "PATH": os.defpath}  # no `gh`
+    with serving(made) as posing:
+        # a gist_api_url someone put in the config: GitHub's token is withheld, said once
+        config_file.write_text(f'[default]\ngist_api_url = "{posing.url}"\n')
+        res = run_rage("send", str(bundle), "--to", "gist", "--yes", env=env)
+        assert res.returncode != 0 and "Traceback" not in res.stderr
+        assert "gh-secret" not in res.stdout + res.stderr
+        assert res.stderr.count("GITHUB_TOKEN not sent to") == 1, res.stderr
+        assert (f"GITHUB_TOKEN not sent to {posing.url}: it is bound to "
+                "https://api.github.com") in res.stderr
+        assert f'[tokens] in the config as "{posing.url}"' in res.stderr
+        # `gist+URL` names the API in the command: the same binding
+        res = run_rage("send", str(bundle), "--to", f"gist+{posing.url}", "--yes", env=env)
+        assert res.returncode != 0 and "GITHUB_TOKEN not sent to" in res.stderr
+        assert posing.seen == []
+        # a token the [tokens] table binds to that origin goes there, and only it
+        config_file.write_text(f'[default]\ngist_api_url = "{posing.url}"\n'
+                               f'[tokens]\n"{posing.url}" = "enterprise-token"\n')
+        res = run_rage("send", str(bundle), "--to", "gist", "--yes", env=env)
+        assert res.returncode == 0, res.stderr
+    assert [(s.method, s.path, s.headers.get("Authorization")) for s in posing.seen] == [
+        ("POST", "/gists", "Bearer enterprise-token")]
+    # GitHub's own API still gets GitHub's token
+    from rage.config import Settings
+    from rage.upload.gist import gist_token
+
+    os.environ["GITHUB_TOKEN"] = "gh-secret"
+    try:
+        config_file.write_text("")
+        assert gist_token("https://api.github.com/", Settings()) == "gh-secret"
+        assert gist_token("https://API.github.com:443", Settings()) == "gh-secret"
+    finally:
+        del os.environ["GITHUB_TOKEN"]
+
+
 @pytest.mark.parametrize("fifo", ["fatal.log", "meta.json"])
 def test_a_recorded_tools_start_up_never_blocks_on_a_fifo_in_a_dead_run(
         tmp_path: Path, fifo: str) -> None:
