@@ -140,9 +140,10 @@ class S3Storage:
         size = path.stat().st_size
         if size > self.cache_bytes // 4:
             return
-        dest = self._tmp / "cache" / bundle_id
-        os.replace(path, dest)
         with self._lock:
+            if bundle_id in self._cache:  # two downloads fetched it at once: one is kept
+                return
+            os.replace(path, self._tmp / "cache" / bundle_id)
             self._cache[bundle_id] = size
             self._cached += size
             while self._cached > self.cache_bytes and self._cache:
