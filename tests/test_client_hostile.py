@@ -297,6 +297,10 @@ def test_redact_output_never_writes_through_a_planted_symlink(tmp_path: Path) ->
     gone = run_rage("redact", str(tmp_path / "missing.log"), "-o", str(out), "-q")
     assert gone.returncode == 3 and "Traceback" not in gone.stderr
     assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["clean.log"]
+    # a device of the system's is written to, never replaced by a file (as root it could be)
+    null = run_rage("redact", str(src), "-o", os.devnull, "-q")
+    assert null.returncode == 0, null.stderr
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
 
 
 def test_link_new_never_publishes_a_swapped_name(tmp_path: Path) -> None:

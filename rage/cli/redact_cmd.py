@@ -124,7 +124,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
     """
     from rage.config import load_settings
     from rage.defaults import LEARNED_MAX
-    from rage.fsutil import create_temp
+    from rage.fsutil import create_temp, open_private
     from rage.redact import Redactor
 
     settings = load_settings(None)
@@ -148,10 +148,13 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
             # a guessable temporary name must never be written through. A fresh O_EXCL|
             # O_NOFOLLOW file under a random name, renamed over FILE once complete
             try:
-                tmp, fd = create_temp(output)
+                if _write_through(output):
+                    out: BinaryIO = open_private(output, "wb")
+                else:
+                    tmp, fd = create_temp(output)
+                    out = os.fdopen(fd, "wb")
             except OSError as e:
                 raise BadInputError(f"cannot write {output}: {e.strerror or e}") from None
-            out: BinaryIO = os.fdopen(fd, "wb")
         else:
             out = sys.stdout.buffer
         try:
@@ -196,6 +199,23 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
         click.echo(json.dumps({"counts": counts, "total": sum(counts.values())}), err=True)
     elif not quiet:
         click.echo(_summary_line(counts), err=True)
+
+
+def _write_through(path: Path) -> bool:
+    """Whether ``path`` is a device, FIFO or symlink that only root or this user could have
+    put there (``/dev/null``, ``/dev/stdout``): written to as a shell's redirection would.
+    Anything else there is replaced by the new file, never followed (and a device is
+    never replaced by a file, which as root would break ``/dev/null``)."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            return False
+        parent = os.stat(path.parent)
+    except OSError:
+        return False
+    trusted = {0, os.geteuid()}
+    return (st.st_uid in trusted and parent.st_uid in trusted
+            and not parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
 class _ForwardLearner:
