@@ -270,6 +270,39 @@ def test_send_to_a_directory_never_writes_through_a_planted_symlink(tmp_path: Pa
     assert sent.read_bytes() == bundle.read_bytes()
 
 
+def test_redact_output_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
+    shared = _shared_dir(tmp_path)
+    src = tmp_path / "app.log"
+    src.write_text("password=hunter2-and-more\nall is well\n")
+    out = shared / "clean.log"
+    proc = _rage_with_known_pid("redact", str(src), "-o", str(out), "-q")
+    victims: list[Path] = []
+    # at the output itself, and at the temporary names an editor or a naive writer uses
+    for name in ("clean.log", ".clean.log.tmp", "clean.log.tmp", f"clean.log.{proc.pid}",
+                 f".clean.log.{proc.pid}.tmp", "clean.log~", ".clean.log.swp"):
+        victim = _victim(tmp_path, f"victim{len(victims)}")
+        (shared / name).symlink_to(victim)
+        victims.append(victim)
+    code, _, err = _finish(proc)
+    assert code == 0, err
+    assert [v.read_bytes() for v in victims] == [b"precious\n"] * len(victims)
+    st = out.lstat()
+    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    assert out.read_text() == "password=[REDACTED:secret-field]\nall is well\n"
+    # nothing of rage's is left behind: only the planted links (the output's is replaced)
+    assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["clean.log"]
+    # an existing file of the user's is replaced, as before; a failed write leaves none
+    again = run_rage("redact", str(src), "-o", str(out), "-q")
+    assert again.returncode == 0 and out.read_text().endswith("all is well\n")
+    gone = run_rage("redact", str(tmp_path / "missing.log"), "-o", str(out), "-q")
+    assert gone.returncode == 3 and "Traceback" not in gone.stderr
+    assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["clean.log"]
+    # a device of the system's is written to, never replaced by a file (as root it could be)
+    null = run_rage("redact", str(src), "-o", os.devnull, "-q")
+    assert null.returncode == 0, null.stderr
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
+
+
 def test_link_new_never_publishes_a_swapped_name(tmp_path: Path) -> None:
     """Someone renames a symlink over the temporary name before it gets its real name."""
     from rage.fsutil import create_temp, link_new
@@ -503,6 +536,47 @@ def test_tokens_table_binds_a_token_per_receiver(rage_home: Path, config_file: P
                    env=env)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "[tokens]: 'ftp://x' is not an http(s) origin" in bad.stderr
+
+
+def test_github_token_goes_only_to_github_or_a_configured_gist_api(
+        rage_home: Path, config_file: Path) -> None:
+    from tests.test_upload_servers import Reply, serving
+
+    bundle = _bundle_to_send(rage_home)
+    made = Reply(201, b'{"html_url": "{base}/gist/1"}')
+    env = {**os.environ, "GITHUB_TOKEN": "gh-secret", "PATH": os.defpath}  # no `gh`
+    with serving(made) as posing:
+        # a gist_api_url someone put in the config: GitHub's token is withheld, said once
+        config_file.write_text(f'[default]\ngist_api_url = "{posing.url}"\n')
+        res = run_rage("send", str(bundle), "--to", "gist", "--yes", env=env)
+        assert res.returncode != 0 and "Traceback" not in res.stderr
+        assert "gh-secret" not in res.stdout + res.stderr
+        assert res.stderr.count("GITHUB_TOKEN not sent to") == 1, res.stderr
+        assert (f"GITHUB_TOKEN not sent to {posing.url}: it is bound to "
+                "https://api.github.com") in res.stderr
+        assert f'[tokens] in the config as "{posing.url}"' in res.stderr
+        # `gist+URL` names the API in the command: the same binding
+        res = run_rage("send", str(bundle), "--to", f"gist+{posing.url}", "--yes", env=env)
+        assert res.returncode != 0 and "GITHUB_TOKEN not sent to" in res.stderr
+        assert posing.seen == []
+        # a token the [tokens] table binds to that origin goes there, and only it
+        config_file.write_text(f'[default]\ngist_api_url = "{posing.url}"\n'
+                               f'[tokens]\n"{posing.url}" = "enterprise-token"\n')
+        res = run_rage("send", str(bundle), "--to", "gist", "--yes", env=env)
+        assert res.returncode == 0, res.stderr
+    assert [(s.method, s.path, s.headers.get("Authorization")) for s in posing.seen] == [
+        ("POST", "/gists", "Bearer enterprise-token")]
+    # GitHub's own API still gets GitHub's token
+    from rage.config import Settings
+    from rage.upload.gist import gist_token
+
+    os.environ["GITHUB_TOKEN"] = "gh-secret"
+    try:
+        config_file.write_text("")
+        assert gist_token("https://api.github.com/", Settings()) == "gh-secret"
+        assert gist_token("https://API.github.com:443", Settings()) == "gh-secret"
+    finally:
+        del os.environ["GITHUB_TOKEN"]
 
 
 @pytest.mark.parametrize("fifo", ["fatal.log", "meta.json"])

@@ -216,6 +216,17 @@ def test_directory_entries_are_refused(server: Server) -> None:
     _refused(server, body, "'d/0' is a directory", "refused")
 
 
+def test_file_entries_the_manifest_does_not_list_are_refused(server: Server) -> None:
+    # the same bomb made of empty files: refused at the first, not after a walk of them all
+    files = default_files()
+    empties = [reg(f"f/{i}", b"") for i in range(20_000)]
+    tar = tar_bytes([reg("manifest.json", json.dumps(make_manifest(files)).encode()),
+                     *(reg(n, d) for n, d in files.items()), *empties])
+    watch = _refused(server, zstandard.ZstdCompressor(level=19).compress(tar),
+                     "f/0: not listed in the manifest")
+    assert watch.health_checks >= 3
+
+
 @pytest.mark.parametrize("fmt", [tarfile.PAX_FORMAT, tarfile.GNU_FORMAT])
 def test_extended_headers_of_real_bundles_read_as_tarfile_reads_them(fmt: int) -> None:
     # the bounded parser replaces tarfile's for every header: what it reads must not change

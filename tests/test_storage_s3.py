@@ -137,3 +137,35 @@ def test_unwritable_bucket_is_a_clear_config_error(weed: SeaweedFS,
     with pytest.raises(ConfigError, match="cannot reach"):
         dead.check_writable()
     dead.close()
+
+
+def test_open_local_gives_a_seekable_local_copy_and_leaves_nothing(store: object) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rage.server.storage_s3 import S3Storage
+
+    assert isinstance(store, S3Storage)
+    data = os.urandom(3 << 20)
+    meta = _meta(data)
+    store.put(_tmp(store, data), meta)
+    store._cache_drop(meta.id)
+    # downloads of an uncached bundle at once: each fetches it, one copy is kept
+    with ThreadPoolExecutor(4) as pool:
+        files = list(pool.map(store.open_local, [meta.id] * 4))
+    for f in files:
+        with f:
+            f.seek(len(data) - 10)
+            assert f.read() == data[-10:]
+            f.seek(0)
+            assert hashlib.sha256(f.read()).hexdigest() == meta.sha256
+    assert store._cached == len(data) and list(store._cache) == [meta.id]
+    assert sorted(p.name for p in (store.tmp_dir() / "cache").iterdir()) == [meta.id]
+    # too large for the cache: a temporary gone from the directory once open
+    store.cache_bytes = len(data)
+    store._cache_drop(meta.id)
+    with store.open_local(meta.id) as f:
+        assert [p.name for p in store.tmp_dir().iterdir()] == ["cache"]
+        assert hashlib.sha256(f.read()).hexdigest() == meta.sha256
+    store.delete(meta.id)
+    with pytest.raises(NotFoundError):
+        store.open_local(meta.id)

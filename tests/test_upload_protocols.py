@@ -81,12 +81,14 @@ def test_receiver_without_token_sends_no_authorization(bundle: Path) -> None:
     assert "Authorization" not in s.seen[0].headers
 
 
-def test_gist_request_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gist_request_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                            config_file: Path) -> None:
     b = make_bundle(tmp_path / "g.tar.zst", extra=[("run/core.bin", b"\x00\x01\xff\xfe"),
                                                    ("collectors/python.json", b'{"v": 3}')])
-    monkeypatch.setenv("MY_GH_TOKEN", "ghp_secret")
+    monkeypatch.setenv("MY_GH_TOKEN", "ghp_github")  # GitHub's: never sent to another host
     answer = json.dumps({"url": "{base}/api/gists/1", "html_url": "https://gist.example/u/1"})
     with serving(Reply(201, answer.encode(), {"Content-Type": "application/json"})) as s:
+        config_file.write_text(f'[tokens]\n"{s.url}" = "ghp_secret"\n')
         r = upload_bundle(b, target="gist",
                           settings=fast(gist_api_url=s.url + "/api", gist_token_env="MY_GH_TOKEN"))
     (req,) = s.seen
@@ -109,8 +111,8 @@ def test_gist_without_token_fails_before_any_request(
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no `gh` to ask
     with serving(Reply(201, b"{}")) as s, pytest.raises(UploadError) as ei:
         upload_bundle(bundle, target="gist", settings=fast(gist_api_url=s.url))
-    assert "no GitHub token" in ei.value.message
-    assert ei.value.hint and "GITHUB_TOKEN" in ei.value.hint
+    assert "no token for the gist API at" in ei.value.message
+    assert ei.value.hint and "[tokens]" in ei.value.hint
     assert s.seen == []
 
 

@@ -81,13 +81,15 @@ class MemberInfo:
 
 class Member:
     """A regular-file member being streamed. Read it before asking for the next one: the
-    archive is a stream, and moving on skips whatever was left unread."""
+    archive is a stream, and moving on skips whatever was left unread. ``offset`` is where
+    its data starts in the decompressed tar stream (see :mod:`rage.bundle.seek`)."""
 
-    __slots__ = ("_reader", "name", "size")
+    __slots__ = ("_reader", "name", "offset", "size")
 
-    def __init__(self, name: str, size: int, reader: IO[bytes]) -> None:
+    def __init__(self, name: str, size: int, reader: IO[bytes], offset: int = 0) -> None:
         self.name = name
         self.size = size
+        self.offset = offset
         self._reader = reader
 
     def read(self, n: int = CHUNK) -> bytes:
@@ -408,7 +410,7 @@ def iter_members(src: Source, max_decompressed: int, *,
                         f"{max_decompressed}-byte decompressed-size limit: refused")
                 reader = tar.extractfile(info)
                 assert reader is not None  # regular files always have a reader
-                yield Member(name, info.size, reader)
+                yield Member(name, info.size, reader, info.offset_data)
             if not seen:
                 raise BadInputError(f"not a rage bundle: no {MANIFEST}")
             _only_zeros_follow(tar)

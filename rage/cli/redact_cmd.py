@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -123,7 +124,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
     """
     from rage.config import load_settings
     from rage.defaults import LEARNED_MAX
-    from rage.fsutil import open_private
+    from rage.fsutil import create_temp, open_private
     from rage.redact import Redactor
 
     settings = load_settings(None)
@@ -140,10 +141,18 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
         for w in said:
             warn(w)
     src, size = _open_input(source)
+    tmp = None
     try:
         if output is not None:
+            # FILE may be in a directory others can write: a symlink planted at FILE or at
+            # a guessable temporary name must never be written through. A fresh O_EXCL|
+            # O_NOFOLLOW file under a random name, renamed over FILE once complete
             try:
-                out: BinaryIO = open_private(output, "wb")
+                if _write_through(output):
+                    out: BinaryIO = open_private(output, "wb")
+                else:
+                    tmp, fd = create_temp(output)
+                    out = os.fdopen(fd, "wb")
             except OSError as e:
                 raise BadInputError(f"cannot write {output}: {e.strerror or e}") from None
         else:
@@ -173,7 +182,16 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
         finally:
             if output is not None:
                 out.close()
+        if tmp is not None and output is not None:
+            try:
+                os.replace(tmp, output)  # a symlink at FILE is replaced, never followed
+            except OSError as e:
+                raise BadInputError(f"cannot write {output}: {e.strerror or e}") from None
+            tmp = None
     finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         if src is not sys.stdin.buffer:
             src.close()
     counts = redactor.counts
@@ -181,6 +199,23 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
         click.echo(json.dumps({"counts": counts, "total": sum(counts.values())}), err=True)
     elif not quiet:
         click.echo(_summary_line(counts), err=True)
+
+
+def _write_through(path: Path) -> bool:
+    """Whether ``path`` is a device, FIFO or symlink that only root or this user could have
+    put there (``/dev/null``, ``/dev/stdout``): written to as a shell's redirection would.
+    Anything else there is replaced by the new file, never followed (and a device is
+    never replaced by a file, which as root would break ``/dev/null``)."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            return False
+        parent = os.stat(path.parent)
+    except OSError:
+        return False
+    trusted = {0, os.geteuid()}
+    return (st.st_uid in trusted and parent.st_uid in trusted
+            and not parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
 class _ForwardLearner:

@@ -121,6 +121,7 @@ class ReceiverApp:
         self.bearer_throttle = auth.Throttle(limit=20)
         self.page_members = MemberCache()
         self.streams = downloads.Streams()  # member downloads in flight
+        self.listings = downloads.Listings()  # where members are in stored bundles
         self.disk = diskfull.Fullness(storage.tmp_dir())
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
@@ -410,6 +411,7 @@ class ReceiverApp:
             raise HTTPError(403, "wrong deletion token")
         self.storage.delete(bundle_id)
         self.page_members.discard(bundle_id)
+        self.listings.discard(bundle_id)
         if self.triage is not None:
             self.triage.on_deleted(bundle_id)
         log.info("deleted bundle %s", bundle_id)
@@ -561,6 +563,7 @@ class ReceiverApp:
                                  "in a few seconds", headers=[("Retry-After", "5")])
         try:
             body = downloads.open_member(self.storage, id, name, self.config.max_decompressed,
+                                         listings=self.listings, generation=meta.sha256,
                                          on_close=release)
         except BaseException:
             release()
@@ -573,9 +576,10 @@ class ReceiverApp:
             body.close()
             return []
         wrapper = environ.get("wsgi.file_wrapper")
-        if wrapper is not None and self.storage.get_path(id) is not None:
-            # the server's event loop sends it: a slow reader holds no worker thread. Only
-            # from a local file: the loop must never wait on the network (an S3 read)
+        if wrapper is not None:
+            # the server's event loop sends it: a slow reader holds no worker thread. It
+            # reads a local file (an object store's bundle was fetched to the disk first):
+            # the loop never waits on the network
             return wrapper(body, CHUNK)  # type: ignore[no-any-return]
         return body  # iterated, then closed by the server (also when never iterated)
 

@@ -1,10 +1,14 @@
 """One member of a stored bundle, streamed as a download (``/b/<id>/files/<name>``).
 
-The archive is read up to the member by the worker thread that took the request; the
-member's own bytes are inflated only as the client takes them. Under waitress the member
-goes out as a ``wsgi.file_wrapper``: the server's event loop reads it as the socket drains,
-so a client reading at a trickle holds a connection, not a worker thread (eight such
-readers once held every worker, and /healthz went unanswered).
+The worker thread that took the request finds the member through the bundle's listing
+(:mod:`rage.bundle.seek`): built by one walk of the archive, then kept in a small LRU
+(:class:`Listings`), so repeated downloads of a bundle that lists thousands of members do
+not walk it again; it seeks to the zstd frame the member starts in. The member's own bytes
+are inflated only as the client takes them, from a local file (an object store's bundle
+is fetched to the receiver's disk first). Under waitress the member goes out as a
+``wsgi.file_wrapper``: the server's event loop reads it as the socket drains, so a client
+reading at a trickle holds a connection, not a worker thread (eight such readers once held
+every worker, and /healthz went unanswered).
 
 Each download in flight holds a zstd decompressor and its window (at most
 ``rage.bundle.stream.MAX_WINDOW``, 8 MiB), so at most MAX_STREAMS run at once; one more
@@ -15,16 +19,41 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from typing import IO
 from urllib.parse import quote
 
-from rage.bundle.stream import CHUNK, Member, iter_members
+from rage.bundle.seek import Listing, build_listing, open_listed
+from rage.bundle.stream import CHUNK, Member
 from rage.errors import NotFoundError
+from rage.server.cache import SizedLRU
 from rage.server.limits import visible
 from rage.server.storage import Storage
 
 MAX_STREAMS = 8  # downloads in flight: 8 x (an 8 MiB window + a read) is about 70 MiB
+# listings kept: the largest a receiver accepts (a 256 KiB manifest lists ~2,500 files)
+# takes ~0.5 MiB, one of 20,000 entries stored before the bounds ~5 MiB
+LISTINGS_BYTES = 16 * 1024 * 1024
+
+
+class Listings:
+    """Listings of stored bundles, by bundle id, each valid for one generation of the
+    stored bytes (their sha256: an id stored again with other bytes is another bundle);
+    least recently used dropped past ``max_bytes``, whatever each listing's size."""
+
+    def __init__(self, max_bytes: int = LISTINGS_BYTES) -> None:
+        self._lru: SizedLRU[tuple[str, Listing]] = SizedLRU(
+            max_bytes, lambda item: item[1].nbytes())
+
+    def get(self, bundle_id: str, generation: str) -> Listing | None:
+        item = self._lru.get(bundle_id)
+        return item[1] if item is not None and item[0] == generation else None
+
+    def put(self, bundle_id: str, generation: str, listing: Listing) -> None:
+        self._lru.put(bundle_id, (generation, listing))
+
+    def discard(self, bundle_id: str) -> None:
+        self._lru.discard(bundle_id)
 
 
 class Streams:
@@ -59,13 +88,12 @@ class MemberFile:
     may go anywhere from there on, never before it. At most about one read is held.
     """
 
-    def __init__(self, member: Member, members: Generator[Member, None, None],
-                 f: IO[bytes], on_close: Callable[[], None] | None = None) -> None:
+    def __init__(self, member: Member, f: IO[bytes],
+                 on_close: Callable[[], None] | None = None) -> None:
         self.size = member.size
         self._on_close = on_close
         self._closed = False
         self._member = member
-        self._members = members
         self._f = f
         self._buf = bytearray()
         self._base = 0  # the offset of _buf[0] in the member
@@ -109,7 +137,6 @@ class MemberFile:
             return
         self._closed = True
         try:
-            self._members.close()
             self._f.close()
         finally:
             if self._on_close is not None:
@@ -125,20 +152,25 @@ class MemberFile:
 
 
 def open_member(storage: Storage, bundle_id: str, name: str, max_decompressed: int, *,
+                listings: Listings | None = None, generation: str = "",
                 on_close: Callable[[], None] | None = None) -> MemberFile:
     """The member, positioned at its first byte; NotFoundError if it is not there.
 
-    Close it (the server does, once it is sent) to release the stored file; ``on_close``
-    is called then (not when this raises)."""
-    f = storage.open(bundle_id)
-    members = iter_members(f, max_decompressed)
+    The bundle's listing comes from ``listings`` for this ``generation`` of the stored
+    bundle, or from a walk of it (then kept there). Close the member (the server does,
+    once it is sent) to release the stored file; ``on_close`` is called then (not when
+    this raises)."""
+    f = storage.open_local(bundle_id)
     try:
-        for m in members:
-            if m.name == name:
-                return MemberFile(m, members, f, on_close)
-        raise NotFoundError(f"no file {name!r} in this bundle")
+        listing = listings.get(bundle_id, generation) if listings is not None else None
+        if listing is None:
+            listing = build_listing(f, max_decompressed)
+            if listings is not None:
+                listings.put(bundle_id, generation, listing)
+        if name not in listing.members:
+            raise NotFoundError(f"no file {name!r} in this bundle")
+        return MemberFile(open_listed(f, listing, name), f, on_close)
     except BaseException:
-        members.close()
         f.close()
         raise
 

@@ -101,6 +101,10 @@ class Storage(Protocol):
     def open(self, bundle_id: str) -> IO[bytes]:
         """The raw bundle, for reading; raises NotFoundError."""
 
+    def open_local(self, bundle_id: str) -> IO[bytes]:
+        """The raw bundle as a seekable local file (a remote backend fetches it first: a
+        download is then sent from the disk, never waiting on the network); NotFoundError."""
+
     def get_path(self, bundle_id: str) -> Path | None:
         """A local path to the raw bundle when the backend has one, else None."""
 
@@ -231,6 +235,8 @@ class LocalStorage:
             return open(self._bundle(bundle_id), "rb")
         except FileNotFoundError:
             raise NotFoundError(f"no bundle {bundle_id!r}") from None
+
+    open_local = open
 
     def get_path(self, bundle_id: str) -> Path | None:
         self.get_meta(bundle_id)

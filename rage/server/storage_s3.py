@@ -140,9 +140,10 @@ class S3Storage:
         size = path.stat().st_size
         if size > self.cache_bytes // 4:
             return
-        dest = self._tmp / "cache" / bundle_id
-        os.replace(path, dest)
         with self._lock:
+            if bundle_id in self._cache:  # two downloads fetched it at once: one is kept
+                return
+            os.replace(path, self._tmp / "cache" / bundle_id)
             self._cache[bundle_id] = size
             self._cached += size
             while self._cached > self.cache_bytes and self._cache:
@@ -169,12 +170,15 @@ class S3Storage:
 
     def open(self, bundle_id: str) -> IO[bytes]:
         """The raw bundle, streamed from the store (never read whole into memory)."""
-        from botocore.exceptions import ClientError
-
         self.get_meta(bundle_id)  # deleted (by any receiver) means gone, cached or not
         cached = self._cache_open(bundle_id)
         if cached is not None:
             return cached
+        return self._blob(bundle_id)
+
+    def _blob(self, bundle_id: str) -> IO[bytes]:
+        from botocore.exceptions import ClientError
+
         try:
             obj = self._client.get_object(Bucket=self.bucket, Key=self._bundle_key(bundle_id))
         except ClientError as e:
@@ -182,6 +186,29 @@ class S3Storage:
                 raise NotFoundError(f"no bundle {bundle_id!r}") from None
             raise
         return cast(IO[bytes], _Body(obj["Body"], int(obj.get("ContentLength") or 0)))
+
+    def open_local(self, bundle_id: str) -> IO[bytes]:
+        """The raw bundle as a local file: the cached copy, else fetched in full first (by
+        the worker that took the request, at the store's speed) into the cache, or, too
+        large for it, into a private temporary unlinked once open. A member download is
+        then sent from the disk by the server's event loop: a slow reader holds a
+        connection, never a worker waiting on it (eight once held every worker)."""
+        self.get_meta(bundle_id)
+        cached = self._cache_open(bundle_id)
+        if cached is not None:
+            return cached
+        with self._blob(bundle_id) as body:
+            fd, tmp = tempfile.mkstemp(prefix="fetch-", dir=self._tmp)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    shutil.copyfileobj(body, out, 1 << 20)
+                f = open(tmp, "rb")  # noqa: SIM115 - the caller closes it
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        self._cache_add(bundle_id, Path(tmp))  # the open file survives a rename or eviction
+        Path(tmp).unlink(missing_ok=True)  # (not cached: too large for the cache)
+        return f
 
     def get_path(self, bundle_id: str) -> Path | None:
         return None

@@ -1,7 +1,10 @@
 """A private GitHub gist of the bundle's text members (binary members cannot go in a gist).
 
-The token comes from the variable named by ``gist_token_env`` or from ``gh auth token``;
-it is only ever put in the Authorization header.
+The token comes from the variable named by ``gist_token_env`` or from ``gh auth token``,
+and is GitHub's: it goes to ``https://api.github.com`` only. A ``gist_api_url`` naming
+another origin (GitHub Enterprise, or a URL someone else put in a project's config) gets
+the token the ``[tokens]`` table binds to that origin, or none (see
+:mod:`rage.upload.tokens`). It is only ever put in the Authorization header.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from rage.errors import UploadError
 from rage.upload.base import Progress, UploadResult
 from rage.upload.http import HttpClient
 from rage.upload.members import describe, read_manifest, text_members
+from rage.upload.tokens import configured_tokens, origin
 
 GH_TIMEOUT = 5.0
+GITHUB_API = "https://api.github.com"  # the one origin GitHub's own token is bound to
 # manifest and summary first: they are what a maintainer reads
 FIRST = ("summary.md", "manifest.json")
 
@@ -36,6 +41,29 @@ def github_token(settings: Settings) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return (out.stdout.strip() or None) if out.returncode == 0 else None
+
+
+def gist_token(api_url: str, settings: Settings) -> str:
+    """The token for a gist API at ``api_url``: the ``[tokens]`` table's for its origin,
+    else GitHub's own for api.github.com only; UploadError saying why there is none."""
+    target = origin(api_url)
+    table = configured_tokens()
+    if target is not None and target in table:
+        return table[target]
+    env = settings.gist_token_env
+    if target != origin(GITHUB_API):
+        where = target or api_url
+        if os.environ.get(env, "").strip():
+            raise UploadError(f"{env} not sent to {where}: it is bound to {GITHUB_API}",
+                              hint=f"to send a token there, add it under [tokens] in the "
+                                   f"config as \"{where}\"")
+        raise UploadError(f"no token for the gist API at {where}",
+                          hint=f"add one under [tokens] in the config as \"{where}\"")
+    token = github_token(settings)
+    if not token:
+        raise UploadError("no GitHub token for the gist upload",
+                          hint=f"set {env} or log in with `gh auth login`")
+    return token
 
 
 def gist_filename(member: str) -> str:
@@ -66,12 +94,7 @@ class GistUploader:
         self.settings = settings
 
     def upload(self, path: Path, *, progress: Progress | None = None) -> UploadResult:
-        token = github_token(self.settings)
-        if not token:
-            raise UploadError(
-                "no GitHub token for the gist upload",
-                hint=f"set {self.settings.gist_token_env} or log in with `gh auth login`",
-            )
+        token = gist_token(self.api_url, self.settings)
         body = json.dumps(gist_payload(path)).encode()
         if progress:
             progress(0, len(body))
