@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import IO
 
+import pytest
+
 from tests.conftest import rage_cmd
 from tests.conftest import run_rage as _run_rage
 
@@ -283,3 +285,21 @@ def test_a_file_is_read_whole_and_what_it_names_is_removed_everywhere(tmp_path: 
                                       "+ export API_PASSWORD=[REDACTED:secret-field]\n")
         assert proc.stdout.endswith("+ curl -d @- <<< [REDACTED:literal]\n")
     assert json.loads(by_name.stderr)["counts"] == {"secret-field": 1, "literal": 2}
+
+
+def test_a_full_disk_is_told_as_the_output_not_the_source(tmp_path: Path) -> None:
+    """`/dev/full` answers every write with ENOSPC: the error names where the output was
+    going, in one line with the bad-input exit code, whether that is `-o FILE` or stdout."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    src = tmp_path / "app.log"
+    src.write_text(LOG)
+    to_file = run_rage("redact", str(src), "-o", "/dev/full")
+    assert to_file.returncode == 6, to_file.stderr
+    assert to_file.stderr.strip() == "rage: cannot write /dev/full: No space left on device"
+    with open("/dev/full", "w") as full:
+        to_stdout = subprocess.run([*rage_cmd(), "redact", str(src)], stdout=full,
+                                   stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    assert to_stdout.returncode == 6, to_stdout.stderr
+    assert to_stdout.stderr.strip() == (
+        "rage: cannot write standard output: No space left on device")

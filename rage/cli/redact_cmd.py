@@ -157,13 +157,26 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
                 raise BadInputError(f"cannot write {output}: {e.strerror or e}") from None
         else:
             out = sys.stdout.buffer
+        target = str(output) if output is not None else "standard output"
+
+        def put(data: bytes) -> None:
+            # a write that fails is the output's fault, not the source's (a full disk)
+            try:
+                out.write(data)
+                if output is None:
+                    out.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as e:
+                raise BadInputError(f"cannot write {target}: {e.strerror or e}") from None
+
         try:
             if size is not None and size <= LEARNED_MAX:
                 # a file read whole, as a report reads a run's: a value it names once under
                 # a secret name (`+ PASS=X`) goes wherever else it repeats it (`+ echo X`)
                 redactor.start_learning()
                 data = b"".join(redactor.stream(_chunks(src), size=size, workers=1))
-                out.write(redactor.replace_learned(data, redactor.learned()))
+                put(redactor.replace_learned(data, redactor.learned()))
             else:
                 # a large file: large blocks and workers; a pipe: each read as it comes, so
                 # `tail -f log | rage redact` shows lines as they are written
@@ -171,9 +184,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
                 learner = _ForwardLearner(redactor) if size is None else None
                 for piece in redactor.stream(_chunks(src, live=size is None), size=size,
                                              **block):
-                    out.write(piece if learner is None else learner(piece))
-                    if output is None:
-                        out.flush()
+                    put(piece if learner is None else learner(piece))
         except OSError as e:
             if isinstance(e, BrokenPipeError):
                 _quiet_stdout()
@@ -181,7 +192,10 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
             raise BadInputError(f"cannot read {source}: {e.strerror or e}") from None
         finally:
             if output is not None:
-                out.close()
+                try:
+                    out.close()
+                except OSError as e:
+                    raise BadInputError(f"cannot write {target}: {e.strerror or e}") from None
         if tmp is not None and output is not None:
             try:
                 os.replace(tmp, output)  # a symlink at FILE is replaced, never followed
