@@ -145,6 +145,15 @@ def test_without_an_upload_target_the_user_gets_real_choices(config_file: Path) 
                        env={"GITHUB_TOKEN": "t0ken"})
     assert "attach it to a new issue: https://example.org/demo/issues/new" in with_issues.stdout
     assert "upload it as a private gist: rage send" in with_issues.stdout
+    # a GitHub token is not a token for another gist API: the hint says what is missing
+    config_file.write_text('[app.demo]\ngist_api_url = "https://ghe.example.org/api/v3"\n')
+    elsewhere = rage("report", "--last", "--yes", "--no-collect", env={"GITHUB_TOKEN": "t0ken"})
+    assert ("upload it as a private gist (after adding a token for "
+            "https://ghe.example.org:443 under [tokens]): rage send") in elsewhere.stdout
+    config_file.write_text('[app.demo]\ngist_api_url = "https://ghe.example.org/api/v3"\n'
+                           '[tokens]\n"https://ghe.example.org" = "t1"\n')
+    bound = rage("report", "--last", "--yes", "--no-collect", env={"GITHUB_TOKEN": ""})
+    assert "upload it as a private gist: rage send" in bound.stdout, bound.stdout
 
 
 def test_upload_prompt_needs_terminal_on_stdin_not_stdout(tmp_path: Path) -> None:

@@ -169,13 +169,11 @@ def _no_target_choices(path: Path, settings: Any) -> list[str]:
         lines.append(f"  - attach it to a new issue: {settings.issues_url}")
     else:
         lines.append("  - attach the file to your bug report (drag it into the issue)")
-    from rage.upload.gist import github_token
+    from rage.upload.gist import gist_hint
 
-    if github_token(settings):
-        lines.append(f"  - upload it as a private gist: rage send {q} --to gist")
-    else:
-        lines.append(f"  - upload it as a private gist (after `gh auth login`): "
-                     f"rage send {q} --to gist")
+    step = gist_hint(settings)  # a token for the configured gist API, not GitHub's anywhere
+    lines.append(f"  - upload it as a private gist{f' ({step})' if step else ''}: "
+                 f"rage send {q} --to gist")
     lines.append(f"  - send it to the project's receiver: rage send {q} --to URL")
     return lines
 

@@ -66,6 +66,19 @@ def gist_token(api_url: str, settings: Settings) -> str:
     return token
 
 
+def gist_hint(settings: Settings) -> str | None:
+    """What stands between the user and a gist upload to ``gist_api_url``: None when a
+    token for it is at hand, else the step to take (the hint a report prints)."""
+    try:
+        gist_token(settings.gist_api_url, settings)
+    except UploadError:
+        target = origin(settings.gist_api_url)
+        if target == origin(GITHUB_API):
+            return "after `gh auth login`"
+        return f"after adding a token for {target or settings.gist_api_url} under [tokens]"
+    return None
+
+
 def gist_filename(member: str) -> str:
     # gist file names cannot contain '/'
     return member.replace("/", "__")
