@@ -36,9 +36,10 @@ pytest.importorskip("sqlalchemy")
 pytestmark = pytest.mark.slow
 
 
-def crash_bundle(n: int, crash: str) -> bytes:
+def crash_bundle(n: int, crash: str, attach: bytes = b"") -> bytes:
     """Report ``n`` of crash ``crash``: reports of one crash differ as real ones do (home,
-    line numbers, the failing value), distinct crashes in their exception and frames."""
+    line numbers, the failing value), distinct crashes in their exception and frames.
+    ``attach``: a file attached to the report (bench/bench_storm.py weighs bundles so)."""
     import zstandard
 
     home = f"/home/user{n}"
@@ -50,6 +51,8 @@ def crash_bundle(n: int, crash: str) -> bytes:
           f'  File "{home}/src/mytool/core.py", line {7 + n % 30}, in step_{crash}\n'
           f"KeyError: 'item-{n * 37}'\n")
     files = {"summary.md": b"# mytool failed\n", "run/stderr.log": tb.encode()}
+    if attach:
+        files["run/attachments/blob.bin"] = attach
     manifest = make_manifest(files, note=f"report {n}")
     manifest["run"].update({"argv": ["mytool", "sync", f"--batch={n}"], "exit_code": 1,
                             "id": f"20260101T000000Z-{n:08x}"})
