@@ -41,6 +41,8 @@ from tests.services import Postgres, SeaweedFS, run_postgres, run_seaweedfs  # n
 from tests.test_crash_storm import crash_bundle, storm  # noqa: E402
 from tests.test_scale_out import Receiver, serve_args, start, stop  # noqa: E402
 
+IDLE_S = 5.0  # seconds each component's idle CPU is measured for (--capacity)
+
 
 def _cpu(p: object) -> float:
     t = p.cpu_times()  # type: ignore[attr-defined]
@@ -175,12 +177,21 @@ def capacity(args: argparse.Namespace, weed: SeaweedFS, pg: Postgres) -> None:
         try:
             checked_storm(urls, [crash_bundle(i, f"warm_{i % 7}", attach)
                                  for i in range(60)], 30)
+            # what each component spends doing nothing (heartbeats, checkpoints, timers) is
+            # not the uploads': measured idle, and taken out of each round
+            before = {k: m() for k, m in meters.items()}
+            time.sleep(IDLE_S)
+            idle = {k: (m() - before[k]) / IDLE_S for k, m in meters.items()}
+            idle["client"] = 0.0
             for r in range(args.rounds):
                 bodies = [crash_bundle(i, f"cap{count}_r{r}_{i}", attach) for i in range(n)]
                 before = {k: m() for k, m in meters.items()}
                 elapsed = checked_storm(urls, bodies, args.clients)
-                used = {k: (m() - before[k]) / n for k, m in meters.items()}
+                used = {k: (m() - before[k] - idle[k] * elapsed) / n
+                        for k, m in meters.items()}
                 rows.append((count, r, n / elapsed, used, len(bodies[0])))
+            print(f"{count} receiver(s), idle CPU taken out: " + ", ".join(
+                f"{k} {v * 100:.1f}% of a core" for k, v in idle.items() if k != "client"))
         finally:
             for rc in receivers:
                 stop(rc)
