@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.services import Postgres, SeaweedFS, run_postgres, run_seaweedfs  # noqa: E402
-from tests.test_crash_storm import crash_bundle, storm  # noqa: E402
+from tests.test_crash_storm import crash_bundle, deadlocks, storm  # noqa: E402
 from tests.test_scale_out import Receiver, serve_args, start, stop  # noqa: E402
 
 IDLE_S = 5.0  # seconds each component's idle CPU is measured for (--capacity)
@@ -111,15 +111,6 @@ def signature_counts(db: str, like: str) -> list[int]:
             "SELECT count FROM signatures WHERE text LIKE %s", (like,)).fetchall()]
 
 
-def pg_deadlocks(db: str) -> int:
-    import psycopg
-
-    with psycopg.connect(db) as conn:
-        row = conn.execute("SELECT deadlocks FROM pg_stat_database "
-                           "WHERE datname = current_database()").fetchone()
-    return int(row[0]) if row else 0
-
-
 def launch(n: int, weed: SeaweedFS, pg: Postgres) -> tuple[list[Receiver], str]:
     bucket = weed.make_bucket("bench-" + uuid.uuid4().hex[:8])
     db = pg.database("bench" + uuid.uuid4().hex[:8])
@@ -134,7 +125,7 @@ def crash_storm(args: argparse.Namespace, weed: SeaweedFS, pg: Postgres) -> None
     rates: dict[str, list[float]] = {"same": [], "distinct": []}
     try:
         checked_storm(urls, [crash_bundle(i, f"warm_{i % 7}") for i in range(60)], 30)
-        deadlocks0 = pg_deadlocks(db)
+        deadlocks0 = deadlocks(db)
         for r in range(args.rounds):
             plans = {"same": [f"hot_r{r}"] * n, "distinct": [f"once_r{r}_{i}" for i in range(n)]}
             order = ["same", "distinct"] if r % 2 == 0 else ["distinct", "same"]
@@ -146,10 +137,10 @@ def crash_storm(args: argparse.Namespace, weed: SeaweedFS, pg: Postgres) -> None
             if same != [n] or len(distinct) != n or set(distinct) != {1}:
                 raise SystemExit(f"counts lost in round {r}: the one crash {same}, "
                                  f"{len(distinct)} distinct crashes summing {sum(distinct)}")
-        deadlocks = pg_deadlocks(db) - deadlocks0
     finally:
         for rc in receivers:
             stop(rc)
+    detected = deadlocks(db, settle=30) - deadlocks0  # reported by backends as they exit
     ratios = [s / d for s, d in zip(rates["same"], rates["distinct"], strict=True)]
     print(f"crash storm: 3 receivers on one SeaweedFS and one PostgreSQL, {n} uploads per "
           f"storm from {args.clients} clients at once, {args.rounds} rounds alternating; "
@@ -161,7 +152,7 @@ def crash_storm(args: argparse.Namespace, weed: SeaweedFS, pg: Postgres) -> None
               f"{statistics.median(rates[kind]):>8.1f}")
     print(f"same / distinct: {statistics.median(ratios):.2f}x (rounds "
           f"{min(ratios):.2f}-{max(ratios):.2f}); every upload 201; counts exact; "
-          f"PostgreSQL deadlocks: {deadlocks}")
+          f"PostgreSQL deadlocks: {detected}")
 
 
 def capacity(args: argparse.Namespace, weed: SeaweedFS, pg: Postgres) -> None:

@@ -116,10 +116,21 @@ def index_counts(db: str) -> tuple[dict[str, int], int, dict[str, int]]:
     return counts, int(rows[0]), days
 
 
-def deadlocks(db: str) -> int:
+def deadlocks(db: str, *, settle: float = 0) -> int:
+    """PostgreSQL's count of deadlocks detected in ``db``. A backend reports its statistics
+    when idle for a while or when it exits: with ``settle``, wait up to that long for every
+    other connection to the database to be gone first (stop the receivers before)."""
     import psycopg
 
-    with psycopg.connect(db) as conn:
+    with psycopg.connect(db, autocommit=True) as conn:
+        deadline = time.monotonic() + settle
+        while time.monotonic() < deadline:
+            row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                               "current_database() AND pid <> pg_backend_pid()").fetchone()
+            if row is not None and row[0] == 0:
+                break
+            time.sleep(0.1)
+        conn.execute("SELECT pg_stat_clear_snapshot()")
         row = conn.execute("SELECT deadlocks FROM pg_stat_database "
                            "WHERE datname = current_database()").fetchone()
     assert row is not None
@@ -160,11 +171,11 @@ def test_a_crash_storm_on_three_receivers_counts_every_report(weed: SeaweedFS,
         assert len(counts) == 152 and sorted(counts.values())[:150] == [1] * 150
         assert rows == 300 and sum(counts.values()) == 300
         assert days == counts  # the per-day counters agree with the totals
-        assert deadlocks(db) == before, "PostgreSQL detected deadlocks between receivers"
         print(f"\n300 uploads (150 of two crashes) over 3 receivers in {elapsed:.1f}s")
     finally:
         for r in receivers:
             stop(r)
+    assert deadlocks(db, settle=30) == before, "PostgreSQL detected deadlocks between receivers"
 
 
 def test_crash_bundle_signs_alike_and_apart() -> None:
@@ -181,3 +192,61 @@ def test_crash_bundle_signs_alike_and_apart() -> None:
 
     assert sig(1, "hot_a") == sig(2, "hot_a") != sig(3, "hot_b")
     assert len({sig(n, f"once_{n}") for n in range(5)}) == 5
+
+
+def test_two_writers_lock_the_same_crashes_in_one_order(pg: Postgres) -> None:
+    """Two receivers' batches hold the same two crashes in opposite order, and each writer
+    is held just after its first signature upsert until the other has made its own: if
+    they locked rows in batch order, each would now wait for the other (PostgreSQL fails
+    one with a deadlock after ``deadlock_timeout``)."""
+    import contextlib
+
+    import sqlalchemy as sa
+
+    from rage.server.index import Index
+    from tests import test_index as T
+
+    url = pg.database("order" + uuid.uuid4().hex[:8]).replace(
+        "postgresql://", "postgresql+psycopg://", 1)
+    a, b = Index(url), Index(url)
+    both_hold_one = threading.Barrier(2)
+    held = threading.local()
+
+    def hold(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if statement.startswith("INSERT INTO signatures") and not getattr(held, "once", False):
+            held.once = True
+            # a writer that waits on the other's row never gets here: the barrier breaks
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both_hold_one.wait(1.5)
+
+    for ix in (a, b):
+        sa.event.listen(ix.engine, "after_cursor_execute", hold)
+    x, y = T.sig("crash-x"), T.sig("crash-y")
+    errors: list[BaseException] = []
+
+    def write(ix: Index, items: list[Any]) -> None:
+        try:
+            ix.record_many(items)
+        except Exception as e:
+            errors.append(e)
+
+    try:
+        # new crashes (two inserts meet on the unique index), then known ones (two updates)
+        for n in (0, 4):
+            both_hold_one.reset()
+            writers = [
+                threading.Thread(target=write, args=(a, [(x, T.facts(n + 1)),
+                                                         (y, T.facts(n + 2))])),
+                threading.Thread(target=write, args=(b, [(y, T.facts(n + 3)),
+                                                         (x, T.facts(n + 4))]))]
+            for t in writers:
+                t.start()
+            for t in writers:
+                t.join(60)
+            assert errors == []
+            for s in (x, y):
+                got = a.signature(s.hash)
+                assert got is not None and got["count"] == n // 2 + 2
+    finally:
+        a.close()
+        b.close()
