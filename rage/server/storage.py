@@ -210,12 +210,13 @@ class LocalStorage:
         _sync(tmp_path)
         os.replace(tmp_path, dest)
         try:
-            # json.dumps in C, without the deep copy of the manifest that to_dict() makes:
-            # profiled, the two were about a sixth of a small upload's time in the app. Not
-            # indented (as the S3 backend writes it): with ``indent`` json falls back to its
-            # pure-Python encoder (27 us against 11 us for a bench bundle's). The manifest's
-            # bytes, depth and value count are bounded before it gets here (limits.py)
-            text = json.dumps({f.name: getattr(meta, f.name) for f in fields(meta)})
+            # json.dumps writes what fsutil.write_json_atomic would, but in C and
+            # without the deep copy of the manifest that to_dict() makes: profiled,
+            # the two were about a sixth of a small upload's time in the app
+            # indented like every JSON file rage writes; the manifest's bytes, depth and value
+            # count are bounded before it gets here (limits.py), which bounds this file too
+            text = json.dumps({f.name: getattr(meta, f.name) for f in fields(meta)},
+                              indent=2)
             _write_synced(self._meta(meta.id), (text + "\n").encode())
             self._synced_bundles.sync()
             self._synced_meta.sync()
