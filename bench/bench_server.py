@@ -4,9 +4,14 @@
 
 Both servers run as separate processes on 127.0.0.1 and receive the same POSTs from 20
 client threads (requests, one keep-alive session each). The baseline
-(http.server.ThreadingHTTPServer) only writes each body to a new file; `rage serve` also
-validates it (inflate, safe names, manifest, sha256 of every member) and stores it with its
-metadata. Each round runs both servers back to back (alternating which goes first), so a
+(http.server.ThreadingHTTPServer) only stores each body, as durably as the receiver must
+before its 201: the body written to a new file and fsynced, then its directory synced (one
+directory sync shared by the uploads that wait at once, as the receiver's ``_DirSync``
+shares them); `rage serve` also validates it (inflate, safe names, manifest, sha256 of every
+member), stores it with its metadata and counts it in the triage index. Beside them, the
+floor of the work the receiver must do that the baseline does not: inflating the bundle and
+hashing what it stores (the upload's sha256 and each member's), timed alone in this process
+on one thread. Each round runs both servers back to back (alternating which goes first), so a
 busy machine slows both; the table shows medians over the rounds and the spread of the
 per-round ratio (rage / baseline).
 
@@ -37,8 +42,36 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 BASELINE = r"""
-import http.server, os, sys
+import http.server, os, sys, threading
 STORE = sys.argv[1]
+class DirSync:
+    # a sync that started after the caller's file was created covers it; callers arriving
+    # while one runs share the next (the receiver's storage._DirSync does the same)
+    def __init__(self, path):
+        self.path, self.cond = path, threading.Condition()
+        self.started = self.done = 0
+        self.running = False
+    def sync(self):
+        with self.cond:
+            need = self.started + 1
+            while self.done < need:
+                if self.running:
+                    self.cond.wait()
+                    continue
+                self.running = True
+                self.started += 1
+                mine = self.started
+                self.cond.release()
+                try:
+                    fd = os.open(self.path, os.O_RDONLY)
+                    os.fsync(fd)
+                    os.close(fd)
+                finally:
+                    self.cond.acquire()
+                    self.running = False
+                    self.done = mine
+                    self.cond.notify_all()
+SYNC = DirSync(STORE)
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as waitress
     disable_nagle_algorithm = True  # headers and body are two writes
@@ -53,6 +86,8 @@ class H(http.server.BaseHTTPRequestHandler):
                     break
                 f.write(chunk)
                 n -= len(chunk)
+            os.fsync(f.fileno())  # a 201 means the body is on stable storage
+        SYNC.sync()  # and so is its name
         body = b"http://127.0.0.1/b/x\n"
         self.send_response(201)
         self.send_header("Content-Length", str(len(body)))
@@ -94,6 +129,37 @@ def make_bundle(path: Path, payload: int) -> Path:
     return path
 
 
+def floor_per_upload(data: bytes, repeat: int = 20) -> float:
+    """CPU seconds this thread takes to inflate ``data`` and hash what the receiver hashes
+    (the upload, then each member as tar hands it over): the part of an upload the
+    receiver cannot skip and the baseline does not do."""
+    import zstandard
+
+    from rage.bundle.stream import MAX_WINDOW
+
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.thread_time()
+        hashlib.sha256(data).hexdigest()
+        with zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW).stream_reader(
+                io.BytesIO(data), read_across_frames=True) as z, \
+                tarfile.open(fileobj=z, mode="r|") as tf:
+            for info in tf:
+                f = tf.extractfile(info)
+                if f is not None:
+                    hashlib.sha256(f.read()).hexdigest()
+        best = min(best, time.thread_time() - t0)
+    return best
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and the children it waited for."""
+    import psutil
+
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
@@ -128,6 +194,8 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--uploads-per-client", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=8, help="rage serve's worker threads")
+    ap.add_argument("--sizes", default="10000,1000000", help="payload bytes, comma-separated")
     args = ap.parse_args()
     n = args.clients * args.uploads_per_client
     rows = []
@@ -135,25 +203,36 @@ def main() -> None:
         t = Path(tmp)
         (t / "base").mkdir()
         rage, rage_url = start([sys.executable, "-m", "rage", "serve", "--port", "0",
-                                "--threads", "8", "--storage", str(t / "store")])
+                                "--threads", str(args.threads), "--storage", str(t / "store")])
         base, base_url = start([sys.executable, "-c", BASELINE, str(t / "base")])
         urls = {"rage": rage_url + "/api/v1/bundles", "base": base_url}
+        pids = {"rage": rage.pid, "base": base.pid}
         try:
-            for label, payload in (("10 KB", 10_000), ("1 MB", 1_000_000)):
+            for payload in map(int, args.sizes.split(",")):
+                label = (f"{payload // 1000} KB" if payload < 1_000_000
+                         else f"{payload // 1_000_000} MB")
                 data = make_bundle(t / f"b{payload}.tar.zst", payload).read_bytes()
                 for url in urls.values():  # warm up both: connections, imports, caches
                     hammer(url, data, args.clients, 1)
                 rates: dict[str, list[float]] = {"rage": [], "base": []}
+                cpu: dict[str, list[float]] = {"rage": [], "base": []}
+                mine: list[float] = []  # the clients' CPU (this process), both servers
                 for i in range(args.rounds):
                     order = ("base", "rage") if i % 2 == 0 else ("rage", "base")
                     for who in order:
+                        pid = pids[who]
+                        c0, m0 = cpu_seconds(pid), sum(os.times()[:2])
                         rates[who].append(n / hammer(urls[who], data, args.clients,
                                                      args.uploads_per_client))
+                        cpu[who].append((cpu_seconds(pid) - c0) / n)
+                        mine.append((sum(os.times()[:2]) - m0) / n)
                 ratios = [r / b for r, b in zip(rates["rage"], rates["base"], strict=True)]
                 rs, bs = statistics.median(rates["rage"]), statistics.median(rates["base"])
                 mb = len(data) / 1e6
+                rc, bc = statistics.median(cpu["rage"]), statistics.median(cpu["base"])
                 rows.append((label, len(data), rs, rs * mb, bs, bs * mb,
-                             statistics.median(ratios), min(ratios), max(ratios)))
+                             statistics.median(ratios), min(ratios), max(ratios),
+                             rc, bc, statistics.median(mine), floor_per_upload(data)))
         finally:
             for p in (rage, base):
                 p.terminate()
@@ -161,13 +240,24 @@ def main() -> None:
                 assert p.stdout is not None
                 p.stdout.close()
     print(f"{args.clients} concurrent clients, {args.uploads_per_client} uploads each, "
-          f"median of {args.rounds} interleaved rounds")
+          f"median of {args.rounds} interleaved rounds; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} (at the end)")
     print(f"{'bundle':<8} {'bytes':>9} {'rage/s':>8} {'rage MB/s':>10} {'base/s':>8} "
           f"{'base MB/s':>10} {'ratio':>6} {'ratio range':>12}")
-    for label, size, rs, rmb, bs, bmb, ratio, lo, hi in rows:
+    for label, size, rs, rmb, bs, bmb, ratio, lo, hi, *_ in rows:
         print(f"{label:<8} {size:>9} {rs:>8.1f} {rmb:>10.1f} {bs:>8.1f} {bmb:>10.1f} "
               f"{ratio:>6.2f} {lo:>5.2f}-{hi:<5.2f}")
-
+    # with the CPU this run gets saturated, uploads/s follow (server + client) CPU per
+    # upload: the ratio the CPU times predict, steadier than the wall-clock one
+    print("\nCPU per upload (user + system) of each server process and of the clients (this "
+          "process), the ratio they predict when the CPU is what runs out, and the floor: "
+          "inflating and hashing alone, one thread")
+    print(f"{'bundle':<8} {'rage ms':>8} {'base ms':>8} {'client ms':>10} {'predicted':>10} "
+          f"{'floor ms':>9} {'floor/s per core':>17} {'rage - floor':>13}")
+    for label, _size, *_, rc, bc, cc, fl in rows:
+        print(f"{label:<8} {rc * 1e3:>8.2f} {bc * 1e3:>8.2f} {cc * 1e3:>10.2f} "
+              f"{(bc + cc) / (rc + cc):>9.2f}x {fl * 1e3:>9.3f} {1 / fl:>17.0f} "
+              f"{(rc - fl) * 1e3:>10.2f} ms")
 
 if __name__ == "__main__":
     main()

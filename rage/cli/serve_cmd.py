@@ -154,6 +154,9 @@ def serve(*, host: str, port: int, storage: str | None, max_bundle_size: int,
                           max_manifest=max_manifest_size)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
+    from rage.server.quietlog import OncePer
+
+    logging.getLogger("waitress.queue").addFilter(OncePer(10))  # else one a request
     from rage.server.setup import open_triage
 
     db_url = database or default_db

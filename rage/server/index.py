@@ -195,7 +195,10 @@ class Index:
         rows: list[dict[str, Any]] = []
         days: Counter[tuple[int, date]] = Counter()
         pairs: set[tuple[int, str]] = set()
-        for g in aggregate(sub).values():
+        # signature rows locked in one order (their hashes) by every writer: two receivers'
+        # batches holding the same two crashes in either order deadlocked, and PostgreSQL
+        # broke the tie after deadlock_timeout (1 s) by failing one whole batch
+        for _, g in sorted(aggregate(sub).items()):
             sig, members = g["sig"], g["items"]
             row = self._upsert_signature(conn, sig, g["first"], count=len(members),
                                          last=g["last"])
