@@ -461,7 +461,9 @@ class Native:
         dirty: list[bool] = []
         multi: list[bool] = []
         dumps: list[bool] = []
-        asked = [-1]  # the end of the last line a _NEAR test was asked of
+        # the end of the last line each _NEAR test was asked of: one line may hold both
+        # shapes, and a `no` from one test (`$1$-pass X`: no option) says nothing of another
+        asked: dict[Any, int] = {}
         add = starts.add
         add_name = add if names is None else names.add
         add_format = add if formats is None else formats.add
@@ -489,9 +491,9 @@ class Native:
                     if not dumps:
                         dumps.append(True)
                 elif kind == _NEAR:  # a line asked once (a match ends at each token of it)
-                    if not multi and to > asked[0]:
+                    if not multi and to > asked.get(arg, -1):
                         nl = region.find(b"\n", to - 1)
-                        asked[0] = len(region) if nl < 0 else nl
+                        asked[arg] = len(region) if nl < 0 else nl
                         if arg(region, to):
                             multi.append(True)
                 elif kind == _SHAPED:
