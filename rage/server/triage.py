@@ -31,12 +31,14 @@ from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import parse_qs, urlencode
 
+from rage.errors import NotFoundError
 from rage.server import signature as signing
 from rage.server.auth import Throttle, same_origin
 from rage.server.batch import Expected
 from rage.server.index import SORTS, STATUSES, BundleFacts, Index, Query, Recorded
 from rage.server.limits import db_text, json_body, loggable, no_constant
 from rage.server.notify import PER_CLIENT, PER_CLIENT_WINDOW, Notifier
+from rage.server.retries import Retries
 from rage.server.storage import Storage, StoredBundle
 from rage.server.wsgi import HTTPError, bearer
 
@@ -205,6 +207,7 @@ class Triage:
         self.notifier = notifier
         self.notified = Throttle(limit=PER_CLIENT, window=PER_CLIENT_WINDOW)
         self.max_decompressed = max_decompressed
+        self.retries = Retries()  # stored bundles whose index write failed
 
     # -- hooks ----------------------------------------------------------------------------
 
@@ -216,30 +219,49 @@ class Triage:
     def on_stored(self, storage: Storage, meta: StoredBundle, environ: Environ,
                   base_url: str, tails: Tails | None = None) -> Recorded | None:
         """Index a stored bundle and notify; never raises (the upload already succeeded).
-        ``tails`` kept during validation spare reading the bundle again."""
+        ``tails`` kept during validation spare reading the bundle again. A write that fails
+        is tried again in the background until the bundle is counted (retries.py)."""
+        # what the receiver observed (the client's address, or the trusted proxy's
+        # X-Forwarded-For), never what the upload says about itself: a "reporter" field
+        # in the manifest let one client count as any number of reporters
+        identity = str(environ.get("REMOTE_ADDR") or "?")
         try:
             sig = (_db_signature(signing.compute(meta.manifest, tails.texts()))
                    if tails is not None else self.sign(storage, meta))
-            # what the receiver observed (the client's address, or the trusted proxy's
-            # X-Forwarded-For), never what the upload says about itself: a "reporter" field
-            # in the manifest let one client count as any number of reporters
-            identity = str(environ.get("REMOTE_ADDR") or "?")
             recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)),
                                          expected=tails.expected if tails is not None else None)
         except Exception:
-            log.exception("could not index bundle %s (re-indexed at the next start)", meta.id)
+            log.exception("could not index bundle %s (tried again in the background)", meta.id)
+            self.retries.add(meta.id, lambda: self._index_again(storage, meta, identity,
+                                                                base_url))
             return None
-        if recorded and recorded.event and self.notifier is not None:
-            client = str(environ.get("REMOTE_ADDR") or "?")
-            if self.notified.blocked(client):
-                log.info("%s for %s not notified: %s caused %d notifications this hour",
-                         recorded.event, sig.hash, loggable(client), self.notified.limit)
-                return recorded
-            self.notified.failed(client)  # counted (Throttle counts "failures")
-            info = self.index.signature(sig.hash, bundles=0) or {}
-            self.notifier.notify(recorded.event, info, f"{base_url}/triage/{sig.hash}",
-                                 f"{base_url}/b/{meta.id}")
+        self._notify(recorded, sig, meta, identity, base_url)
         return recorded
+
+    def _index_again(self, storage: Storage, meta: StoredBundle, identity: str,
+                     base_url: str) -> None:
+        """:meth:`on_stored`'s work once more, from the stored bundle; raises on failure.
+        A bundle deleted meanwhile is done with (its row would outlive it)."""
+        try:
+            storage.get_meta(meta.id)
+        except NotFoundError:
+            return
+        sig = self.sign(storage, meta)
+        recorded = self.index.record(sig, facts_of(meta, sig, self.index.reporter(identity)))
+        self._notify(recorded, sig, meta, identity, base_url)
+
+    def _notify(self, recorded: Recorded | None, sig: signing.Signature, meta: StoredBundle,
+                client: str, base_url: str) -> None:
+        if not (recorded and recorded.event and self.notifier is not None):
+            return
+        if self.notified.blocked(client):
+            log.info("%s for %s not notified: %s caused %d notifications this hour",
+                     recorded.event, sig.hash, loggable(client), self.notified.limit)
+            return
+        self.notified.failed(client)  # counted (Throttle counts "failures")
+        info = self.index.signature(sig.hash, bundles=0) or {}
+        self.notifier.notify(recorded.event, info, f"{base_url}/triage/{sig.hash}",
+                             f"{base_url}/b/{meta.id}")
 
     def on_deleted(self, bundle_id: str) -> None:
         try:
