@@ -229,8 +229,15 @@ class LocalStorage:
                 os.unlink(dest)
             raise
 
+    def _stored(self, bundle_id: str) -> None:
+        """NotFoundError unless the bundle is stored (its metadata, written last, is there):
+        a stat, not a parse of metadata the caller has usually read already (a download
+        read its manifest of up to 256 KiB twice)."""
+        if not self._meta(bundle_id).is_file():
+            raise NotFoundError(f"no bundle {bundle_id!r}")
+
     def open(self, bundle_id: str) -> IO[bytes]:
-        self.get_meta(bundle_id)
+        self._stored(bundle_id)
         try:
             return open(self._bundle(bundle_id), "rb")
         except FileNotFoundError:
@@ -239,7 +246,7 @@ class LocalStorage:
     open_local = open
 
     def get_path(self, bundle_id: str) -> Path | None:
-        self.get_meta(bundle_id)
+        self._stored(bundle_id)
         return self._bundle(bundle_id)
 
     def get_meta(self, bundle_id: str) -> StoredBundle:
