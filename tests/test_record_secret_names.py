@@ -80,3 +80,18 @@ def test_an_unwritable_cache_still_masks(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     env = {"DB_PASSWORD": "hunter2hunter2", "HOME": "/root"}
     same(context.masked_environ(env, str(tmp_path / "file" / ".cache")), env)
+
+
+def test_a_kept_value_is_remembered_a_masked_one_never(tmp_path: Path) -> None:
+    cache = str(tmp_path / ".cache")
+    env = {"PWD": "/home/alice/project", "DB_PASSWORD": "hunter2hunter2", "DB_PASS": "1"}
+    same(context.masked_environ(env, cache), env)
+    data = (tmp_path / ".cache" / context.SECRET_NAMES_FILE).read_bytes()
+    _, names = marshal.loads(data)
+    # a number under a password's name is masked (a PIN): only PWD's value is kept
+    assert names == {"PWD": "/home/alice/project", "DB_PASSWORD": True, "DB_PASS": True}
+    assert b"hunter2" not in data
+    moved = {**env, "PWD": "/tmp/elsewhere"}
+    same(context.masked_environ(moved, cache), moved)
+    assert marshal.loads((tmp_path / ".cache" / context.SECRET_NAMES_FILE).read_bytes())[1][
+        "PWD"] == "/tmp/elsewhere"

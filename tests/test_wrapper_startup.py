@@ -241,11 +241,12 @@ def test_truncation_is_immutable_plain_data() -> None:
 
 
 def test_second_run_imports_only_what_it_records_with(tmp_path: Path) -> None:
-    # an environment without a secret-looking name (PWD is one, kept as a path): from the
-    # second run the names' verdicts come from the cache, and a command on pipes needs no
-    # session leader and no lock probe (nothing to prune)
+    # from the second run the verdicts on the names come from the cache, and so does PWD's
+    # value (a secret-looking name whose value, a path, is kept in clear); a command on
+    # pipes needs no session leader, no terminal job control and no lock probe
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
-           "RAGE_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+           "PWD": str(tmp_path), "RAGE_HOME": str(tmp_path / "home"),
+           "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     argv = [*run_argv(), "run", "--", "sh", "-c", "echo out"]
     first, proc = imported(argv, env)
     assert proc.returncode == 0 and proc.stdout == b"out\n", proc.stderr
@@ -253,7 +254,8 @@ def test_second_run_imports_only_what_it_records_with(tmp_path: Path) -> None:
     mods, proc = imported(argv, env)
     assert proc.returncode == 0 and proc.stdout == b"out\n", proc.stderr
     assert "rage.record.relay" in mods
-    assert sorted(mods & {"rage.sensitive", "rage.record.session", "rage.record.runlock"}) == []
+    assert sorted(mods & {"rage.sensitive", "rage.record.session", "rage.record.runlock",
+                          "rage.termjob"}) == []
     assert len(recorded(tmp_path / "home", "sh")) == 2
 
 

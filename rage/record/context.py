@@ -43,19 +43,24 @@ SECRET_NAMES_MAX = 4096  # names remembered; past this the file keeps one enviro
 
 def masked_environ(environ: Mapping[str, str], cache: str) -> dict[str, str]:
     """:func:`rage.sensitive.masked_environ` of ``environ``, the same values (the same
-    objects where kept), with what it decides from a name alone remembered in ``cache``.
+    objects where kept), with what it decided before remembered in ``cache``.
 
     Whether a name looks secret costs ~60K instructions a name (2.3M for 37 variables, more
     than any other step of a run's record), and a command's environment has the same names
-    run after run; a value is looked at only under a secret name. The verdicts are kept
-    per name with rage's version and its rules' file (size, mtime): rules that change, in
-    a release or a checkout, decide anew. Without a secret name, rage.sensitive (~1M
-    instructions to import) is not imported at all."""
+    run after run: that verdict is kept per name. A value is looked at only under a secret
+    name; one kept in clear there (``PWD``, a path under any shell) is kept as the name's
+    verdict too, and the same value is then kept without a look: it is in the run's
+    ``environ.json`` in clear anyway, while a masked value is never written here. The
+    verdicts are dated by rage's version and its rules' file (size, mtime): rules that
+    change, in a release or a checkout, decide anew. When every verdict is known,
+    rage.sensitive (~1M instructions to import) is not imported at all."""
     import marshal
 
     path = os.path.join(cache, SECRET_NAMES_FILE)
     stamp = _rules_stamp()
-    known: dict[str, bool] = {}
+    # False: not a secret name; True: a secret name; a string: a secret name whose value
+    # was this string, kept in clear
+    known: dict[str, bool | str] = {}
     data = None if stamp is None else read_own(path, 1 << 20)
     if data is not None:
         try:
@@ -64,22 +69,30 @@ def masked_environ(environ: Mapping[str, str], cache: str) -> dict[str, str]:
                 known = names
         except (ValueError, EOFError, TypeError):
             pass  # damaged or from another version: decided anew
+    changed = False
     new = [k for k in environ if k not in known]
     if new:
         from rage.sensitive import looks_secret_name
 
         known.update((k, looks_secret_name(k)) for k in new)
-        if stamp is not None:
-            if len(known) > SECRET_NAMES_MAX:
-                known = {k: known[k] for k in environ}
-            _remember(path, marshal.dumps((stamp, known)))
-    secret = {k: v for k, v in environ.items() if known[k]}
-    if not secret:
-        return dict(environ)
-    from rage.sensitive import masked_environ as mask
+        changed = True
+    # a secret name, unless its value is the one kept last time
+    secret = {k: v for k, v in environ.items()
+              if known[k] is True or (known[k] is not False and known[k] != v)}
+    out = dict(environ)
+    if secret:
+        from rage.sensitive import masked_environ as mask
 
-    masked = mask(secret)
-    return {k: masked.get(k, v) for k, v in environ.items()}
+        for k, m in mask(secret).items():
+            out[k] = m
+            verdict = m if m is secret[k] else True
+            changed = changed or known[k] != verdict
+            known[k] = verdict
+    if changed and stamp is not None:
+        if len(known) > SECRET_NAMES_MAX:
+            known = {k: known[k] for k in environ}
+        _remember(path, marshal.dumps((stamp, known)))
+    return out
 
 
 def _rules_stamp() -> tuple[str, int, int] | None:
