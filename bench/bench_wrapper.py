@@ -9,9 +9,10 @@ machine noise and any order effect hit both alike. Then the total of
 ``-X importtime`` self times per start-up variant (median of 5), which is less noisy on a
 shared machine. Cases:
 
-- start-up of the console script, `rage run -- true` vs `python -c pass` of the same
-  interpreter (goal: 1.3x), on a pipe and on a terminal, with the launcher pip writes (it
-  imports `re`: ~23M instructions, 0.6x `python -c pass` alone) and the one uv writes
+- start-up of the `rage` command, `rage run -- true` vs `python -c pass` of the same
+  interpreter (goal: 1.3x), on a pipe and on a terminal: as installed beside the
+  interpreter (bin/rage), and as the launchers pip (it imports `re`: ~23M instructions,
+  0.6x `python -c pass` alone) and uv write for an entry point
 - start-up: `rage run -- true` vs `script -qec true /dev/null` and vs `python3 -c pass`,
   both as a shim runs it (`python -I -S -c ...`, see rage.record.shims.run_argv) and as
   `python -m rage` (what the `rage` console script costs, minus pip's wrapper); with
@@ -212,9 +213,13 @@ def no_terminal_rows(reps: int, env: dict[str, str]) -> list[Row]:
 
 
 def install_launchers(bin_dir: Path) -> dict[str, Path]:
-    """The console script ``rage`` as pip and as uv write it, for this interpreter."""
+    """``rage`` as installed beside this interpreter (bin/rage, a script of its own), and the
+    console script pip and uv would write for the entry point rage.__main__:main."""
     bin_dir.mkdir()
     out = {}
+    installed = Path(PY).with_name("rage")
+    if installed.is_file():
+        out["installed"] = installed
     for name, text in (("pip", PIP_LAUNCHER), ("uv", UV_LAUNCHER)):
         path = bin_dir / f"rage-{name}"
         path.write_text(text)
