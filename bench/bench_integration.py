@@ -1,14 +1,16 @@
 """Cost of rage inside a Python tool, against peers measured in the same run.
 
-1. Start-up: a hello-world script, bare vs with ``rage.install`` (goal: within 1.3x of a
-   bare interpreter start), interleaved runs, medians.
+1. Start-up: a hello-world script, bare vs with ``rage.install`` (goal: within 1.2x of
+   ``python -c pass``, the same interpreter), stdout on /dev/null, on a pipe and on a
+   terminal (a pty opened here, as in bench_wrapper.py), interleaved runs, medians, each
+   table headed by the load average; ``--repeat N`` prints it N times.
 2. Output: a script printing 100,000 lines into a pipe, bare vs with ``rage.install`` (which
    tees stdout into the run), whole processes, interleaved runs, medians.
 3. Logging: 100,000 DEBUG records through ``logging.FileHandler`` vs rage's ``RunLogHandler``
    vs the full ``rage.install`` path (LogCapture, console level WARNING), interleaved rounds,
    medians (goal: no slower than FileHandler).
 
-Usage: python3 bench/bench_integration.py [--runs N] [--records N]
+Usage: python3 bench/bench_integration.py [--runs N] [--repeat N] [--records N] [--startup-only]
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_wrapper import load_average, timed_pty
+
 HELLO = 'print("hello")\n'
 HELLO_RAGE = 'import rage\nrage.install("bench", version="1")\nprint("hello")\n'
 PRINTS = 'for i in range(100_000):\n    print("line", i, "of the output benchmark")\n'
@@ -36,6 +41,15 @@ def _time_process(argv: list[str], env: dict[str, str], stdout: int = subprocess
     return time.perf_counter() - t0
 
 
+STDOUTS = ("/dev/null", "pipe", "terminal")
+
+
+def _time_start(argv: list[str], env: dict[str, str], where: str) -> float:
+    if where == "terminal":
+        return timed_pty(argv, env)
+    return _time_process(argv, env, subprocess.PIPE if where == "pipe" else subprocess.DEVNULL)
+
+
 def _env(tmp: Path) -> dict[str, str]:
     env = {**os.environ, "RAGE_HOME": str(tmp / "home"), "RAGE_CONFIG": os.devnull}
     for var in ("RAGE_DISABLE", "PYTHONUNBUFFERED"):
@@ -43,7 +57,7 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
-def bench_startup(tmp: Path, runs: int) -> list[tuple[str, float]]:
+def bench_startup(tmp: Path, runs: int, where: str) -> list[tuple[str, float]]:
     env = _env(tmp)
     # Installed packages have .pyc files; measure that, with the bytecode cached under the
     # temp dir so the checkout stays clean (the warm-up runs below write it).
@@ -60,10 +74,10 @@ def bench_startup(tmp: Path, runs: int) -> list[tuple[str, float]]:
     times: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(2):  # warm the page cache and .pyc files
         for argv in cases.values():
-            _time_process(argv, env)
-    for _ in range(runs):
-        for name, argv in cases.items():
-            times[name].append(_time_process(argv, env))
+            _time_start(argv, env, where)
+    for i in range(runs):  # alternating order: an order effect hits every case alike
+        for name, argv in (cases.items() if i % 2 == 0 else reversed(cases.items())):
+            times[name].append(_time_start(argv, env, where))
     return [(name, statistics.median(ts)) for name, ts in times.items()]
 
 
@@ -148,17 +162,25 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=21, help="start-up runs per case")
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=5, help="logging rounds per case")
+    ap.add_argument("--repeat", type=int, default=1, help="print the start-up tables N times")
+    ap.add_argument("--startup-only", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="rage-bench-") as d:
         tmp = Path(d)
-        startup = bench_startup(tmp, args.runs)
+        for rep in range(args.repeat):
+            print(f"start-up {rep + 1} of {args.repeat}, median of {args.runs} interleaved "
+                  f"runs, {load_average()}")
+            for where in STDOUTS:
+                startup = bench_startup(tmp, args.runs, where)
+                base = startup[0][1]
+                print(f"  stdout: {where:<32} {'ms':>8} {'x python -c pass':>20}")
+                for name, t in startup:
+                    print(f"  {name:<40} {t * 1000:8.1f} {t / base:20.2f}")
+            print(f"  (after: {load_average()})\n")
+        if args.startup_only:
+            return
         output = bench_output(tmp, max(3, args.runs // 3))
         logs = bench_logging(tmp, args.records, args.rounds)
-    base = startup[0][1]
-    print(f"start-up, median of {args.runs} interleaved runs")
-    print(f"  {'case':<40} {'ms':>8} {'x bare interpreter':>20}")
-    for name, t in startup:
-        print(f"  {name:<40} {t * 1000:8.1f} {t / base:20.2f}")
     print(f"\noutput into a pipe, median of {max(3, args.runs // 3)} interleaved runs")
     print(f"  {'case':<40} {'ms':>8} {'x bare':>20}")
     for name, t in output:

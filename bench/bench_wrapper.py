@@ -9,6 +9,10 @@ machine noise and any order effect hit both alike. Then the total of
 ``-X importtime`` self times per start-up variant (median of 5), which is less noisy on a
 shared machine. Cases:
 
+- start-up of the `rage` command, `rage run -- true` vs `python -c pass` of the same
+  interpreter (goal: 1.3x), on a pipe and on a terminal: as installed beside the
+  interpreter (bin/rage), and as the launchers pip (it imports `re`: ~23M instructions,
+  0.6x `python -c pass` alone) and uv write for an entry point
 - start-up: `rage run -- true` vs `script -qec true /dev/null` and vs `python3 -c pass`,
   both as a shim runs it (`python -I -S -c ...`, see rage.record.shims.run_argv) and as
   `python -m rage` (what the `rage` console script costs, minus pip's wrapper); with
@@ -51,6 +55,29 @@ RAGE = [PY, "-m", "rage", "run", "--"]
 SHIM = [*run_argv(), "run", "--"]
 SCRIPT = ["script", "-qec", "true", "/dev/null"]
 BARE = [PY, "-I", "-S", "-c", "pass"]
+PASS = [PY, "-c", "pass"]
+# The `rage` console script as installers write it for the entry point rage.__main__:main:
+# pip's (distlib's template, pip 23-25) imports `re`; uv's does not.
+PIP_LAUNCHER = f"""#!{PY}
+# -*- coding: utf-8 -*-
+import re
+import sys
+from rage.__main__ import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+UV_LAUNCHER = f"""#!{PY}
+# -*- coding: utf-8 -*-
+import sys
+from rage.__main__ import main
+if __name__ == "__main__":
+    if sys.argv[0].endswith("-script.pyw"):
+        sys.argv[0] = sys.argv[0][:-11]
+    elif sys.argv[0].endswith(".exe"):
+        sys.argv[0] = sys.argv[0][:-4]
+    sys.exit(main())
+"""
 Row = tuple[str, float, float, float, float]  # case, rage's and the peer's medians, ratios
 
 
@@ -185,6 +212,40 @@ def no_terminal_rows(reps: int, env: dict[str, str]) -> list[Row]:
     ]
 
 
+def install_launchers(bin_dir: Path) -> dict[str, Path]:
+    """``rage`` as installed beside this interpreter (bin/rage, a script of its own), and the
+    console script pip and uv would write for the entry point rage.__main__:main."""
+    bin_dir.mkdir()
+    out = {}
+    installed = Path(PY).with_name("rage")
+    if installed.is_file():
+        out["installed"] = installed
+    for name, text in (("pip", PIP_LAUNCHER), ("uv", UV_LAUNCHER)):
+        path = bin_dir / f"rage-{name}"
+        path.write_text(text)
+        path.chmod(0o700)
+        out[name] = path
+    return out
+
+
+def console_rows(reps: int, env: dict[str, str], launchers: dict[str, Path]) -> list[Row]:
+    """The console script (`rage run -- true`) against `python -c pass` of the same
+    interpreter, on a pipe and on a terminal (goal: within 1.3x)."""
+    pipe = subprocess.PIPE
+    rows = []
+    for name, path in launchers.items():
+        argv = [str(path), "run", "--", "true"]
+        rows += [
+            compare(f"rage run -- true, {name} launcher, pipe", reps,
+                    lambda a=argv: timed_pipe(a, env, stdout=pipe),  # type: ignore[misc]
+                    lambda: timed_pipe(PASS, env, stdout=pipe), "python -c pass"),
+            compare(f"rage run -- true, {name} launcher, terminal", reps,
+                    lambda a=argv: timed_pty(a, env),  # type: ignore[misc]
+                    lambda: timed_pty(PASS, env), "python -c pass"),
+        ]
+    return rows
+
+
 def print_rows(rows: list[Row]) -> None:
     print(f"{'case':<70} {'rage':>9} {'peer':>9} {'ratio':>6} {'cpu':>6}")
     for name, a, b, r, c in rows:
@@ -209,15 +270,18 @@ def main() -> None:
                if not k.startswith("RAGE_") and k != "PYTHONDONTWRITEBYTECODE"}
         env.update(RAGE_HOME=str(t / "home"), RAGE_CONFIG=os.devnull)
         install_shim(t / "bin")
+        launchers = install_launchers(t / "console")
         shim_env = {**env, "PATH": f"{t / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"}
         timed_pipe([*SHIM, "true"], env)  # the first run of an app makes a retention pass
         timed_pipe(["true"], shim_env)  # and the shim's first run probes `true --version`
         for run in range(args.runs):
             print(f"\nrun {run + 1} of {args.runs}, {load_average()}")
             bare = statistics.median(timed_pty(BARE, env) for _ in range(5))
-            print(f"bare interpreter start-up (python -I -S -c pass, on a terminal): "
-                  f"{bare * 1000:.1f} ms")
-            print_rows(terminal_rows(args.reps, env, shim_env)
+            plain = statistics.median(timed_pty(PASS, env) for _ in range(5))
+            print(f"bare interpreter start-up, on a terminal: python -I -S -c pass "
+                  f"{bare * 1000:.1f} ms, python -c pass {plain * 1000:.1f} ms")
+            print_rows(console_rows(args.reps, env, launchers)
+                       + terminal_rows(args.reps, env, shim_env)
                        + no_terminal_rows(args.reps, env))
             print(f"(after the run: {load_average()})")
         if args.startup_only:

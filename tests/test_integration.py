@@ -282,6 +282,16 @@ def test_install_imports_no_heavy_modules(tmp_path: Path) -> None:
     assert proc.stdout == b"[]\n", proc.stderr
 
 
+def test_import_rage_alone_imports_nothing_else_of_rage() -> None:
+    # `import rage` in a tool that never calls install (or before it does) costs its two
+    # small modules: the API's functions import what they need when called
+    code = ("import sys\nbefore = set(sys.modules)\nimport rage\n"
+            "print(sorted(set(sys.modules) - before - {'__future__'}))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                          check=False)
+    assert proc.stdout == b"['rage', 'rage._version']\n", proc.stderr
+
+
 def test_log_is_capped_keeping_head_and_tail(tmp_path: Path) -> None:
     body = """
     for i in range(2000):

@@ -49,7 +49,13 @@ def check_wheel(wheel: Path) -> None:
         metadata = z.read(meta).decode()
         entry_points = z.read(meta.replace("METADATA", "entry_points.txt")).decode()
     tops = {n.split("/")[0] for n in names}
-    assert tops == {"rage", "collectors", meta.split("/")[0]}, tops  # no tests/, docs/
+    data = meta.split("/")[0].replace(".dist-info", ".data")
+    assert tops == {"rage", "collectors", meta.split("/")[0], data}, tops  # no tests/, docs/
+    with zipfile.ZipFile(wheel) as z:
+        script = z.read(f"{data}/scripts/rage")
+    # the `rage` command is a script of its own, not the launcher pip writes for an entry
+    # point (which imports `re` on every recorded command); installers fix its first line
+    assert script.startswith(b"#!python\n") and b"import re" not in script
     for needed in ("rage/__init__.py", "rage/py.typed", "rage/cli/main.py",
                    "rage/server/templates/bundle.html", "rage/server/templates/style.css",
                    "collectors/__init__.py", "collectors/git.py"):
@@ -57,7 +63,7 @@ def check_wheel(wheel: Path) -> None:
     assert re.search(r"^Requires-Python: >=3\.11", metadata, re.MULTILINE)
     assert re.search(r"^License-Expression: MIT$", metadata, re.MULTILINE)
     assert re.search(r"^Provides-Extra: server$", metadata, re.MULTILINE)
-    assert "rage = rage.__main__:main" in entry_points
+    assert "console_scripts" not in entry_points
     assert "git = collectors.git:GitCollector" in entry_points
 
 
@@ -65,7 +71,7 @@ def check_sdist(sdist: Path) -> None:
     with tarfile.open(sdist) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     for needed in ("pyproject.toml", "README.md", "rage/__init__.py", "collectors/git.py",
-                   "rage/server/templates/bundle.html"):
+                   "rage/server/templates/bundle.html", "bin/rage"):
         assert needed in names, needed
 
 
@@ -102,6 +108,10 @@ def test_the_wheel_builds_installs_alone_and_runs(tmp_path: Path) -> None:
 
     p = run([rage, "run", "--", "true"], env=env, cwd=work)
     assert p.returncode == 0, p.stderr
+    assert Path(rage).read_text().startswith(f"#!{py}")
+    p = run([str(py), "-X", "importtime", rage, "run", "--", "true"], env=env, cwd=work)
+    assert p.returncode == 0 and "| rage.record.wrapper" in p.stderr, p.stderr
+    assert not [ln for ln in p.stderr.splitlines() if ln.endswith("| re")], p.stderr
     out = work / "out"
     out.mkdir()
     p = run([rage, "report", "--last", "--yes", "--output", f"{out}/"], env=env, cwd=work)

@@ -238,3 +238,34 @@ def test_truncation_is_immutable_plain_data() -> None:
     assert t.to_dict() == {"name": "output.log", "total_bytes": 10, "dropped_bytes": 2}
     with pytest.raises(AttributeError):
         t.name = "x"
+
+
+def test_second_run_imports_only_what_it_records_with(tmp_path: Path) -> None:
+    # from the second run the verdicts on the names come from the cache, and so does PWD's
+    # value (a secret-looking name whose value, a path, is kept in clear); a command on
+    # pipes needs no session leader, no terminal job control and no lock probe
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
+           "PWD": str(tmp_path), "RAGE_HOME": str(tmp_path / "home"),
+           "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    argv = [*run_argv(), "run", "--", "sh", "-c", "echo out"]
+    first, proc = imported(argv, env)
+    assert proc.returncode == 0 and proc.stdout == b"out\n", proc.stderr
+    assert "rage.sensitive" in first
+    mods, proc = imported(argv, env)
+    assert proc.returncode == 0 and proc.stdout == b"out\n", proc.stderr
+    assert "rage.record.relay" in mods
+    assert sorted(mods & {"rage.sensitive", "rage.record.session", "rage.record.runlock",
+                          "rage.termjob"}) == []
+    assert len(recorded(tmp_path / "home", "sh")) == 2
+
+
+def test_config_on_dev_null_is_no_config(tmp_path: Path) -> None:
+    # RAGE_CONFIG=/dev/null reads as an empty file: the defaults, with neither the config
+    # loader nor a settings cache
+    env = {**xdg_env(tmp_path), "RAGE_CONFIG": os.devnull}
+    for _ in range(2):
+        mods, proc = imported([*run_argv(), "run", "--", "sh", "-c", "exit 4"], env)
+        assert proc.returncode == 4 and proc.stderr.count(b"rage:") == 0, proc.stderr
+        assert "rage.config" not in mods
+    assert not (tmp_path / "home" / "sh" / ".settings-cache").exists()
+    assert len(recorded(tmp_path / "home", "sh")) == 2

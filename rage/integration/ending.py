@@ -259,7 +259,7 @@ def _own_peak_rss() -> int | None:
     ``ru_maxrss`` also counts the memory this process was exec'd from: a tool started by a
     large parent through vfork (Python's subprocess, posix_spawn) would report the
     parent's peak as its own."""
-    from rage.record.session import own_peak_rss_kib
+    from rage.record.peakrss import own_peak_rss_kib
 
     kib = own_peak_rss_kib()
     return None if kib is None else kib * 1024

@@ -69,6 +69,10 @@ def exit_code_of(status: object) -> int:
 
 
 _SYS_EXIT = sys.exit
+_BUILTIN_SYSTEM_EXIT = builtins.SystemExit
+# sys.monitoring tool ids that no convention claims (0-2 and 5: debuggers, coverage,
+# profilers, optimizers)
+_MONITORING_IDS = (4, 3)
 # module-level names that code uses for a `from sys import exit` taken before install
 _EXIT_NAMES = ("exit", "sys_exit")
 
@@ -103,6 +107,7 @@ class Hooks:
         self._rebound: list[tuple[dict[str, Any], str]] = []
         # _thread.exit and exit_thread as they were: C functions raising the builtin class
         self._prev_thread_exits: dict[str, Any] = {}
+        self._monitoring_id: int | None = None  # Python 3.12+: see _watch_exit
 
     # -- sys.excepthook --------------------------------------------------------------------
     def _excepthook(
@@ -201,6 +206,50 @@ class Hooks:
         SystemExit.__qualname__ = "SystemExit"
         return SystemExit
 
+    def _watch_exit(self) -> bool:
+        """Python 3.12+: note the code of the ``SystemExit`` that ends the process, touching
+        neither builtins nor ``sys.exit``: ``sys.monitoring`` calls back as an exception
+        leaves a frame (``PY_UNWIND``), and a ``SystemExit`` leaving the main thread's
+        outermost frame (the script's module, runpy's for ``-m``, a REPL statement) ends
+        the process. One caught on the way is no exit code. Nothing is called back but
+        as frames unwind with an exception (one ``isinstance`` each); no line, call or
+        return is traced. False (nothing changed) without ``sys.monitoring``, off the main
+        thread, or when other tools hold every id rage may take."""
+        mon: Any = getattr(sys, "monitoring", None)
+        if mon is None or not _is_main_thread(self._main_ident):
+            return False
+        for tool in _MONITORING_IDS:
+            try:
+                mon.use_tool_id(tool, "rage")
+            except ValueError:  # in use
+                continue
+            break
+        else:
+            return False
+        sink, main_ident, getframe = self.sink, self._main_ident, sys._getframe
+
+        def unwind(code: object, offset: int, exc: BaseException) -> None:
+            # getframe(1): the frame unwinding, still on the stack
+            if (isinstance(exc, _BUILTIN_SYSTEM_EXIT) and getframe(1).f_back is None
+                    and _is_main_thread(main_ident)):
+                try:  # noqa: SIM105 - no contextlib on the start-up path
+                    sink.on_exit_call(exc.code)
+                except Exception:
+                    pass
+
+        mon.register_callback(tool, mon.events.PY_UNWIND, unwind)
+        mon.set_events(tool, mon.events.PY_UNWIND)
+        self._monitoring_id = tool
+        return True
+
+    def _unwatch_exit(self) -> None:
+        tool, self._monitoring_id = self._monitoring_id, None
+        if tool is not None:
+            mon: Any = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
+            mon.set_events(tool, 0)
+            mon.register_callback(tool, mon.events.PY_UNWIND, None)
+            mon.free_tool_id(tool)
+
     # -- install / uninstall ---------------------------------------------------------------
     def install(self, fatal_log: IO[bytes] | None) -> None:
         """Chain the hooks; enable faulthandler into ``fatal_log`` unless the user already
@@ -209,13 +258,14 @@ class Hooks:
         self._prev_excepthook = sys.excepthook
         sys.excepthook = self._excepthook
         self.install_thread_hook()
-        self._prev_exit = sys.exit
-        sys.exit = self._exit
-        self._prev_system_exit = builtins.SystemExit
-        self._system_exit = self._make_system_exit()
-        builtins.SystemExit = self._system_exit  # type: ignore[misc]
-        self._rebind_captured_exits()
-        self._wrap_thread_exits()
+        if not self._watch_exit():  # Python 3.11: sys.exit and builtins' SystemExit note it
+            self._prev_exit = sys.exit
+            sys.exit = self._exit
+            self._prev_system_exit = builtins.SystemExit
+            self._system_exit = self._make_system_exit()
+            builtins.SystemExit = self._system_exit  # type: ignore[misc]
+            self._rebind_captured_exits()
+            self._wrap_thread_exits()
         if fatal_log is not None and not faulthandler.is_enabled():
             faulthandler.enable(file=fatal_log, all_threads=True)
             self._fatal_file = fatal_log
@@ -274,6 +324,7 @@ class Hooks:
             threading.excepthook = self._prev_thread_hook
         if sys.exit == self._exit and self._prev_exit is not None:
             sys.exit = self._prev_exit
+        self._unwatch_exit()
         if builtins.SystemExit is self._system_exit and self._prev_system_exit is not None:
             builtins.SystemExit = self._prev_system_exit  # type: ignore[misc]
         for namespace, name in self._rebound:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 
+from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no typing, json or re: ~10-30M instructions on every recorded command
     from collections.abc import Iterable, Mapping
@@ -33,6 +35,85 @@ FINGERPRINT = "fingerprint"  # its field in meta.json
 FINGERPRINT_SCHEMA = 1
 CONFIG_MAX = 1024 * 1024  # a config file larger than this is compared by stat alone
 LISTING_MAX = 20_000  # distributions listed in one directory
+
+
+SECRET_NAMES_FILE = "secret-names"  # in the cache: which variable names look secret
+SECRET_NAMES_MAX = 4096  # names remembered; past this the file keeps one environment's
+
+
+def masked_environ(environ: Mapping[str, str], cache: str) -> dict[str, str]:
+    """:func:`rage.sensitive.masked_environ` of ``environ``, the same values (the same
+    objects where kept), with what it decided before remembered in ``cache``.
+
+    Whether a name looks secret costs ~60K instructions a name (2.3M for 37 variables, more
+    than any other step of a run's record), and a command's environment has the same names
+    run after run: that verdict is kept per name. A value is looked at only under a secret
+    name; one kept in clear there (``PWD``, a path under any shell) is kept as the name's
+    verdict too, and the same value is then kept without a look: it is in the run's
+    ``environ.json`` in clear anyway, while a masked value is never written here. The
+    verdicts are dated by rage's version and its rules' file (size, mtime): rules that
+    change, in a release or a checkout, decide anew. When every verdict is known,
+    rage.sensitive (~1M instructions to import) is not imported at all."""
+    import marshal
+
+    path = os.path.join(cache, SECRET_NAMES_FILE)
+    stamp = _rules_stamp()
+    # False: not a secret name; True: a secret name; a string: a secret name whose value
+    # was this string, kept in clear
+    known: dict[str, bool | str] = {}
+    data = None if stamp is None else read_own(path, 1 << 20)
+    if data is not None:
+        try:
+            cached_stamp, names = marshal.loads(data)
+            if cached_stamp == stamp and isinstance(names, dict):
+                known = names
+        except (ValueError, EOFError, TypeError):
+            pass  # damaged or from another version: decided anew
+    changed = False
+    new = [k for k in environ if k not in known]
+    if new:
+        from rage.sensitive import looks_secret_name
+
+        known.update((k, looks_secret_name(k)) for k in new)
+        changed = True
+    # a secret name, unless its value is the one kept last time
+    secret = {k: v for k, v in environ.items()
+              if known[k] is True or (known[k] is not False and known[k] != v)}
+    out = dict(environ)
+    if secret:
+        from rage.sensitive import masked_environ as mask
+
+        for k, m in mask(secret).items():
+            out[k] = m
+            verdict = m if m is secret[k] else True
+            changed = changed or known[k] != verdict
+            known[k] = verdict
+    if changed and stamp is not None:
+        if len(known) > SECRET_NAMES_MAX:
+            known = {k: known[k] for k in environ}
+        _remember(path, marshal.dumps((stamp, known)))
+    return out
+
+
+def _rules_stamp() -> tuple[str, int, int] | None:
+    """What the name verdicts depend on: rage's version and its rules' source file."""
+    from rage._version import __version__
+
+    try:
+        st = os.stat(os.path.join(os.path.dirname(os.path.dirname(__file__)), "sensitive.py"))
+    except OSError:
+        return None  # no source to date the rules by: nothing is remembered
+    return (__version__, st.st_size, st.st_mtime_ns)
+
+
+def _remember(path: str, data: bytes) -> None:
+    """Best effort: a run is never failed for a cache."""
+    try:
+        private_dir(os.path.dirname(path))
+        if is_own_dir(os.path.dirname(path)):  # never into a planted symlink's target
+            write_atomic(path, data)
+    except (OSError, ValueError):
+        pass
 
 
 def hidden_values(masked: Iterable[str]) -> list[str]:

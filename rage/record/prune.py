@@ -1,11 +1,11 @@
 """Retention on the recording path: cheap enough for every recorded command.
 
 Imports nothing the wrapper has not imported already (it pays for every import on each
-command). :func:`retain` keeps the count limit with two stats per run and, once over it,
-deletes the oldest runs down to 10% below the limit (32 runs below at most);
-:mod:`rage.record.retention` builds full passes (bytes, age) on the same deletion protocol:
-a run is claimed by renaming it to ``.trash-*`` (one winner under concurrency) and a run
-whose lock a live recorder holds is never touched.
+command) until a run is to be deleted. :func:`retain` keeps the count limit with two stats
+per run and, once over it, deletes the oldest runs down to 10% below the limit (32 runs
+below at most); :mod:`rage.record.retention` builds full passes (bytes, age) on the same
+deletion protocol: a run is claimed by renaming it to ``.trash-*`` (one winner under
+concurrency) and a run whose lock a live recorder holds is never touched.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import os
 import time
 
 from rage.record.runid import is_run_id
-from rage.record.runlock import lock_is_held
 
 # At most this many runs are deleted below the limit in one go, so that the one command in
 # a cycle that deletes stays quick with large limits (max_runs = 2000: 32, not 200).
@@ -81,6 +80,8 @@ def delete_run(run_dir: str | os.PathLike[str]) -> str:
     Returns ``"deleted"``, ``"locked"`` (a live recorder holds it) or ``"gone"`` (another
     process claimed it first: for retention it is just as gone).
     """
+    from rage.record.runlock import lock_is_held  # only once over the limit: not per command
+
     if lock_is_held(run_dir):
         return "locked"
     head, name = os.path.split(os.fspath(run_dir))

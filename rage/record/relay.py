@@ -13,7 +13,6 @@ import select
 
 from rage.record.spawn import Child, enter_raw
 from rage.record.supervisor import CONTINUED, FLUSH
-from rage.termjob import background
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,6 +42,13 @@ DRAIN_QUIET_S = 0.05  # after the child exits: stop once its streams are quiet t
 # reading them would stop rage (SIGTTIN). A SIGCONT wakes the loop at once, but `fg` of a
 # job that is running sends none (bash): this is how often the loop looks meanwhile.
 HELD_RECHECK_MS = 100
+
+def _background(fd: int) -> bool:
+    """:func:`rage.termjob.background`, imported only for a terminal (keys relayed)."""
+    from rage.termjob import background
+
+    return background(fd)
+
 
 def _suppress_oserror(fn: Callable[[], object]) -> None:
     try:  # noqa: SIM105 - contextlib is not imported on the start-up path (~3 ms)
@@ -296,7 +302,7 @@ class _Relay:
                 st = outputs.get(fd)
                 if st is not None and ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
                     self._copy(st)
-            if self.held and self.raw_fd is not None and not background(self.raw_fd):
+            if self.held and self.raw_fd is not None and not _background(self.raw_fd):
                 # in the foreground again (`fg`): the keys are ours, the terminal raw
                 self.held = False
                 enter_raw(self.raw_fd)
@@ -405,7 +411,7 @@ class _Relay:
     def _read_input(self) -> None:
         inp = self.input
         assert inp is not None
-        if self.raw_fd is not None and background(self.raw_fd):
+        if self.raw_fd is not None and _background(self.raw_fd):
             # ^Z then `bg`: the keys are the shell's; hold ours back until `fg`
             self.held = True
             return

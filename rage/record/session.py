@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from rage.record.peakrss import own_peak_rss_kib
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
@@ -94,25 +96,6 @@ def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     word, _, message = line.decode("utf-8", "surrogateescape").partition(" ")[2].partition(" ")
     raise SpawnFailed(message or "cannot start the command",
                       int(word) if word.isdigit() else 126)
-
-
-def own_peak_rss_kib() -> int | None:
-    """This process's own peak RSS in KiB: ``VmHWM``, the high-water mark of its memory
-    since its exec (Linux), which is what an exec from it (vfork) counts into the new
-    program's ``ru_maxrss``. Not ``ru_maxrss``: that also holds what *this* process was
-    exec'd from (a large test runner or IDE that started rage through vfork). None where
-    unknown."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            status = f.read(1 << 16)
-    except OSError:
-        return None
-    for line in status.splitlines():
-        if line.startswith(b"VmHWM:"):
-            fields = line.split()
-            if len(fields) == 3 and fields[1].isdigit() and fields[2] == b"kB":
-                return int(fields[1])
-    return None
 
 
 def _read_line(fd: int) -> bytes:

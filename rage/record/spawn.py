@@ -16,8 +16,6 @@ import errno
 import os
 import stat
 
-from rage.termjob import background
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
@@ -220,7 +218,11 @@ def job_control(mode: str) -> bool:
     would stop rage (SIGTTOU), and so would reading keys it was never asked to read
     (SIGTTIN). There the command keeps the user's terminal as its stdin, as without rage:
     if it reads it, the job stops, and ``fg`` gives it the keys."""
-    return mode == PTY and _isatty(0) and not background(0)
+    if mode != PTY or not _isatty(0):
+        return False
+    from rage.termjob import background  # terminals only: on pipes, one import fewer
+
+    return not background(0)
 
 
 def _pipe() -> tuple[int, int]:
@@ -412,7 +414,11 @@ def restore_mode(fd: int | None, saved: list[Any] | None) -> None:
     background of the user's shell (after ^Z and ``bg``): the shell has the terminal and
     its modes then (rage never makes it raw there), and setting them would stop rage
     (SIGTTOU)."""
-    if fd is None or saved is None or background(fd):
+    if fd is None or saved is None:
+        return
+    from rage.termjob import background
+
+    if background(fd):
         return
     import termios
 

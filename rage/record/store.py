@@ -103,8 +103,10 @@ def recording_settings(app: str) -> tuple[RecordingSettings, str | None]:
     try:
         st = os.stat(cfg)
         stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
-        if st.st_size == 0 and st.st_mode & 0o170000 == 0o100000:
-            stamp = None  # an empty file says what no file says: no loader, no cache
+        if st.st_size == 0 and (st.st_mode & 0o170000 == 0o100000 or cfg == os.devnull):
+            # an empty file, or RAGE_CONFIG=/dev/null (which reads as one), says what no
+            # file says: no loader, no cache
+            stamp = None
     except FileNotFoundError:
         stamp = None
     except OSError:
@@ -454,16 +456,16 @@ def save_environ(rec: Recording, environ: dict[str, str], *, executable: str | N
     The `environment` collector reports it instead of the reporting process's environment.
     """
     from rage.record import context
-    from rage.sensitive import masked_environ
 
-    masked = masked_environ(environ)
+    cache = os.path.join(home_root_str(), ".cache")
+    masked = context.masked_environ(environ, cache)
     write_json_atomic(rec.file("environ.json"), masked)
     rec.hidden = context.start_hidden(rec.file(context.HIDDEN_FILE),
                                       [v for k, v in environ.items() if masked[k] is not v])
     # written with the meta: at its publication (the wrapper) or the run's end
     try:  # noqa: SIM105 - no contextlib on the start-up path
         rec.meta[context.FINGERPRINT] = context.fingerprint(
-            os.path.join(home_root_str(), ".cache"), masked=masked, environ=environ,
+            cache, masked=masked, environ=environ,
             executable=executable, python=python, config_files=config_files)
     except (OSError, ValueError):
         pass  # a report then says nothing of what changed since this run

@@ -279,11 +279,13 @@ class Wrapper:
     def run(self, path: str) -> int:
         import time
 
-        # rage.record.capture and rage.sensitive (save_environ's) are the record's: imported
-        # before the leader's fork, since after it every page an import writes is copied
-        # first (the leader shares them until it exits)
+        # rage.record.capture and rage.record.context (save_environ's) are the record's:
+        # imported before the leader's fork, since after it every page an import writes is
+        # copied first (the leader shares them until it exits). rage.sensitive is imported
+        # only for a variable name not seen before or one that looks secret (see
+        # context.masked_environ)
         import rage.record.capture
-        import rage.sensitive  # noqa: F401
+        import rage.record.context  # noqa: F401
         from rage.record.relay import hand_off, relay
         from rage.record.spawn import CommandError, choose_mode, job_control, restore_mode, spawn
         from rage.record.supervisor import Supervisor, blocked_signals
@@ -328,7 +330,7 @@ class Wrapper:
         if child.leader is None:
             # the command was exec'd from our memory (posix_spawn is vfork + exec): its
             # ru_maxrss counts our peak in
-            from rage.record.session import own_peak_rss_kib
+            from rage.record.peakrss import own_peak_rss_kib
 
             child.spawner_maxrss = own_peak_rss_kib()
             import resource  # noqa: F401 - for os.wait4: now, not as the command ends
