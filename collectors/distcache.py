@@ -5,9 +5,9 @@ A report needs the installed distributions three times: the collectors' entry po
 ``importlib.metadata`` (email, zipfile, csv...) and reading every distribution's metadata
 took 40-60 ms of every report. The answers are kept in ``<rage home>/.cache/`` (one file
 per interpreter, 0600, read only if ours: an entry point names code to import) under a
-key that says what ``importlib.metadata`` would read: ``sys.path``, and for each of its
-directories its mtime and every ``*.dist-info``, ``*.egg-info`` and ``*.egg`` in it with
-its own mtime (a scan and a stat each, ~1 ms for a few hundred distributions).
+key that says what ``importlib.metadata`` would read: each ``sys.path`` directory that
+holds distributions, in order, with every ``*.dist-info``, ``*.egg-info`` and ``*.egg`` in
+it and its mtime (a scan and a stat each, ~1 ms for a few hundred distributions).
 Installing, upgrading or removing anything changes the key; so does a meta-path finder
 that finds distributions of its own, which turns the cache off (its answers cannot be
 keyed). A stale or damaged file is ignored: the answers are read again, and saved.
@@ -26,7 +26,7 @@ from typing import Any
 
 GROUP = "rage.collectors"
 MAX_BYTES = 16 << 20
-KEEP = 8  # files kept, the newest (one per interpreter and path)
+KEEP = 8  # files kept, the newest (one per interpreter)
 _PREFIX = "dists-"
 _FORMAT = 1
 _SUFFIXES = (".dist-info", ".egg-info", ".egg")
@@ -38,41 +38,48 @@ _current_key: str | None = None
 
 def state_key() -> str | None:
     """What the metadata lookups would read, in short; None when it cannot be told (a
-    meta-path finder other than the standard one may find distributions)."""
+    meta-path finder other than the standard one may find distributions). A path entry
+    that holds no distribution adds nothing to their answers and is left out: `rage
+    report`, an app's `mytool rage` and the prebuild (rage.report.prebuild) start with
+    different first entries (their scripts' directories, a working directory) and agree."""
     import hashlib
     from importlib.machinery import PathFinder
 
     for finder in sys.meta_path:
         if finder is not PathFinder and hasattr(finder, "find_distributions"):
             return None
-    h = hashlib.sha256(f"{_FORMAT}\0{sys.executable}\0{sys.version}\0".encode())
+    h = hashlib.sha256(f"{_FORMAT}\0{os.path.realpath(sys.executable)}\0{sys.prefix}\0"
+                       f"{sys.version}\0".encode())
     for entry in sys.path:
-        h.update(b"\0P" + os.fsencode(entry or "."))
+        where = entry or "."
         try:
-            st = os.stat(entry or ".")
+            st = os.stat(where)
         except (OSError, ValueError):
-            continue
-        h.update(b"%d:%d:%d" % (st.st_mode, st.st_mtime_ns, st.st_size))
-        if not os.path.isdir(entry or "."):
+            continue  # (one that appears later changes the key then)
+        if not os.path.isdir(where):  # a zip file may hold distributions: all of it counts
+            h.update(b"\0Z" + os.fsencode(os.path.abspath(where))
+                     + b"%d:%d" % (st.st_mtime_ns, st.st_size))
             continue
         try:
-            with os.scandir(entry or ".") as it:
+            with os.scandir(where) as it:
                 found = sorted((e.name, e.stat().st_mtime_ns) for e in it
                                if e.name.lower().endswith(_SUFFIXES))
         except OSError:
             continue
+        if found:
+            h.update(b"\0P" + os.fsencode(os.path.abspath(where)))
         for name, mtime in found:
             h.update(b"\0D" + os.fsencode(name) + b"%d" % mtime)
     return h.hexdigest()
 
 
 def _path(root: str) -> str:
-    """One file per interpreter and path (`rage report` and an app's `mytool rage` start
-    with different first entries): they do not replace each other's."""
+    """One file per interpreter and environment (a venv's `python` and `python3` share)."""
     import hashlib
 
-    who = hashlib.sha256("\0".join([sys.executable, sys.prefix, *sys.path]).encode())
-    return os.path.join(root, ".cache", f"{_PREFIX}{who.hexdigest()[:16]}.json")
+    who = hashlib.sha256(f"{os.path.realpath(sys.executable)}\0{sys.prefix}".encode()
+                         ).hexdigest()[:16]
+    return os.path.join(root, ".cache", f"{_PREFIX}{who}.json")
 
 
 def _valid(data: Any, key: str) -> bool:

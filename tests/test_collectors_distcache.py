@@ -103,3 +103,17 @@ def test_a_cache_others_could_write_is_never_loaded(rage_home: Path, tmp_path: P
     cache.chmod(0o600)
     child(rage_home, planted)
     assert marker.exists()
+
+
+def test_path_entries_without_distributions_do_not_matter(rage_home: Path,
+                                                          tmp_path: Path) -> None:
+    """`rage report`, an app's `mytool rage` and the prebuild start with different first
+    path entries (their scripts' directories) that hold no distribution: they share."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    (two / "some_module.py").write_text("")
+    assert child(rage_home, one)["metadata"]
+    again = child(rage_home, two)
+    assert not again["metadata"]
+    assert again["sections"]["packages"] == child(rage_home, one)["sections"]["packages"]
