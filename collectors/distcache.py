@@ -28,7 +28,8 @@ GROUP = "rage.collectors"
 MAX_BYTES = 16 << 20
 KEEP = 8  # files kept, the newest (one per interpreter)
 _PREFIX = "dists-"
-_FORMAT = 1
+_FORMAT = 2
+STATES = 4  # states kept in a file, the newest
 _SUFFIXES = (".dist-info", ".egg-info", ".egg")
 
 _lock = threading.Lock()
@@ -82,8 +83,8 @@ def _path(root: str) -> str:
     return os.path.join(root, ".cache", f"{_PREFIX}{who}.json")
 
 
-def _valid(data: Any, key: str) -> bool:
-    if not (isinstance(data, dict) and data.get("format") == _FORMAT and data.get("key") == key):
+def _valid(data: Any) -> bool:
+    if not isinstance(data, dict):
         return False
     eps, dists = data.get("entry_points"), data.get("distributions")
     return (isinstance(eps, list) and all(
@@ -94,21 +95,30 @@ def _valid(data: Any, key: str) -> bool:
         and isinstance(data.get("apps"), dict))
 
 
-def _read(root: str, key: str) -> dict[str, Any] | None:
+def _states(root: str) -> list[tuple[str, dict[str, Any]]]:
+    """The kept states, newest first: (key, answers)."""
     from rage.fsutil import read_own
 
     raw = read_own(_path(root), MAX_BYTES)
     if not raw:
-        return None
+        return []
     try:
         data = json.loads(raw)
     except ValueError:
-        return None
-    return data if _valid(data, key) else None
+        return []
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        return []
+    states = data.get("states")
+    if not isinstance(states, list):
+        return []
+    return [(k, v) for k, v in (s for s in states if isinstance(s, list) and len(s) == 2)
+            if isinstance(k, str) and _valid(v)]
 
 
-def _save(root: str, data: dict[str, Any]) -> None:
-    """Best effort: a report never fails because a cache could not be written."""
+def _save(root: str, key: str, answers: dict[str, Any]) -> None:
+    """Keep ``answers`` under ``key``, newest first beside the other states (up to
+    :data:`STATES`: a tool run with its own PYTHONPATH and one without do not take turns
+    replacing each other's). Best effort: a report never fails for want of a cache."""
     try:
         from rage.fsutil import is_own_dir, private_dir, write_atomic
 
@@ -117,7 +127,8 @@ def _save(root: str, data: dict[str, Any]) -> None:
         private_dir(head)
         if not is_own_dir(head):  # never into a planted symlink's target
             return
-        write_atomic(path, json.dumps(data).encode())
+        states = [[key, answers]] + [[k, v] for k, v in _states(root) if k != key]
+        write_atomic(path, json.dumps({"format": _FORMAT, "states": states[:STATES]}).encode())
         from rage.redact.dbcache import prune
 
         prune(head, _PREFIX, KEEP)
@@ -156,11 +167,11 @@ def current(root: str | None = None) -> dict[str, Any]:
             from rage.paths import home_root_str
 
             root = home_root_str()
-        data = _read(root, key) if key is not None else None
+        data = next((v for k, v in _states(root) if k == key), None) if key else None
         if data is None:
             data = read_live()
             if key is not None:
-                _save(root, {"format": _FORMAT, "key": key, **data})
+                _save(root, key, data)
         _current, _current_key = data, key
         return data
 
@@ -194,7 +205,7 @@ def app_tree(app: str, root: str | None = None) -> dict[str, Any] | None:
             from rage.paths import home_root_str
 
             root = home_root_str()
-        _save(root, {"format": _FORMAT, "key": key, **data})
+        _save(root, key, data)
     return tree
 
 

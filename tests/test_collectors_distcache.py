@@ -90,7 +90,7 @@ def test_a_cache_others_could_write_is_never_loaded(rage_home: Path, tmp_path: P
     child(rage_home, planted)  # keeps the answers for this path
     [cache] = (rage_home / ".cache").glob("dists-*.json")
     data = json.loads(cache.read_text())
-    data["entry_points"].append(["planted", "planted_mod:Planted", "evil", "1"])
+    data["states"][0][1]["entry_points"].append(["planted", "planted_mod:Planted", "evil", "1"])
     cache.write_text(json.dumps(data))
 
     cache.chmod(0o646)  # others may write it: not ours to trust
@@ -117,3 +117,15 @@ def test_path_entries_without_distributions_do_not_matter(rage_home: Path,
     again = child(rage_home, two)
     assert not again["metadata"]
     assert again["sections"]["packages"] == child(rage_home, one)["sections"]["packages"]
+
+
+def test_two_paths_taking_turns_both_stay_kept(rage_home: Path, tmp_path: Path) -> None:
+    """A tool run with its own PYTHONPATH (a plugin there) and one without."""
+    site = tmp_path / "site"
+    paths = install_plugin_fixture(site)
+    assert child(rage_home)["metadata"]
+    assert child(rage_home, *paths)["metadata"]
+    for _ in range(2):
+        assert not child(rage_home)["metadata"]
+        with_plugin = child(rage_home, *paths)
+        assert not with_plugin["metadata"] and "dummy" in with_plugin["collectors"]
