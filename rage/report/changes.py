@@ -242,40 +242,28 @@ def headline(changes: Mapping[str, Any] | None) -> str:
     return f"Since it last worked (run {short}, {_ago(base.get('started_at'))}): {listed}"
 
 
-# How far a run's ``started_at`` may be after the second its id names: both are taken from
-# one clock reading by `rage run`, from two readings a moment apart by older recorders.
-_ID_SLACK_S = 2.0
-
-
-def _id_second(run_id: str) -> str:
-    """The second a run id names, written as ``started_at`` writes it (they sort alike)."""
-    d = run_id
-    return f"{d[0:4]}-{d[4:6]}-{d[6:8]}T{d[9:11]}:{d[11:13]}:{d[13:15]}"
-
-
 def find_baseline(run: Run, store: RunStore | None = None) -> Run | None:
     """:func:`baseline` among the runs of ``run``'s app in ``store``, read newest first:
     ``meta.json`` is read only from ``run`` back to the match (and the runs of the match's
     last seconds, whose order their ids alone do not tell), not for the whole history.
     Ids are dated by the clock that dates ``started_at`` (never after it), so a run whose
-    id is older than a match's ``started_at`` by more than :data:`_ID_SLACK_S` cannot come
-    after it. A run of a subcommand that never worked as that subcommand is compared with
-    the last run that worked at all: that one takes reading back to the start of the
-    history."""
-    from datetime import timedelta
-
-    from rage.record.history import load_run, parse_iso
+    id is older than a match's ``started_at`` by more than a moment cannot come after it
+    (:func:`rage.report.select.stop_before`). A run of a subcommand that never worked as
+    that subcommand is compared with the last run that worked at all: that one takes
+    reading back to the start of the history."""
+    from rage.record.history import load_run
+    from rage.report.select import id_second, stop_before
 
     store = store if store is not None else RunStore()
     key = (run.started_at or "", run.id)
     sub = _subcommand(run.meta)
     best_any: Run | None = None
     best_same: Run | None = None
-    stop_before: str | None = None  # ids dated before this second hold no better match
+    stop: str | None = None  # ids dated before this second hold no better match
     for d in reversed(store.run_dirs(run.app)):
-        if stop_before is not None and _id_second(d.name) < stop_before:
+        if stop is not None and id_second(d.name) < stop:
             break
-        if d.name == run.id or (run.started_at and _id_second(d.name) > run.started_at):
+        if d.name == run.id or (run.started_at and id_second(d.name) > run.started_at):
             continue  # (an id is never dated after its started_at: a later run, unread)
         r = load_run(run.app, d)
         if r.status != "ok" or (r.started_at or "", r.id) >= key:
@@ -287,10 +275,8 @@ def find_baseline(run: Run, store: RunStore | None = None) -> Run | None:
                 best_same is None or rkey > (best_same.started_at or "", best_same.id)):
             best_same = r
         found = best_same if sub else best_any
-        if found is not None and found.started_at:
-            # (a run without a valid started_at sorts first: any older one may beat it)
-            then = parse_iso(found.started_at) - timedelta(seconds=_ID_SLACK_S)
-            stop_before = then.strftime("%Y-%m-%dT%H:%M:%S")
+        if found is not None:
+            stop = stop_before(found)
     return best_same or best_any
 
 
