@@ -5,6 +5,7 @@ a compile or of a distribution read)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -42,7 +43,7 @@ def test_the_first_report_builds_nothing_after_a_recording_s_prebuild(
     assert not (rage_home / ".cache").exists()  # (a recording compiles nothing)
     # as the recorder starts it, with the interpreter reports run in
     code = ("import sys; from rage.report.prebuild import spawn_if_needed; "
-            "print(spawn_if_needed(sys.argv[1], 'sh'))")
+            "print(spawn_if_needed(sys.argv[1], 'sh') is not None)")
     spawn = [str(Path(RAGE).parent / "python"), "-c", code, str(rage_home)]
     env = {**os.environ, "RAGE_HOME": str(rage_home)}
     started = subprocess.run(spawn, env=env, capture_output=True, text=True, timeout=60,
@@ -75,3 +76,32 @@ def test_without_the_prebuild_the_first_report_builds_them(rage_home: Path,
     made = cache_state(rage_home)
     assert any(n.startswith("regex-") for n in made) and any(n.startswith("dists-") for n in made)
     assert prebuild.needed(str(rage_home))  # (a report leaves no stamp)
+
+
+def test_the_child_leaves_the_recorder_s_signals_behind(rage_home: Path) -> None:
+    """A recorder blocks the signals its supervisor waits for and may ignore SIGHUP: the
+    child blocks and ignores neither SIGTERM nor SIGHUP (`kill` stops it), in a session
+    of its own."""
+    code = """
+import json, os, signal, sys, time
+from rage.report.prebuild import spawn_if_needed
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+pid = spawn_if_needed(sys.argv[1], None)
+time.sleep(0.05)
+with open(f"/proc/{pid}/status") as f:
+    fields = dict(line.rstrip("\\n").split(":\\t", 1) for line in f if ":\\t" in line)
+sid = os.getsid(pid)
+os.kill(pid, signal.SIGTERM)
+_, st = os.waitpid(pid, 0)
+print(json.dumps({"blocked": int(fields["SigBlk"], 16), "ignored": int(fields["SigIgn"], 16),
+                  "session": sid == pid,
+                  "killed": os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGTERM}))
+"""
+    out = subprocess.run([str(Path(RAGE).parent / "python"), "-c", code, str(rage_home)],
+                         env={**os.environ, "RAGE_HOME": str(rage_home)},
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    got = json.loads(out)
+    for sig in (1, 15):  # SIGHUP, SIGTERM
+        assert not got["blocked"] & (1 << (sig - 1)) and not got["ignored"] & (1 << (sig - 1))
+    assert got["session"] and got["killed"]

@@ -56,12 +56,13 @@ def needed(root: str) -> bool:
     return False
 
 
-def spawn_if_needed(root: str, app: str | None) -> bool:
+def spawn_if_needed(root: str, app: str | None) -> int | None:
     """Start the prebuild in the background unless it ran already (see the module's text);
-    for recorders, once the recorded command has ended. Never raises; True if started."""
+    for recorders, once the recorded command has ended. Never raises; the child's pid if
+    one was started (not waited for: a recorder exits, init reaps it)."""
     try:
         if not needed(root):
-            return False
+            return None
         rage_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         # `-c` puts the working directory (the recorded command's) first on sys.path: out,
         # before any import. rage as the user's reports import it; from the directory it
@@ -71,13 +72,16 @@ def spawn_if_needed(root: str, app: str | None) -> bool:
                 "from rage.report.prebuild import main\nsys.exit(main(sys.argv[2:]))")
         argv = [sys.executable, "-c", code, rage_dir, root, *([app] if app else [])]
         null = os.devnull
-        os.posix_spawn(sys.executable, argv, os.environ, setsid=True, file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)])
-        return True
+        # its own session, no terminal; none of the recorder's blocked signals (its
+        # supervisor waits for them), SIGHUP and SIGTERM (1, 15 everywhere) not ignored:
+        # `kill` stops it (no `signal` import: recorders leave it out of their start-up)
+        return os.posix_spawn(sys.executable, argv, os.environ, setsid=True, setsigmask=(),
+                       setsigdef=(1, 15), file_actions=[
+                           (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+                           (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+                           (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)])
     except Exception:  # the first report builds them instead
-        return False
+        return None
 
 
 def _idle() -> None:
