@@ -159,6 +159,19 @@ def _upload(built: Any, settings: Any, target: str, *, as_json: bool) -> dict[st
     return {"upload": result, "markdown": link, "issue_url": issue_url}
 
 
+def _github_token(settings: Any) -> bool:
+    """Whether a gist upload would have a token (:func:`rage.upload.gist.github_token`).
+    Without its variable set and `gh` on PATH it has none: asked without importing the
+    uploader (http, email: ~50 M instructions, 7% of a small report), for a hint line."""
+    import shutil
+
+    if not os.environ.get(settings.gist_token_env, "").strip() and not shutil.which("gh"):
+        return False
+    from rage.upload.gist import github_token
+
+    return bool(github_token(settings))
+
+
 def _no_target_choices(path: Path, settings: Any) -> list[str]:
     """What the user can do with a bundle when no upload target is configured."""
     import shlex
@@ -169,9 +182,7 @@ def _no_target_choices(path: Path, settings: Any) -> list[str]:
         lines.append(f"  - attach it to a new issue: {settings.issues_url}")
     else:
         lines.append("  - attach the file to your bug report (drag it into the issue)")
-    from rage.upload.gist import github_token
-
-    if github_token(settings):
+    if _github_token(settings):
         lines.append(f"  - upload it as a private gist: rage send {q} --to gist")
     else:
         lines.append(f"  - upload it as a private gist (after `gh auth login`): "
