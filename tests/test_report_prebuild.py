@@ -105,3 +105,15 @@ print(json.dumps({"blocked": int(fields["SigBlk"], 16), "ignored": int(fields["S
     for sig in (1, 15):  # SIGHUP, SIGTERM
         assert not got["blocked"] & (1 << (sig - 1)) and not got["ignored"] & (1 << (sig - 1))
     assert got["session"] and got["killed"]
+
+
+def test_a_home_with_no_run_yet_gets_the_engine_built(rage_home: Path) -> None:
+    """`rage shim install` may start it before any recording: no home, no run."""
+    assert not rage_home.exists()
+    pid = prebuild.spawn_if_needed(str(rage_home), None)
+    assert pid is not None
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert not prebuild.needed(str(rage_home))
+    made = cache_state(rage_home)
+    assert any(n.startswith("regex-") for n in made) and any(n.startswith("dists-") for n in made)

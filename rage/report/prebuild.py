@@ -159,12 +159,12 @@ def main(argv: list[str]) -> int:
 
     root, app = argv[0], (argv[1] if len(argv) > 1 else None)
     _idle()
-    os.chdir(root)  # (not holding the recorded command's directory busy)
     os.environ["RAGE_HOME"] = root  # (the caches go where the run is)
     cache = os.path.join(root, ".cache")
     private_dir(cache)
     if not is_own_dir(cache):  # never into a planted symlink's target
         return 1
+    os.chdir(root)  # (not holding the recorded command's directory busy)
     lock = _create(os.path.join(cache, "prebuild.lock"))
     try:
         try:
