@@ -1,6 +1,7 @@
 """Benchmark: `rage report` on a large realistic log vs `zstd -3 -T0` on the same file.
 
 Usage: python3 bench/bench_report.py [--mb 200] [--repeat 3] [--words] [--fresh]
+       python3 bench/bench_report.py --small [--runs 10] [--rounds 2]
 
 Generates a log that looks like a real tool's output (timestamps, levels, paths, URLs, the
 odd e-mail address and token), records it as a run in a throw-away RAGE_HOME, then times
@@ -36,6 +37,16 @@ them, the modules' bytecode is compiled first (``compileall``: a sandbox that se
 PYTHONDONTWRITEBYTECODE would otherwise compile every module in every round, ~50 ms), and
 the engine's compiled database is the one a user's first report left in their rage home
 (an untimed report makes it; the first report of a new rage version compiles it, ~45 ms).
+
+``--small`` (and after the rows above): `rage report --last --yes --output DIR/` of a small
+run (`rage run -- sh -c 'echo hi; exit 3'`) through the installed console script, whole
+processes, interleaved with the same interpreter's `python -c pass`, ``--runs`` of each a
+round, two rounds or more: warm (the rage home after one report), in a fresh home (new
+HOME and XDG directories: the run recorded there, then what the recorder's prebuild child
+leaves, `rage.report.prebuild`, as a user's first recording starts it) and in a fresh home
+with nothing built ahead (the prebuild not run: a report made before it finished). Wall
+time and CPU time (user + system) of each process, min and median, and the median's ratio
+to `python -c pass`.
 """
 
 from __future__ import annotations
@@ -220,6 +231,93 @@ def warm_up(tmp: Path, log: Path) -> None:
     shutil.rmtree(home)
 
 
+SMALL_CMD = ["sh", "-c", "echo hi; exit 3"]
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one process."""
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - t0
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+
+
+def _fresh_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGE_", "XDG_"))}
+    env.update(HOME=str(home), XDG_STATE_HOME=str(home / ".local/state"),
+               XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_DATA_HOME=str(home / ".local/share"))
+    return env
+
+
+def _fresh_home(tmp: Path, n: int, prebuilt: bool) -> tuple[dict[str, str], Path]:
+    """A new HOME with one small run recorded (and the prebuild run, if ``prebuilt``)."""
+    rage = str(Path(sys.executable).with_name("rage"))
+    home = tmp / f"fresh{n}"
+    home.mkdir()
+    env = _fresh_env(home)
+    subprocess.run([rage, "run", "--", *SMALL_CMD], env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    if prebuilt:  # what the recorder's detached child leaves (rage.report.prebuild)
+        root = home / ".local/state/rage"
+        subprocess.run([sys.executable, "-c", "import sys; from rage.report.prebuild import "
+                        "main; sys.exit(main(sys.argv[1:]))", str(root), "sh"], env=env,
+                       cwd=str(root), check=True)
+    out = home / "out"
+    out.mkdir()
+    return env, out
+
+
+def small_rows(tmp: Path, runs: int, rounds: int) -> None:
+    """`rage report` of a small run, warm and in a fresh home, beside `python -c pass`."""
+    import compileall
+
+    import collectors
+    import rage
+
+    for pkg in (rage.__file__, collectors.__file__):  # as pip leaves an installed rage
+        compileall.compile_dir(str(Path(str(pkg)).parent), quiet=1)
+    exe = str(Path(sys.executable).with_name("rage"))
+    report = [exe, "report", "--last", "--yes", "--output"]
+    warm_home = tmp / "warm-small"
+    warm_env = {**os.environ, "RAGE_HOME": str(warm_home)}
+    subprocess.run([exe, "run", "--", *SMALL_CMD], env=warm_env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    subprocess.run([*report, f"{tmp}/"], env=warm_env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)  # (the warm-up)
+    labels = ("python -c pass", "rage report, warm", "rage report, fresh home",
+              "rage report, fresh home, nothing built")
+    n = 0
+    print(f"small run ({' '.join(SMALL_CMD)}): {runs} runs a round, interleaved, "
+          f"{os.cpu_count()} cpus")
+    print(f"{'round':<6} {'what':<40} {'wall min':>9} {'median':>8} {'cpu min':>8} "
+          f"{'median':>8} {'vs pass':>8}")
+    for r in range(rounds):
+        got: dict[str, list[tuple[float, float]]] = {k: [] for k in labels}
+        for _ in range(runs):
+            got[labels[0]].append(_timed([sys.executable, "-c", "pass"], warm_env))
+            out = tmp / f"warm-out{n}"
+            out.mkdir()
+            got[labels[1]].append(_timed([*report, f"{out}/"], warm_env))
+            for label, prebuilt in ((labels[2], True), (labels[3], False)):
+                env, out = _fresh_home(tmp, n, prebuilt)
+                n += 1
+                got[label].append(_timed([*report, f"{out}/"], env))
+        base = statistics.median(w for w, _ in got[labels[0]])
+        for label in labels:
+            walls = [w for w, _ in got[label]]
+            cpus = [c for _, c in got[label]]
+            print(f"{r + 1:<6} {label:<40} {min(walls) * 1e3:>7.1f}ms "
+                  f"{statistics.median(walls) * 1e3:>6.1f}ms {min(cpus) * 1e3:>6.1f}ms "
+                  f"{statistics.median(cpus) * 1e3:>6.1f}ms "
+                  f"{statistics.median(walls) / base:>7.2f}x")
+        print(f"       load average {os.getloadavg()[0]:.2f}")
+    print("goal: warm within 150 ms, fresh home within 300 ms (wall)")
+
+
 def main() -> int:
     if sys.argv[1:2] == ["--child"]:  # one report for time_rage_fresh
         import json
@@ -234,7 +332,15 @@ def main() -> int:
                     help="the words-heavy log of issue 10 instead of the realistic one")
     ap.add_argument("--fresh", action="store_true",
                     help="each report in a new interpreter, paying its imports and build")
+    ap.add_argument("--small", action="store_true",
+                    help="only the small run's rows: warm and in a fresh home")
+    ap.add_argument("--runs", type=int, default=10, help="small runs a round (default 10)")
+    ap.add_argument("--rounds", type=int, default=2, help="small rounds (default 2)")
     args = ap.parse_args()
+    if args.small:
+        with tempfile.TemporaryDirectory(prefix="rage-bench-") as d:
+            small_rows(Path(d), args.runs, args.rounds)
+        return 0
     if shutil.which("zstd") is None:
         print("zstd is not installed: nothing to compare against", file=sys.stderr)
         return 2
@@ -291,6 +397,7 @@ def main() -> int:
                   f"{statistics.median(cpu_ratios[label]):>5.2f}x")
         print("MB/s is of the input log; goal: rage report <= 2x zstd")
         recorded_row(tmp, log, args)
+        small_rows(tmp, args.runs, args.rounds)
     return 0
 
 

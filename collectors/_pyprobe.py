@@ -14,21 +14,25 @@ import platform
 import sys
 from typing import Any
 
+_ASK = object()
 
-def interpreter() -> dict[str, Any]:
-    """The interpreter, its prefixes, venv/conda detection, pip version and sys.path."""
+
+def interpreter(pip: Any = _ASK) -> dict[str, Any]:
+    """The interpreter, its prefixes, venv/conda detection, pip version and sys.path;
+    ``pip``: its version when the caller knows it (collectors.distcache)."""
     prefix, base = sys.prefix, getattr(sys, "base_prefix", sys.prefix)
     conda = os.path.isdir(os.path.join(prefix, "conda-meta"))
-    pip_version = None
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-
+    pip_version = None if pip is _ASK else pip
+    if pip is _ASK:
         try:
-            pip_version = version("pip")
-        except PackageNotFoundError:
-            pip_version = None
-    except ImportError:  # Python < 3.8
-        pass
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                pip_version = version("pip")
+            except PackageNotFoundError:
+                pip_version = None
+        except ImportError:  # Python < 3.8
+            pass
     return {
         "executable": sys.executable,
         "version": platform.python_version(),

@@ -322,21 +322,33 @@ def _instantiate(obj: Any) -> Collector:
     return inst  # type: ignore[no-any-return]
 
 
+class _CachedEntryPoint:
+    """An entry point as :mod:`collectors.distcache` keeps it: loaded as
+    ``importlib.metadata`` loads one, without importing it."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def load(self) -> Any:
+        from collectors.distcache import load_entry_point
+
+        return load_entry_point(self.value)
+
+
 def _entry_points() -> list[tuple[str, str, Any]]:
     """(name, source, entry point) for the group, built-ins first in their fixed order."""
-    from importlib.metadata import entry_points
+    from collectors.distcache import current
 
     found: list[tuple[int, str, str, Any]] = []
-    for ep in entry_points(group=GROUP):
-        dist = ep.dist
-        dist_name = dist.metadata["Name"] if dist is not None else None
+    for name, value, dist_name, dist_version in current()["entry_points"]:
         if dist_name == BUILTIN_DIST:
             source = "built-in"
-            rank = BUILTIN_ORDER.index(ep.name) if ep.name in BUILTIN_ORDER else len(BUILTIN_ORDER)
+            rank = BUILTIN_ORDER.index(name) if name in BUILTIN_ORDER else len(BUILTIN_ORDER)
         else:
-            source = f"{dist_name} {dist.version}" if dist is not None else f"path {ep.value}"
+            source = (f"{dist_name} {dist_version}" if dist_name is not None
+                      else f"path {value}")
             rank = len(BUILTIN_ORDER) + 1
-        found.append((rank, ep.name, source, ep))
+        found.append((rank, name, source, _CachedEntryPoint(value)))
     found.sort(key=lambda t: (t[0], t[1]))
     return [(name, source, ep) for _, name, source, ep in found]
 

@@ -13,7 +13,7 @@ MAX_DEPTH = 8
 _REQ_NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
-def _app_distribution(app: str) -> Any:
+def app_distribution(app: str) -> Any:
     """The distribution called ``app`` or providing a console script ``app``, else None."""
     from importlib import metadata
 
@@ -83,12 +83,11 @@ class PackagesCollector(Collector):
             dists = probe_other(ctx, "packages")["distributions"]
             return {"interpreter": ctx.python, "app": None, "count": len(dists),
                     "distributions": dists}
-        dists = _pyprobe.distributions()
-        tree = None
-        if ctx.app:
-            app_dist = _app_distribution(ctx.app)
-            if app_dist is not None:
-                tree = dependency_tree(app_dist)
+        from collectors.distcache import app_tree, current
+
+        # (a copy: the cached listing is shared by this process's later reports)
+        dists = [dict(d) for d in current()["distributions"]]
+        tree = app_tree(ctx.app) if ctx.app else None
         if tree is not None:
             first = _tree_names(tree, [])
             rank = {k: i for i, k in enumerate(first)}

@@ -64,7 +64,9 @@ class PythonCollector(Collector):
             info = probe_other(ctx)["interpreter"]
             info["source"] = "run"
         else:
-            info = _pyprobe.interpreter()
+            from collectors.distcache import current
+
+            info = _pyprobe.interpreter(pip=current()["pip"])
             info["source"] = "rage" if ctx.python is None else "run"
         info["virtual_env_var"] = os.environ.get("VIRTUAL_ENV")
         return info

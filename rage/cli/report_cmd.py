@@ -159,6 +159,24 @@ def _upload(built: Any, settings: Any, target: str, *, as_json: bool) -> dict[st
     return {"upload": result, "markdown": link, "issue_url": issue_url}
 
 
+def _gist_step(settings: Any) -> str | None:
+    """What stands before a gist upload (:func:`rage.upload.gist.gist_hint`), None if
+    nothing. For GitHub's API without its variable set and `gh` on PATH there is no token:
+    said without importing the uploader (http, email: ~50 M instructions, 7% of a small
+    report), for a hint line."""
+    import shutil
+
+    from rage.upload.tokens import origin
+
+    if (origin(settings.gist_api_url) == origin("https://api.github.com")
+            and not os.environ.get(settings.gist_token_env, "").strip()
+            and not shutil.which("gh")):
+        return "after `gh auth login`"
+    from rage.upload.gist import gist_hint
+
+    return gist_hint(settings)
+
+
 def _no_target_choices(path: Path, settings: Any) -> list[str]:
     """What the user can do with a bundle when no upload target is configured."""
     import shlex
@@ -169,9 +187,7 @@ def _no_target_choices(path: Path, settings: Any) -> list[str]:
         lines.append(f"  - attach it to a new issue: {settings.issues_url}")
     else:
         lines.append("  - attach the file to your bug report (drag it into the issue)")
-    from rage.upload.gist import gist_hint
-
-    step = gist_hint(settings)  # a token for the configured gist API, not GitHub's anywhere
+    step = _gist_step(settings)  # a token for the configured gist API, not GitHub's anywhere
     lines.append(f"  - upload it as a private gist{f' ({step})' if step else ''}: "
                  f"rage send {q} --to gist")
     lines.append(f"  - send it to the project's receiver: rage send {q} --to URL")

@@ -40,6 +40,7 @@ from its first block.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from rage.fsutil import open_private
 from rage.redact.engine import MAX_SEGMENT, PRIVATE_KEY_MAX, RedactionEngine
 from rage.redact.handlers import host_names
-from rage.redact.literals import register_literal, scrub_literals
+from rage.redact.literals import register_literal, registered_literals, scrub_literals
 from rage.sensitive import looks_harmless_value, looks_secret_name
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ def _default_hostname() -> str | None:
 _COMMAND_MAX = 64 * 1024
 _ARGV_KEYS = frozenset({"argv", "cmdline", "command_line", "args"})
 _Bytes = bytes  # the Redactor.bytes method shadows the builtin inside the class
+# a listing asks it of the same few keys hundreds of times (it is a pure function)
+_secret_name = functools.lru_cache(maxsize=4096)(looks_secret_name)
 
 
 class Redactor(RedactionEngine):
@@ -342,28 +345,61 @@ class Redactor(RedactionEngine):
         a dict under such a key is redacted recursively instead, so ``auth: {user, token}``
         keeps its structure. Keys are redacted as text too.
         """
+        return self._data(obj, {})
+
+    def _state(self) -> tuple[Any, ...]:
+        """What a string's redaction depends on besides the string and may change: the
+        literals, the names numbered so far, the SQL tables seen, the widths, learning.
+        (Within one :meth:`data` call these tables only grow: their sizes tell a change.)"""
+        return (registered_literals(), self._own_literals, len(self._pseudonyms),
+                self._next_user, len(self._homes), tuple(self._tables.items()),
+                self.wrap_widths, -1 if self._learned is None else len(self._learned))
+
+    def _text_once(self, s: str, memo: dict[str, tuple[tuple[Any, ...], str,
+                                                       dict[str, int]]]) -> str:
+        """:meth:`text`, each distinct string redacted once per :meth:`data` call (a
+        listing repeats its keys and paths hundreds of times: 87 packages were 1,000
+        redactions): a string seen again in the same state gives the same output and
+        counts the same replacements again. A string whose redaction changed the state
+        (numbered a name, learned a value or a table) is redacted again each time."""
+        state = self._state()
+        got = memo.get(s)
+        if got is not None and got[0] == state:
+            for kind, n in got[2].items():
+                self._count(kind, n)
+            return got[1]
+        before = dict(self._counts)
+        out = self.text(s)
+        if self._state() == state:
+            delta = {k: n - before.get(k, 0) for k, n in self._counts.items()
+                     if n != before.get(k, 0)}
+            memo[s] = (state, out, delta)
+        return out
+
+    def _data(self, obj: Any, memo: dict[str, tuple[tuple[Any, ...], str, dict[str, int]]]
+              ) -> Any:
         if isinstance(obj, str):
-            return self.text(obj)
+            return self._text_once(obj, memo)
         if isinstance(obj, dict):
             out: dict[Any, Any] = {}
             for k, v in obj.items():
-                nk = self.text(k) if isinstance(k, str) else k
+                nk = self._text_once(k, memo) if isinstance(k, str) else k
                 if k in _ARGV_KEYS and isinstance(v, list) and all(isinstance(a, str) for a in v):
                     out[nk] = self.argv(v)  # a command line, read as one
                     continue
-                if isinstance(k, str) and looks_secret_name(k) and not isinstance(v, dict) \
+                if isinstance(k, str) and _secret_name(k) and not isinstance(v, dict) \
                         and v is not None and not isinstance(v, bool) and v not in ("", [], ()) \
                         and not (isinstance(v, str | int | float)
                                  and looks_harmless_value(str(v), k)):  # 4096; not a PIN
                     self._count("secret-field")
                     out[nk] = "[REDACTED:secret-field]"
                 else:
-                    out[nk] = self.data(v)
+                    out[nk] = self._data(v, memo)
             return out
         if isinstance(obj, list):
-            return [self.data(v) for v in obj]
+            return [self._data(v, memo) for v in obj]
         if isinstance(obj, tuple):
-            return tuple(self.data(v) for v in obj)
+            return tuple(self._data(v, memo) for v in obj)
         if isinstance(obj, _Bytes):
             return self.bytes(obj)
         return obj

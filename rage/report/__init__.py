@@ -18,9 +18,10 @@ name, when it is first used: ``rage pending`` and ``rage send`` never import the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # (no typing import: recorders import rage.report.prebuild)
 if TYPE_CHECKING:  # the names, for the type checker; at run time __getattr__ loads them
+    from typing import Any
+
     from rage.report.model import (
         COLLECTOR_DEADLINE_S as COLLECTOR_DEADLINE_S,
     )

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rage.record.history import Run
+from rage.record.history import Run, RunStore
 
 SCHEMA = 1
 # variables a shell or terminal sets per session or per command: their changes say nothing
@@ -242,15 +242,52 @@ def headline(changes: Mapping[str, Any] | None) -> str:
     return f"Since it last worked (run {short}, {_ago(base.get('started_at'))}): {listed}"
 
 
+def find_baseline(run: Run, store: RunStore | None = None) -> Run | None:
+    """:func:`baseline` among the runs of ``run``'s app in ``store``, read newest first:
+    ``meta.json`` is read only from ``run`` back to the match (and the runs of the match's
+    last seconds, whose order their ids alone do not tell), not for the whole history.
+    Ids are dated by the clock that dates ``started_at`` (never after it), so a run whose
+    id is older than a match's ``started_at`` by more than a moment cannot come after it
+    (:func:`rage.report.select.stop_before`). A run of a subcommand that never worked as
+    that subcommand is compared with the last run that worked at all: that one takes
+    reading back to the start of the history."""
+    from rage.record.history import load_run
+    from rage.report.select import id_second, stop_before
+
+    store = store if store is not None else RunStore()
+    key = (run.started_at or "", run.id)
+    sub = _subcommand(run.meta)
+    best_any: Run | None = None
+    best_same: Run | None = None
+    stop: str | None = None  # ids dated before this second hold no better match
+    for d in reversed(store.run_dirs(run.app)):
+        if stop is not None and id_second(d.name) < stop:
+            break
+        if d.name == run.id or (run.started_at and id_second(d.name) > run.started_at):
+            continue  # (an id is never dated after its started_at: a later run, unread)
+        r = load_run(run.app, d)
+        if r.status != "ok" or (r.started_at or "", r.id) >= key:
+            continue
+        rkey = (r.started_at or "", r.id)
+        if best_any is None or rkey > (best_any.started_at or "", best_any.id):
+            best_any = r
+        if sub and _subcommand(r.meta) == sub and (
+                best_same is None or rkey > (best_same.started_at or "", best_same.id)):
+            best_same = r
+        found = best_same if sub else best_any
+        if found is not None:
+            stop = stop_before(found)
+    return best_same or best_any
+
+
 def for_run(run: Run, redactor: Any, runs: Sequence[Run] | None = None
             ) -> dict[str, Any] | None:
-    """The changes since ``run``'s baseline (None when there is none)."""
+    """The changes since ``run``'s baseline (None when there is none); ``runs``: the runs
+    to choose it from, else the app's history, read back only as far as the baseline
+    (:func:`find_baseline`)."""
     from rage.paths import home_root
-    from rage.record.history import RunStore
 
-    if runs is None:
-        runs = RunStore().list(run.app).runs
-    old = baseline(run, runs)
+    old = find_baseline(run) if runs is None else baseline(run, runs)
     if old is None:
         return None
     return compare(old, run, redactor, os.path.join(home_root(), ".cache"))

@@ -53,13 +53,64 @@ def resolve_flags(
     return None
 
 
+# How far a run's ``started_at`` may be after the second its id names: both are taken from
+# one clock reading by `rage run`, from two readings a moment apart by older recorders.
+ID_SLACK_S = 2.0
+
+
+def id_second(run_id: str) -> str:
+    """The second a run id names, written as ``started_at`` writes it (they sort alike)."""
+    d = run_id
+    return f"{d[0:4]}-{d[4:6]}-{d[6:8]}T{d[9:11]}:{d[11:13]}:{d[13:15]}"
+
+
+def stop_before(found: Run) -> str | None:
+    """Ids dated before this second cannot sort after ``found`` (None: any may, ``found``
+    having no valid ``started_at``)."""
+    if not found.started_at:
+        return None
+    from datetime import timedelta
+
+    from rage.record.history import parse_iso
+
+    then = parse_iso(found.started_at) - timedelta(seconds=ID_SLACK_S)
+    return then.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def newest(store: RunStore, app: str | None, *, problems_only: bool) -> Run | None:
+    """What ``store.resolve("last" / "last-failed", app)`` picks, reading the history
+    newest first: ``meta.json`` only back to the pick (and the runs of its last seconds),
+    not every run of every app. Report commands, this process's own live run and damaged
+    records are passed over, as there."""
+    from rage.paths import check_app
+    from rage.record.history import CORRUPT, load_run
+
+    apps = [check_app(app)] if app else store.apps()
+    dirs = sorted(((d.name, a, d) for a in apps for d in store.run_dirs(a)), reverse=True)
+    best: Run | None = None
+    stop: str | None = None
+    for name, a, d in dirs:
+        if stop is not None and id_second(name) < stop:
+            break
+        run = load_run(a, d)
+        if run.status == CORRUPT or (problems_only and not run.is_problem) \
+                or run.is_report_command or is_own_live_run(run):
+            continue
+        if best is None or (run.started_at or "", run.id) > (best.started_at or "", best.id):
+            best = run
+            stop = stop_before(best)
+    return best
+
+
 def _resolve_last(store: RunStore, app: str | None, ref: str) -> Run:
-    try:
-        return store.resolve(ref, app)
-    except NotFoundError as e:
-        if ref == "last" or not candidates(store, app, limit=1):
-            raise nothing_recorded(app) from None
-        raise NotFoundError(e.message, hint="pick another run: `rage list` lists them") from None
+    run = newest(store, app, problems_only=ref == "last-failed")
+    if run is not None:
+        return run
+    if ref == "last" or newest(store, app, problems_only=False) is None:
+        raise nothing_recorded(app)
+    scope = f" for app {app!r}" if app else ""
+    raise NotFoundError(f"no failed run recorded{scope}",
+                        hint="pick another run: `rage list` lists them")
 
 
 def prompt_for_run(
