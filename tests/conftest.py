@@ -22,6 +22,9 @@ def rage_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     for var in list(os.environ):
         if var.startswith("RAGE_") and var not in {"RAGE_HOME", "RAGE_CONFIG"}:
             monkeypatch.delenv(var)
+    # no idle child building a first report's caches after each test's first recording
+    # (tests/test_report_prebuild.py turns it on where it is the subject)
+    monkeypatch.setenv("RAGE_PREBUILD", "0")
     yield home
 
 

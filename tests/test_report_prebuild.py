@@ -20,6 +20,13 @@ def cache_state(home: Path) -> dict[str, int]:
     return {p.name: p.stat().st_mtime_ns for p in (home / ".cache").iterdir()}
 
 
+def built_caches(home: Path) -> list[str]:
+    """What a first report builds (not the recorder's own small caches, secret-names)."""
+    where = home / ".cache"
+    return sorted(p.name for p in where.iterdir() if p.name.startswith(
+        ("hyperscan-", "regex-", "dists-", "prebuilt-"))) if where.is_dir() else []
+
+
 def report(home: Path, out: Path) -> subprocess.CompletedProcess[str]:
     out.mkdir(exist_ok=True)
     return subprocess.run([RAGE, "report", "--last", "--yes", "--output", f"{out}/"],
@@ -40,7 +47,7 @@ def test_the_first_report_builds_nothing_after_a_recording_s_prebuild(
                          env={**os.environ, "RAGE_HOME": str(rage_home)},
                          capture_output=True, timeout=60, check=False)
     assert rec.returncode == 3
-    assert not (rage_home / ".cache").exists()  # (a recording compiles nothing)
+    assert not built_caches(rage_home)  # (a recording compiles nothing)
     # as the recorder starts it, with the interpreter reports run in
     code = ("import sys; from rage.report.prebuild import spawn_if_needed; "
             "print(spawn_if_needed(sys.argv[1], 'sh') is not None)")
@@ -117,3 +124,38 @@ def test_a_home_with_no_run_yet_gets_the_engine_built(rage_home: Path) -> None:
     assert not prebuild.needed(str(rage_home))
     made = cache_state(rage_home)
     assert any(n.startswith("regex-") for n in made) and any(n.startswith("dists-") for n in made)
+
+
+def test_the_wrapper_starts_the_prebuild_once_the_command_ended(rage_home: Path,
+                                                                  tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "RAGE_PREBUILD"}
+    rec = subprocess.run([RAGE, "run", "--", "sh", "-c", "echo hi; exit 3"], env=env,
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert (rec.returncode, rec.stdout) == (3, "hi\n")  # the command as without rage
+    wait_built(rage_home)
+    built = cache_state(rage_home)
+    assert any(n.startswith("regex-") for n in built)
+    first = report(rage_home, tmp_path / "a")
+    assert first.returncode == 0, first.stderr
+    assert cache_state(rage_home) == built
+
+
+def test_the_integration_starts_the_prebuild_at_exit(rage_home: Path, tmp_path: Path) -> None:
+    tool = tmp_path / "tool.py"
+    tool.write_text("import sys, rage\nrage.install('tool')\nprint('ok')\nsys.exit(4)\n")
+    env = {k: v for k, v in os.environ.items() if k != "RAGE_PREBUILD"}
+    done = subprocess.run([str(Path(RAGE).parent / "python"), str(tool)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (4, "ok\n")
+    wait_built(rage_home)
+    assert any(n.startswith("dists-") for n in cache_state(rage_home))
+
+
+def test_rage_prebuild_0_starts_nothing(rage_home: Path) -> None:
+    env = {**os.environ, "RAGE_PREBUILD": "0"}
+    subprocess.run([RAGE, "run", "--", "true"], env=env, capture_output=True, timeout=60,
+                   check=True)
+    # the wrapper has exited; a child it started would hold the lock or leave caches
+    time.sleep(3)
+    assert prebuild.needed(str(rage_home))
+    assert not built_caches(rage_home)

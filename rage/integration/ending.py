@@ -124,6 +124,9 @@ def finish_own(rec: RunState, code: int | None, sig: int | None, status: str | N
         # interpreter's "uncaught KeyboardInterrupt" flag: the tool would exit 1
         # instead of dying of SIGINT; the next run prunes instead
         retention(rec, run.id)
+        from rage.report.prebuild import after_recording
+
+        after_recording(rec.root, rec.app)
     return meta
 
 

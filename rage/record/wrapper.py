@@ -473,6 +473,7 @@ class Wrapper:
             self.warn_once(e)
             return
         self._retention(active.id)
+        self._prebuild()
 
     def _finish(self, code: int, sig: int | None, rusage: Any, *, patterns: tuple[str, ...],
                 before: dict[str, tuple[int, int, int]] | None, cwd: str,
@@ -523,6 +524,14 @@ class Wrapper:
         self.active = None
         self._hint(code, sig, active.id)
         self._retention(active.id)
+        self._prebuild()
+
+    def _prebuild(self) -> None:
+        """What the first report would build, built ahead once per home (one stat)."""
+        from rage.paths import home_root_str
+        from rage.report.prebuild import after_recording
+
+        after_recording(home_root_str(), self.app)
 
     def _retention(self, run_id: str) -> None:
         """Prune old runs when the cheap check says so; best effort (the next run retries)."""

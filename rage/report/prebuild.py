@@ -41,7 +41,10 @@ def _stamp(root: str) -> str:
 
     from rage._version import __version__
 
-    who = "\0".join([__version__, sys.version, sys.executable, os.uname().nodename,
+    # the interpreter by its real path and its environment: `python` and `python3` of one
+    # venv are one (a script's shebang names one, `python -m rage` the other)
+    who = "\0".join([__version__, sys.version, os.path.realpath(sys.executable), sys.prefix,
+                     os.uname().nodename,
                      os.environ.get("HOME", ""), os.environ.get("USER", ""),
                      os.environ.get("LOGNAME", ""), str(os.getuid())])
     return os.path.join(root, ".cache", f"{_STAMP}{zlib.crc32(who.encode()):08x}")
@@ -54,6 +57,15 @@ def needed(root: str) -> bool:
     except OSError:
         return True
     return False
+
+
+def after_recording(root: str, app: str | None) -> int | None:
+    """:func:`spawn_if_needed`, as a recorder calls it once the command has ended, unless
+    ``RAGE_PREBUILD=0`` (a throwaway home, as in CI or a test suite, where every first
+    recording would start a child to build caches nobody reads)."""
+    if os.environ.get("RAGE_PREBUILD") == "0":
+        return None
+    return spawn_if_needed(root, app)
 
 
 def spawn_if_needed(root: str, app: str | None) -> int | None:
