@@ -56,7 +56,8 @@ INTERRUPT_SIGNALS = frozenset(
 )
 
 # RAGE_* variables that are not settings: they never send a recorder to the full config path
-_NOT_SETTINGS = frozenset({"RAGE_HOME", "RAGE_CONFIG", "RAGE_DEBUG", "RAGE_UPLOAD_TOKEN"})
+_NOT_SETTINGS = frozenset({"RAGE_HOME", "RAGE_CONFIG", "RAGE_DEBUG", "RAGE_UPLOAD_TOKEN",
+                           "RAGE_PREBUILD"})
 _TRUE = frozenset({"1", "true", "yes", "on"})  # rage.config's spellings of a true boolean
 
 
