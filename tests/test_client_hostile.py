@@ -15,6 +15,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -301,6 +302,39 @@ def test_redact_output_never_writes_through_a_planted_symlink(tmp_path: Path) ->
     null = run_rage("redact", str(src), "-o", os.devnull, "-q")
     assert null.returncode == 0, null.stderr
     assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
+
+
+def test_redact_of_a_pipe_grows_its_output_at_once_and_follows_no_link(tmp_path: Path) -> None:
+    """`tail -f log | rage redact -o F` never ends: F must be there, a fresh 0600 file (a
+    link planted at F replaced, not followed), holding each line as it is redacted."""
+    from tests.conftest import rage_cmd
+
+    shared = _shared_dir(tmp_path)
+    out = shared / "live.log"
+    victim = _victim(tmp_path, "victim")
+    out.symlink_to(victim)
+    proc = subprocess.Popen(rage_cmd("redact", "-o", str(out), "-q"), stdin=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stderr is not None
+    try:
+        proc.stdin.write(b"password=hunter2-and-more\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 30  # a hang guard: the input stays open meanwhile
+        while time.monotonic() < deadline and not (
+                out.exists() and not out.is_symlink() and out.read_bytes()):
+            time.sleep(0.05)
+        assert proc.poll() is None  # still reading its pipe
+        st = out.lstat()
+        assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+        assert out.read_bytes() == b"password=[REDACTED:secret-field]\n"
+        proc.stdin.write(b"all is well\n")
+    finally:
+        proc.stdin.close()
+    assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    proc.stderr.close()
+    assert out.read_bytes() == b"password=[REDACTED:secret-field]\nall is well\n"
+    assert victim.read_bytes() == b"precious\n"
+    assert sorted(p.name for p in shared.iterdir()) == ["live.log"]
 
 
 def test_link_new_never_publishes_a_swapped_name(tmp_path: Path) -> None:

@@ -153,6 +153,11 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
                 else:
                     tmp, fd = create_temp(output)
                     out = os.fdopen(fd, "wb")
+                    if size is None:
+                        # a pipe (`tail -f log | rage redact -o F`) may never end: F is
+                        # the fresh file at once, and grows as lines are redacted
+                        os.replace(tmp, output)
+                        tmp = None
             except OSError as e:
                 raise BadInputError(f"cannot write {output}: {e.strerror or e}") from None
         else:
@@ -163,7 +168,7 @@ def redact(*, source: str, output: Path | None, no_pseudonyms: bool, patterns: t
             # a write that fails is the output's fault, not the source's (a full disk)
             try:
                 out.write(data)
-                if output is None:
+                if output is None or size is None:  # a pipe's lines out as they come
                     out.flush()
             except BrokenPipeError:
                 raise
