@@ -14,7 +14,8 @@ _REQ_NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def app_distribution(app: str) -> Any:
-    """The distribution called ``app`` or providing a console script ``app``, else None."""
+    """The distribution called ``app``, or providing a console script ``app`` or a script
+    file of that name, else None."""
     from importlib import metadata
 
     try:
@@ -24,7 +25,38 @@ def app_distribution(app: str) -> Any:
     for ep in metadata.entry_points(group="console_scripts"):
         if ep.name == app and ep.dist is not None:
             return ep.dist
+    # a script installed as a file, not made from an entry point (setuptools' script-files,
+    # as rage's own `rage`): its RECORD lists it under the scripts directory, `bin/APP`.
+    # Every RECORD is read (0.1-0.2 s), so only for a Python script found on PATH; the
+    # answer is kept with the distributions' (distcache)
+    if not _python_script(app):
+        return None
+    for dist in metadata.distributions():
+        for f in dist.files or ():
+            parts = f.parts
+            if len(parts) >= 2 and parts[-1] == app and parts[-2] in ("bin", "Scripts"):
+                return dist
     return None
+
+
+def _python_script(app: str) -> bool:
+    """Whether ``app``, beside this interpreter (its environment's scripts) or on PATH, is
+    a script run by a Python interpreter (its `#!` line)."""
+    import os
+    import shutil
+    import sys
+
+    for path in (os.path.join(os.path.dirname(sys.executable), app), shutil.which(app)):
+        if path is None:
+            continue
+        try:
+            with open(path, "rb") as f:
+                first = f.readline(256)
+        except OSError:
+            continue
+        if first.startswith(b"#!") and b"python" in first:
+            return True
+    return False
 
 
 def _requirements(dist: Any) -> list[str]:
