@@ -129,3 +129,35 @@ def runs_dir(app: str, root: Path | None = None) -> Path:
 
 def reports_dir(app: str, root: Path | None = None) -> Path:
     return app_dir(app, root) / "reports"
+
+
+def prebuild_stamp(root: str) -> str:
+    """The file a finished report prebuild leaves (rage.report.prebuild), named by what the
+    caches it builds depend on: rage's version, the interpreter (the file, by device and
+    inode: `python` and `python3` of a venv are one) and its environment, host, user and
+    home (not the Hyperscan version, which would cost its import: after its upgrade the
+    first report compiles, as before). Here, not there: a recorder checks it after every
+    command, and this module is already loaded."""
+    from rage._version import __version__
+
+    try:
+        st = os.stat(sys.executable)
+        exe = f"{st.st_dev}:{st.st_ino}"
+    except OSError:
+        exe = sys.executable
+    who = "\0".join([__version__, sys.version, exe, sys.prefix, os.uname().nodename,
+                     os.environ.get("HOME", ""), os.environ.get("USER", ""),
+                     os.environ.get("LOGNAME", ""), str(os.getuid())])
+    h = 0x811C9DC5  # FNV-1a, 32 bits: no zlib to load (an extension module's load is most
+    for b in who.encode():  # of what this check would cost)
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return os.path.join(root, ".cache", f"prebuilt-{h:08x}")
+
+
+def prebuild_needed(root: str) -> bool:
+    """True until a report prebuild finished for this rage home and all its stamp names."""
+    try:
+        os.stat(prebuild_stamp(root))
+    except OSError:
+        return True
+    return False

@@ -30,42 +30,21 @@ TYPE_CHECKING = False  # (no typing import: recorders import this module)
 if TYPE_CHECKING:
     from rage.record.history import Run
 
-_STAMP = "prebuilt-"
+_STAMP = "prebuilt-"  # (rage.paths.prebuild_stamp names them)
 KEEP = 4  # stamps kept, the newest (one per rage version, interpreter, user, host, home)
 
 
 def _stamp(root: str) -> str:
-    """The stamp's path: named by what the caches depend on (not the Hyperscan version,
-    which would cost its import: after its upgrade the first report compiles, as before)."""
-    import zlib
+    from rage.paths import prebuild_stamp
 
-    from rage._version import __version__
-
-    # the interpreter by its real path and its environment: `python` and `python3` of one
-    # venv are one (a script's shebang names one, `python -m rage` the other)
-    who = "\0".join([__version__, sys.version, os.path.realpath(sys.executable), sys.prefix,
-                     os.uname().nodename,
-                     os.environ.get("HOME", ""), os.environ.get("USER", ""),
-                     os.environ.get("LOGNAME", ""), str(os.getuid())])
-    return os.path.join(root, ".cache", f"{_STAMP}{zlib.crc32(who.encode()):08x}")
+    return prebuild_stamp(root)
 
 
 def needed(root: str) -> bool:
     """True until a prebuild finished for this rage home and all the stamp names."""
-    try:
-        os.stat(_stamp(root))
-    except OSError:
-        return True
-    return False
+    from rage.paths import prebuild_needed
 
-
-def after_recording(root: str, app: str | None) -> int | None:
-    """:func:`spawn_if_needed`, as a recorder calls it once the command has ended, unless
-    ``RAGE_PREBUILD=0`` (a throwaway home, as in CI or a test suite, where every first
-    recording would start a child to build caches nobody reads)."""
-    if os.environ.get("RAGE_PREBUILD") == "0":
-        return None
-    return spawn_if_needed(root, app)
+    return prebuild_needed(root)
 
 
 def spawn_if_needed(root: str, app: str | None) -> int | None:
