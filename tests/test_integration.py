@@ -282,6 +282,27 @@ def test_install_imports_no_heavy_modules(tmp_path: Path) -> None:
     assert proc.stdout == b"[]\n", proc.stderr
 
 
+def test_site_listing_ids_are_remembered_not_hashed_again(tmp_path: Path) -> None:
+    # a run whose environment holds no secret needs no _blake2 (an extension module, ~0.4M
+    # instructions) once its site directories' listing ids are in the cache: the same ids
+    from rage.record.context import _listing_id
+    from rage.sensitive import looks_secret_name
+
+    script = tmp_path / "hello.py"
+    script.write_text("import sys\nimport rage\nrage.install('tool', version='1')\n"
+                      "print('_blake2' in sys.modules)\n")
+    env = {k: v for k, v in os.environ.items() if not looks_secret_name(k)}
+    outs = [subprocess.run([sys.executable, str(script)], capture_output=True, cwd=tmp_path,
+                           env=env, timeout=60, check=True).stdout for _ in range(2)]
+    assert outs == [b"True\n", b"False\n"]
+    runs = RunStore().list("tool").runs
+    assert len(runs) == 2
+    fingerprints = [r.meta["fingerprint"]["python"]["sites"] for r in runs]
+    assert fingerprints[0] == fingerprints[1] and fingerprints[0]
+    for site, mtime, lid in fingerprints[0]:
+        assert lid == _listing_id(site, mtime)
+
+
 def test_import_rage_alone_imports_nothing_else_of_rage() -> None:
     # `import rage` in a tool that never calls install (or before it does) costs its two
     # small modules: the API's functions import what they need when called

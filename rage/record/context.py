@@ -38,6 +38,8 @@ LISTING_MAX = 20_000  # distributions listed in one directory
 
 
 SECRET_NAMES_FILE = "secret-names"  # in the cache: which variable names look secret
+SITE_IDS_FILE = "site-ids"  # in the cache: the listing ids of site directories, by mtime
+SITE_IDS_MAX = 256  # directories remembered; past this the file keeps one run's
 SECRET_NAMES_MAX = 4096  # names remembered; past this the file keeps one environment's
 
 
@@ -311,14 +313,37 @@ def _listing_id(site: str, mtime_ns: int) -> str:
                    digest_size=12).hexdigest()
 
 
-def _site(site: str, cache: str) -> list[Any] | None:
+def _site_ids(cache: str) -> dict[str, Any]:
+    """The listing ids computed before, ``{dir: (mtime_ns, id)}``: the same id without
+    hashing, so a run whose environment holds no secret loads no ``_blake2`` (an extension
+    module: ~0.4M instructions). Only this user's own file, as every cache here."""
+    import marshal
+
+    data = read_own(os.path.join(cache, SITE_IDS_FILE), 1 << 20)
+    if data is not None:
+        try:
+            ids = marshal.loads(data)
+        except (ValueError, EOFError, TypeError):
+            return {}  # damaged: computed anew
+        if isinstance(ids, dict):
+            return ids
+    return {}
+
+
+def _site(site: str, cache: str, ids: dict[str, Any]) -> list[Any] | None:
     """``[dir, mtime_ns, listing id]``, the listing of its distributions kept in the cache
-    when it is not there yet."""
+    when it is not there yet; a new id goes into ``ids``."""
     try:
         mtime = os.stat(site).st_mtime_ns
     except OSError:
         return None
-    lid = _listing_id(site, mtime)
+    known = ids.get(site)
+    if (type(known) is tuple and len(known) == 2 and known[0] == mtime
+            and type(known[1]) is str and len(known[1]) == 24 and known[1].isalnum()):
+        lid = known[1]
+    else:
+        lid = _listing_id(site, mtime)
+        ids[site] = (mtime, lid)
     path = os.path.join(cache, "sites", lid)
     if not os.path.exists(path):
         try:
@@ -361,8 +386,16 @@ def fingerprint(cache: str, *, masked: Mapping[str, str], environ: Mapping[str, 
             python = venv_python(venv) if venv else None
     if python is not None:
         version, sites = python
+        ids = _site_ids(cache)
+        before = dict(ids)
         out["python"] = {"version": version, "sites": [
-            s for s in (_site(os.path.abspath(d), cache) for d in sites) if s]}
+            s for s in (_site(os.path.abspath(d), cache, ids) for d in sites) if s]}
+        if ids != before:
+            import marshal
+
+            if len(ids) > SITE_IDS_MAX:
+                ids = {s[0]: (s[1], s[2]) for s in out["python"]["sites"]}
+            _remember(os.path.join(cache, SITE_IDS_FILE), marshal.dumps(ids))
     configs: list[list[Any]] = []
     for name in config_files:
         p = os.path.abspath(os.path.expanduser(name))
