@@ -10,7 +10,13 @@
    vs the full ``rage.install`` path (LogCapture, console level WARNING), interleaved rounds,
    medians (goal: no slower than FileHandler).
 
+4. ``--callgrind N``: the start-up cases counted with callgrind instead (user-space
+   instructions, deterministic with ``PYTHONHASHSEED=0``; N runs each, median), stdout on
+   /dev/null, in a home that already has a run. Run it with the interpreter of a venv where
+   the wheel is installed and compiled: what users run.
+
 Usage: python3 bench/bench_integration.py [--runs N] [--repeat N] [--records N] [--startup-only]
+       python3 bench/bench_integration.py --callgrind N
 """
 
 from __future__ import annotations
@@ -79,6 +85,43 @@ def bench_startup(tmp: Path, runs: int, where: str) -> list[tuple[str, float]]:
         for name, argv in (cases.items() if i % 2 == 0 else reversed(cases.items())):
             times[name].append(_time_start(argv, env, where))
     return [(name, statistics.median(ts)) for name, ts in times.items()]
+
+
+def _instructions(argv: list[str], env: dict[str, str]) -> int:
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *argv], env=env, check=True, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise RuntimeError(f"no callgrind total in: {proc.stderr[-500:]}")
+
+
+def bench_callgrind(tmp: Path, runs: int) -> list[tuple[str, int]]:
+    env = {**_env(tmp), "PYTHONHASHSEED": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    bare, with_rage = tmp / "hello.py", tmp / "hello_rage.py"
+    bare.write_text(HELLO)
+    with_rage.write_text(HELLO_RAGE)
+    cases = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "hello.py": [sys.executable, str(bare)],
+        "hello.py + rage.install": [sys.executable, str(with_rage)],
+    }
+    for _ in range(2):  # the home's first run builds its caches (and starts the prebuild)
+        subprocess.run(cases["hello.py + rage.install"], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+    time.sleep(3)  # the detached prebuild child writes into the home: let it finish
+    runs_dir = tmp / "home" / "bench" / "runs"
+    first = min(p.name for p in runs_dir.iterdir())
+    counts: dict[str, list[int]] = {k: [] for k in cases}
+    for _ in range(runs):
+        for name, argv in cases.items():
+            counts[name].append(_instructions(argv, env))
+            for p in runs_dir.iterdir():  # the same history every time: one earlier run
+                if p.name != first:
+                    subprocess.run(["rm", "-rf", str(p)], check=True)
+    return [(name, int(statistics.median(cs))) for name, cs in counts.items()]
 
 
 def bench_output(tmp: Path, runs: int) -> list[tuple[str, float]]:
@@ -164,9 +207,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5, help="logging rounds per case")
     ap.add_argument("--repeat", type=int, default=1, help="print the start-up tables N times")
     ap.add_argument("--startup-only", action="store_true")
+    ap.add_argument("--callgrind", type=int, default=0, metavar="N",
+                    help="count start-up instructions with callgrind, N runs per case")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="rage-bench-") as d:
         tmp = Path(d)
+        if args.callgrind:
+            counts = bench_callgrind(tmp, args.callgrind)
+            print(f"start-up, callgrind instructions, median of {args.callgrind} runs")
+            print(f"  {'case':<40} {'instructions':>14} {'x python -c pass':>18}"
+                  f" {'x hello.py':>11}")
+            for name, n in counts:
+                print(f"  {name:<40} {n / 1e6:13.2f}M {n / counts[0][1]:18.3f}"
+                      f" {n / counts[1][1]:11.3f}")
+            return
         for rep in range(args.repeat):
             print(f"start-up {rep + 1} of {args.repeat}, median of {args.runs} interleaved "
                   f"runs, {load_average()}")
