@@ -173,3 +173,39 @@ def test_put_syncs_directories_without_opening_them(tmp_path: Path) -> None:
     assert str(root / "meta") not in out and str(root / "bundles") not in out
     assert sum(p.startswith(str(root / "meta") + "/") for p in out) == 3  # the test sees opens
     assert len(list((root / "meta").iterdir())) == 3
+
+
+_OPENS_PER_UPLOAD = r"""
+import io, sys
+from pathlib import Path
+from rage.server.app import ReceiverApp, ServerConfig
+from rage.server.storage import LocalStorage
+
+root, bundle = Path(sys.argv[1]), Path(sys.argv[2]).read_bytes()
+app = ReceiverApp(LocalStorage(root), ServerConfig())
+opened = []
+sys.addaudithook(lambda ev, args: opened.append(str(args[0])) if ev == "open" else None)
+environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/api/v1/bundles",
+           "CONTENT_TYPE": "application/zstd", "CONTENT_LENGTH": str(len(bundle)),
+           "wsgi.input": io.BytesIO(bundle), "HTTP_HOST": "example.test"}
+status = []
+app(environ, lambda s, _h: status.append(s))
+print(status[0])
+print("\n".join(opened))
+"""
+
+
+def test_an_upload_opens_its_part_file_once(tmp_path: Path) -> None:
+    # written, validated, synced and renamed through the descriptor it was created with
+    import subprocess
+    import sys
+
+    root = tmp_path / "s"
+    bundle = build_bundle(tmp_path / "b.tar.zst")
+    status, *opened = subprocess.run(
+        [sys.executable, "-c", _OPENS_PER_UPLOAD, str(root), str(bundle)], check=True,
+        capture_output=True, text=True).stdout.split("\n")
+    assert status.startswith("201"), status
+    parts = [p for p in opened if p.startswith(str(root / "tmp") + "/upload-")]
+    assert len(parts) == 1, parts
+    assert len(list((root / "bundles").iterdir())) == 1
