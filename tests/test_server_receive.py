@@ -141,3 +141,71 @@ def test_a_page_is_built_from_the_bundle_once_and_forgotten_on_delete(
     assert _get(app, f"/api/v1/bundles/{bundle_id}?token={token}", "DELETE")[0].startswith("200")
     assert app.page_members.get(bundle_id) is None
     assert _get(app, f"/b/{bundle_id}")[0].startswith("404")
+
+
+_OPENS_PER_PUT = r"""
+import sys
+from pathlib import Path
+from rage.server.storage import LocalStorage, StoredBundle, new_id, token_hash
+
+root = Path(sys.argv[1])
+store = LocalStorage(root)
+opened = []
+sys.addaudithook(lambda ev, args: opened.append(str(args[0])) if ev == "open" else None)
+for _ in range(3):
+    tmp = store.tmp_dir() / new_id()
+    tmp.write_bytes(b"x")
+    store.put(tmp, StoredBundle(id=new_id(), created_at="2026-01-01T00:00:00+00:00", size=1,
+                                sha256="0" * 64, delete_token_hash=token_hash("t")))
+print("\n".join(opened))
+"""
+
+
+def test_put_syncs_directories_without_opening_them(tmp_path: Path) -> None:
+    # the directories' descriptors are opened once with the storage: an open and a close
+    # of each per upload were measured syscalls on every upload (their syncs stay)
+    import subprocess
+    import sys
+
+    root = tmp_path / "s"
+    out = subprocess.run([sys.executable, "-c", _OPENS_PER_PUT, str(root)], check=True,
+                         capture_output=True, text=True).stdout.split("\n")
+    assert str(root / "meta") not in out and str(root / "bundles") not in out
+    assert sum(p.startswith(str(root / "meta") + "/") for p in out) == 3  # the test sees opens
+    assert len(list((root / "meta").iterdir())) == 3
+
+
+_OPENS_PER_UPLOAD = r"""
+import io, sys
+from pathlib import Path
+from rage.server.app import ReceiverApp, ServerConfig
+from rage.server.storage import LocalStorage
+
+root, bundle = Path(sys.argv[1]), Path(sys.argv[2]).read_bytes()
+app = ReceiverApp(LocalStorage(root), ServerConfig())
+opened = []
+sys.addaudithook(lambda ev, args: opened.append(str(args[0])) if ev == "open" else None)
+environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/api/v1/bundles",
+           "CONTENT_TYPE": "application/zstd", "CONTENT_LENGTH": str(len(bundle)),
+           "wsgi.input": io.BytesIO(bundle), "HTTP_HOST": "example.test"}
+status = []
+app(environ, lambda s, _h: status.append(s))
+print(status[0])
+print("\n".join(opened))
+"""
+
+
+def test_an_upload_opens_its_part_file_once(tmp_path: Path) -> None:
+    # written, validated, synced and renamed through the descriptor it was created with
+    import subprocess
+    import sys
+
+    root = tmp_path / "s"
+    bundle = build_bundle(tmp_path / "b.tar.zst")
+    status, *opened = subprocess.run(
+        [sys.executable, "-c", _OPENS_PER_UPLOAD, str(root), str(bundle)], check=True,
+        capture_output=True, text=True).stdout.split("\n")
+    assert status.startswith("201"), status
+    parts = [p for p in opened if p.startswith(str(root / "tmp") + "/upload-")]
+    assert len(parts) == 1, parts
+    assert len(list((root / "bundles").iterdir())) == 1

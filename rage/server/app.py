@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import io
 import logging
 import os
 import re
@@ -239,24 +240,26 @@ class ReceiverApp:
         fd, name = tempfile.mkstemp(prefix="upload-", suffix=".part",
                                     dir=self.storage.tmp_dir())
         tmp = Path(name)
+        # kept open until the bundle is stored: the storage syncs (or sends) this file
+        # without opening it again. A buffer size given: no isatty() ioctl to choose one
+        f = os.fdopen(fd, "w+b", buffering=io.DEFAULT_BUFFER_SIZE)
         try:
-            with os.fdopen(fd, "w+b") as f:
-                # hashed on the way in, validated from the same open file: the upload is
-                # written once and read back once, never read a third time for its sha256
-                out = HashingWriter(f)
-                if multipart:
-                    size = copy_file_field(environ["wsgi.input"], ctype, "file", out,
-                                           limit=limit, content_length=length)
-                else:
-                    size = copy_raw(environ["wsgi.input"], out, limit, length)
-                if size == 0:
-                    raise HTTPError(400, "empty upload: send a .tar.zst bundle")
-                f.flush()
-                f.seek(0)
-                manifest = tame_manifest(validate_bundle(
-                    f, self.config.max_decompressed, max_manifest=self.config.max_manifest,
-                    sinks=tails.sinks if tails is not None else None))
-                check_names(manifest)
+            # hashed on the way in, validated from the same open file: the upload is
+            # written once and read back once, never read a third time for its sha256
+            out = HashingWriter(f)
+            if multipart:
+                size = copy_file_field(environ["wsgi.input"], ctype, "file", out,
+                                       limit=limit, content_length=length)
+            else:
+                size = copy_raw(environ["wsgi.input"], out, limit, length)
+            if size == 0:
+                raise HTTPError(400, "empty upload: send a .tar.zst bundle")
+            f.flush()
+            f.seek(0)
+            manifest = tame_manifest(validate_bundle(
+                f, self.config.max_decompressed, max_manifest=self.config.max_manifest,
+                sinks=tails.sinks if tails is not None else None))
+            check_names(manifest)
             if key is None:
                 bundle_id, token = new_id(), secrets.token_urlsafe(24)
             else:  # a retry names the same bundle (rage.server.idempotency)
@@ -272,7 +275,7 @@ class ReceiverApp:
                 with contextlib.suppress(NotFoundError):
                     stored = self.storage.get_meta(bundle_id)
             if stored is None:
-                self.storage.put(tmp, meta)
+                self.storage.put(tmp, meta, f)
             else:
                 meta = stored
         except (PartTooLarge, BundleTooLarge) as e:
@@ -282,6 +285,7 @@ class ReceiverApp:
             log.info("refused upload: %s", loggable(e.message))
             raise HTTPError(400, e.message) from None
         finally:
+            f.close()
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
         log.info("stored bundle %s (%d bytes)", meta.id, size)

@@ -107,13 +107,17 @@ class S3Storage:
     def tmp_dir(self) -> Path:
         return self._tmp
 
-    def put(self, tmp_path: Path, meta: StoredBundle) -> None:
+    def put(self, tmp_path: Path, meta: StoredBundle, part: IO[bytes] | None = None) -> None:
         """Blob first, meta last, both ``If-None-Match: *``. Putting an id that exists is a
         no-op for the part that exists (a retried upload finishing what an earlier attempt
         started, see rage.server.idempotency): nothing stored is ever overwritten."""
         try:
-            with open(tmp_path, "rb") as f:
-                self._put_new(self._bundle_key(meta.id), f, "application/zstd")
+            if part is None:
+                with open(tmp_path, "rb") as f:
+                    self._put_new(self._bundle_key(meta.id), f, "application/zstd")
+            else:
+                part.seek(0)
+                self._put_new(self._bundle_key(meta.id), part, "application/zstd")
             text = json.dumps({f.name: getattr(meta, f.name) for f in fields(meta)})
             self._put_new(self._meta_key(meta.id), text.encode(), "application/json")
             self._cache_add(meta.id, tmp_path)
