@@ -47,6 +47,15 @@ leaves, `rage.report.prebuild`, as a user's first recording starts it) and in a 
 with nothing built ahead (the prebuild not run: a report made before it finished). Wall
 time and CPU time (user + system) of each process, min and median, and the median's ratio
 to `python -c pass`.
+
+``--compare OLD.tar.zst NEW.tar.zst``: are two bundles of the same run, made by two
+versions of rage (installed in turn in the same venv, so paths agree), the same content?
+Every member must be byte-identical after blanking what differs from one report to the
+next by nature: the manifest's ``created_at``, every ``duration_s``, the sizes and
+digests of the collectors' members in the manifest and summary (they follow the
+durations' digits), and the system collector's live
+readings (available memory, swap and disk use, load, uptime). Prints each member and
+exits 1 on any other difference: what a speed-up must leave alone.
 """
 
 from __future__ import annotations
@@ -318,7 +327,74 @@ def small_rows(tmp: Path, runs: int, rounds: int) -> None:
     print("goal: warm within 150 ms, fresh home within 300 ms (wall)")
 
 
+# what differs between two reports of one run by nature, blanked before a comparison
+VOLATILE_KEYS = {"created_at", "duration_s"}
+LIVE_SYSTEM = {("memory", "available_bytes"), ("memory", "percent"), ("swap", "used_bytes"),
+               ("swap", "percent"), ("load_average",), ("uptime_s",)}
+
+
+def bundle_members(path: Path) -> list[tuple[str, bytes]]:
+    import io
+    import tarfile
+
+    import zstandard
+
+    with open(path, "rb") as f:
+        raw = zstandard.ZstdDecompressor().stream_reader(f).read()
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
+        return [(m.name, tar.extractfile(m).read())  # type: ignore[union-attr]
+                for m in tar.getmembers() if m.isfile()]
+
+
+def _blank(value: object, name: str, path: tuple[str, ...] = ()) -> object:
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for k, v in value.items():
+            here = (*path, k)
+            live = name == "collectors/system.json" and (
+                here[-2:] in LIVE_SYSTEM or here[-1:] in LIVE_SYSTEM
+                or (len(here) >= 2 and here[-3:-2] == ("disk",)
+                    and k in ("used_bytes", "free_bytes", "percent")))
+            digest = name == "manifest.json" and k in ("sha256", "size") and "files" in path
+            out[k] = "*" if k in VOLATILE_KEYS or live or digest else _blank(v, name, here)
+        return out
+    if isinstance(value, list):
+        return [_blank(v, name, path) for v in value]
+    return value
+
+
+def _sizes_blanked(summary: bytes) -> bytes:
+    import re
+
+    return re.sub(rb"(`collectors/[^`]+`) \([^)]*\)", rb"\1 (*)", summary)
+
+
+def compare_bundles(old: Path, new: Path) -> int:
+    import json
+
+    a, b = bundle_members(old), bundle_members(new)
+    if [n for n, _ in a] != [n for n, _ in b]:
+        print(f"members differ:\n  old {[n for n, _ in a]}\n  new {[n for n, _ in b]}")
+        return 1
+    bad = 0
+    for (name, x), (_, y) in zip(a, b, strict=True):
+        if x == y:
+            verdict = "identical"
+        elif name == "summary.md" and _sizes_blanked(x) == _sizes_blanked(y):
+            verdict = "identical but for collectors' sizes"
+        elif name.endswith(".json") and _blank(json.loads(x), name) == _blank(json.loads(y),
+                                                                              name):
+            verdict = "identical but for timings/live readings"
+        else:
+            verdict, bad = "DIFFERENT", bad + 1
+        print(f"{name:40} {verdict}")
+    print("same content" if not bad else f"{bad} member(s) differ")
+    return 1 if bad else 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--compare"] and len(sys.argv) == 4:
+        return compare_bundles(Path(sys.argv[2]), Path(sys.argv[3]))
     if sys.argv[1:2] == ["--child"]:  # one report for time_rage_fresh
         import json
 

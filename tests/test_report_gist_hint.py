@@ -1,7 +1,8 @@
 """The hint a report prints when no upload target is set names the gist upload as ready
 when a GitHub token is at hand (its variable, or `gh auth token`), else after `gh auth
 login`; with neither the variable nor `gh` the report never imports the uploader (seen
-in the real process's import log)."""
+in the real process's import log), and `gh` is not run when its config names no logged-in
+github.com (a stand-in `gh` on PATH logs each run)."""
 
 from __future__ import annotations
 
@@ -56,13 +57,46 @@ def test_a_token_in_the_variable_is_ready(rage_home: Path, tmp_path: Path) -> No
     assert gist_line(done).startswith(READY)
 
 
-def test_gh_with_a_token_is_asked(rage_home: Path, tmp_path: Path) -> None:
-    path = bare_path(tmp_path)
+def fake_gh(path: str, log: Path, script: str) -> None:
     gh = Path(path) / "gh"
-    gh.write_text("#!/bin/sh\n[ \"$1 $2\" = 'auth token' ] && echo gho_fromgh && exit 0\nexit 1\n")
+    gh.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n{script}")
     gh.chmod(0o755)
-    done = run_report(rage_home, tmp_path / "out", path)
+
+
+def logged_in(config: Path) -> str:
+    config.mkdir(exist_ok=True)
+    (config / "hosts.yml").write_text("github.com:\n    user: alice\n    git_protocol: https\n")
+    return str(config)
+
+
+def test_gh_with_a_token_is_asked(rage_home: Path, tmp_path: Path) -> None:
+    path, log = bare_path(tmp_path), tmp_path / "gh.log"
+    fake_gh(path, log, "[ \"$1 $2\" = 'auth token' ] && echo gho_fromgh && exit 0\nexit 1\n")
+    config = logged_in(tmp_path / "gh")
+    done = run_report(rage_home, tmp_path / "out", path, GH_CONFIG_DIR=config)
     assert gist_line(done).startswith(READY)
-    gh.write_text("#!/bin/sh\nexit 1\n")  # logged out
-    done = run_report(rage_home, tmp_path / "out2", path)
+    assert log.read_text() == "auth token\n"
+    fake_gh(path, log, "exit 1\n")  # its token gone from the keyring: gh says so
+    done = run_report(rage_home, tmp_path / "out2", path, GH_CONFIG_DIR=config)
     assert gist_line(done).startswith(LOGIN)
+
+
+def test_gh_logged_out_is_not_run(rage_home: Path, tmp_path: Path) -> None:
+    path, log = bare_path(tmp_path), tmp_path / "gh.log"
+    fake_gh(path, log, "[ \"$1 $2\" = 'auth token' ] && echo gho_fromgh && exit 0\nexit 1\n")
+    config = tmp_path / "gh"
+    config.mkdir()
+    done = run_report(rage_home, tmp_path / "out", path, GH_CONFIG_DIR=str(config))
+    assert gist_line(done).startswith(LOGIN)
+    (config / "hosts.yml").write_text("gitlab.example.com:\n    user: alice\n")
+    done = run_report(rage_home, tmp_path / "out2", path, GH_CONFIG_DIR=str(config))
+    assert gist_line(done).startswith(LOGIN)
+    done = run_report(rage_home, tmp_path / "out3", path, XDG_CONFIG_HOME=str(tmp_path),
+                      GH_CONFIG_DIR="")
+    assert gist_line(done).startswith(LOGIN)
+    assert not log.exists()  # gh was never run
+    # its own token variable: gh would print it, so it is asked
+    done = run_report(rage_home, tmp_path / "out4", path, GH_CONFIG_DIR=str(config),
+                      GH_TOKEN="gho_x")
+    assert gist_line(done).startswith(READY)
+    assert log.read_text() == "auth token\n"

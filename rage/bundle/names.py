@@ -6,6 +6,7 @@ import re
 
 from rage.errors import BadInputError
 
+SCHEMA = 1  # the manifest's "schema": what this rage writes and reads
 MANIFEST = "manifest.json"
 SUMMARY = "summary.md"
 MAX_NAME = 1024

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rage.bundle.names import SUMMARY, normalize_member_name
+from rage.bundle.names import SCHEMA, SUMMARY, normalize_member_name
 from rage.bundle.stream import (
     DEFAULT_MAX_DECOMPRESSED,
     BundleTooLarge,
@@ -25,7 +25,6 @@ from rage.bundle.stream import (
 from rage.errors import BadInputError, NotFoundError
 from rage.fsutil import private_dir
 
-SCHEMA = 1
 MAX_MANIFEST = 16 * 1024 * 1024  # the manifest and summary are read into memory
 
 

@@ -17,6 +17,7 @@ cost 20-30 ms of every report; a regex found unusable then never matches.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -157,7 +158,15 @@ def search_starts(region: bytes, searched: dict[bytes, tuple[_T, ...]],
     gets start -> the entries found there. ``found``, the positions of every prefix when
     the scan's automaton already found them (marked by a ``b""`` key), saves the finds."""
     known = found is not None and b"" in found
-    for prefix, entries in searched.items():
+    items: Iterable[tuple[bytes, tuple[_T, ...]]]
+    if known and found is not None:
+        if len(found) == 1:  # only the marker: the scan found none, as for most strings
+            return
+        # in searched's order still: the entries found at one start keep their order
+        items = [(p, e) for p, e in searched.items() if p in found]
+    else:
+        items = searched.items()
+    for prefix, entries in items:
         where = iter(found.get(prefix, ())) if known and found is not None else finds(
             region, prefix)
         done_to = -1

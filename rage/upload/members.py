@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rage.bundle import iter_capped, peek_manifest
 from rage.errors import BadInputError
 
 TEXT_SUFFIXES = frozenset({".json", ".jsonl", ".md", ".txt", ".log", ".toml", ".yaml", ".yml",
@@ -21,6 +20,10 @@ MAX_TOTAL = 8 * 1024 * 1024
 
 def read_manifest(path: Path) -> dict[str, Any] | None:
     """The bundle's manifest.json as a JSON object, or None if it cannot be read."""
+    # the reader's modules load here, not with the uploader: a report imports this module
+    # (its hint line) without reading a bundle
+    from rage.bundle import peek_manifest
+
     try:
         return peek_manifest(path)
     except BadInputError:
@@ -33,6 +36,8 @@ def text_members(path: Path, *, max_member: int = MAX_MEMBER,
 
     Raises BadInputError if the file is not a sound bundle.
     """
+    from rage.bundle import iter_capped
+
     texts: dict[str, str] = {}
     skipped: list[str] = []
     total = 0
