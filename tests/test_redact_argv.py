@@ -50,6 +50,25 @@ def test_secret_in_argv_is_removed(argv: list[str]) -> None:
     assert len(out) == len(argv)
 
 
+OTHER = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"  # a secret word of its own in the same script
+RANDOM = "Hx7pQ2mZr9vK3wLd"  # a token the nearby rules take (S holds English words)
+
+
+@pytest.mark.parametrize("shape", [
+    f"echo Authorization: Bearer {S}9abcXYZ >&2", f"echo password: {S}",
+    f"echo the API key is {RANDOM}", f"curl -H 'X-Api-Key: {S}' x",
+])
+@pytest.mark.parametrize("other", ["", f"echo {OTHER}; ", "mysql -pZq8other1 db; "])
+def test_a_script_s_shapes_of_several_words_go_beside_any_other(shape: str, other: str) -> None:
+    """`sh -c SCRIPT`: the script is redacted word by word as argv, and as text for the
+    shapes no one word holds; once another word of it was redacted, the text pass was
+    skipped and the Bearer header went out whole."""
+    r = Redactor(pseudonymize=False)
+    out = r.argv(["sh", "-c", other + shape])
+    assert [x for x in (S, RANDOM, OTHER, "Zq8other1") if x in out[2]] == [], out
+    assert r.counts
+
+
 @pytest.mark.parametrize("argv", [
     ["docker", "run", "-p", "8080:80", "nginx"], ["mysql", "-p", "mydb"],
     ["mytool", "--token-file", "/etc/app/token"], ["mytool", "--token-file=/etc/app/token"],
