@@ -174,3 +174,17 @@ def test_data_reads_argv_keys_as_command_lines() -> None:
     r = Redactor(pseudonymize=False)
     assert r.data({"argv": ["mysql", f"-p{S}"], "other": ["mysql", f"-p{S}"]}) == {
         "argv": ["mysql", "-p[REDACTED:secret-field]"], "other": ["mysql", f"-p{S}"]}
+
+
+@pytest.mark.parametrize("argv", [
+    ["echo", "Authorization:", "Bearer", RANDOM],
+    ["curl", "-H", "Authorization:", "Bearer", RANDOM], ["mytool", "password:", RANDOM],
+    ["echo", "the", "API", "key", "is", RANDOM],
+])
+def test_a_shape_across_argv_elements_is_removed(argv: list[str]) -> None:
+    """`rage run -- echo Authorization: Bearer X`: the shell split the header into
+    elements, and each was redacted alone, so none held the shape."""
+    r = Redactor(pseudonymize=False)
+    out = r.argv(argv)
+    assert RANDOM not in " ".join(out) and len(out) == len(argv), out
+    assert out[:-1] == argv[:-1]

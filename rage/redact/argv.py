@@ -682,6 +682,30 @@ class ArgvRedactor:
         for k, a in enumerate(out):
             if not done[k]:
                 out[k] = self._text(a)
+        return self._across(out, done)
+
+    def _across(self, out: list[str], done: list[bool]) -> list[str]:
+        """Shapes of several elements, which no element holds alone (`echo Authorization:
+        Bearer X`, `mytool password: X`): each run of free elements redacted as the line
+        it makes, and taken back when its words still line up (a marker of several words
+        would not: the elements stay as they were redacted one by one). Free: no blank in
+        it, not judged by a command-line rule, not an option's value (those rules know
+        better than prose: `openssl enc -pass env:PW` is kept)."""
+        def free(n: int) -> bool:
+            return bool(out[n]) and not done[n] and not any(c.isspace() for c in out[n]) and (
+                not (n and out[n - 1].startswith("-")))
+
+        k = 0
+        while k < len(out):
+            j = k
+            while j < len(out) and free(j):
+                j += 1
+            if j - k >= 2:
+                line = " ".join(out[k:j])
+                red = self._text(line)
+                if red != line and len(words := red.split(" ")) == j - k:
+                    out[k:j] = words
+            k = max(j, k + 1)
         return out
 
     def _config(self, argv: list[str], out: list[str], done: list[bool], i: int,
@@ -753,10 +777,10 @@ class ArgvRedactor:
         """``pass:X`` is the password itself; ``env:``, ``file:``, ``fd:``, ``stdin`` name
         where it is."""
         value = argv[i][skip:]
+        done[i] = True  # judged: `env:PW` names where the password is
         if value.startswith("pass:") and len(value) > 5:
             self._count("secret-field")
             out[i] = argv[i][:skip] + "pass:" + REDACTED
-            done[i] = True
 
     def script(self, script: str, *, fed: bool = False) -> str:
         """A shell script given with ``-c``: each simple command redacted as argv. ``fed``:
