@@ -100,3 +100,15 @@ def test_gh_logged_out_is_not_run(rage_home: Path, tmp_path: Path) -> None:
                       GH_TOKEN="gho_x")
     assert gist_line(done).startswith(READY)
     assert log.read_text() == "auth token\n"
+
+
+def test_a_token_bound_to_github_in_the_config_is_ready(rage_home: Path, tmp_path: Path,
+                                                         config_file: Path) -> None:
+    """No variable, no gh: a [tokens] entry for api.github.com is what the upload uses."""
+    config_file.write_text('[tokens]\n"https://api.github.com" = "ghp_fromconfig"\n')
+    done = run_report(rage_home, tmp_path / "out", bare_path(tmp_path))
+    assert gist_line(done).startswith(READY)
+    config_file.write_text('[tokens]\n"ftp://x" = "t"\n')  # unusable: the report still ends
+    done = run_report(rage_home, tmp_path / "out2", bare_path(tmp_path))
+    assert gist_line(done).startswith(
+        "  - upload it as a private gist (after fixing [tokens] in the config): rage send")

@@ -166,15 +166,21 @@ def _gist_step(settings: Any) -> str | None:
     report), for a hint line."""
     import shutil
 
-    from rage.upload.tokens import origin
+    from rage.errors import ConfigError
+    from rage.upload.tokens import configured_tokens, origin
 
-    if (origin(settings.gist_api_url) == origin("https://api.github.com")
-            and not os.environ.get(settings.gist_token_env, "").strip()
-            and (not shutil.which("gh") or _gh_logged_out())):
-        return "after `gh auth login`"
-    from rage.upload.gist import gist_hint
+    try:
+        github = origin("https://api.github.com")
+        if (origin(settings.gist_api_url) == github
+                and not os.environ.get(settings.gist_token_env, "").strip()
+                and github not in configured_tokens()  # a token bound to it in [tokens]
+                and (not shutil.which("gh") or _gh_logged_out())):
+            return "after `gh auth login`"
+        from rage.upload.gist import gist_hint
 
-    return gist_hint(settings)
+        return gist_hint(settings)
+    except ConfigError:  # the bundle is written: a hint line never fails the report
+        return "after fixing [tokens] in the config"
 
 
 def _gh_logged_out() -> bool:
