@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from rage.crashes import rules
-from rage.crashes.model import FRAMES_MAX, MESSAGE_MAX, Crash, Frame
+from rage.crashes.model import MESSAGE_MAX, Crash, Frame, frames_from
 from rage.crashes.text import basename, normalise
 
 _FATAL = "Fatal Python error: "
@@ -28,22 +28,19 @@ def parse(lines: list[str]) -> Crash | None:
             message = lines[i][len(_FATAL):]
             for j in range(i + 1, min(len(lines), i + 20)):
                 if lines[j].startswith("Current thread ") or lines[j].startswith("Thread 0x"):
-                    frames = _frames(lines, j + 1)
+                    frames = frames_from(lines, j + 1, _frame)
                     return Crash("python-faulthandler", normalise(message), message[:MESSAGE_MAX],
                                  frames, i)
             return Crash("python-faulthandler", normalise(message), message[:MESSAGE_MAX], (), i)
     return None
 
 
-def _frames(lines: list[str], at: int) -> tuple[Frame, ...]:
-    frames: list[Frame] = []
-    for line in lines[at:at + FRAMES_MAX]:
-        m = _FRAME.match(line)
-        if not m:
-            break
-        path = m["path"]
-        library = rules.library_path(path) or rules.python_library(path)
-        module = basename(path).removesuffix(".py")
-        line_no = int(m["line"]) if m["line"].isdigit() else None
-        frames.append(Frame(m["func"].strip(), module, not library, path, line_no))
-    return tuple(frames)
+def _frame(line: str) -> Frame | None:
+    m = _FRAME.match(line)
+    if not m:
+        return None
+    path = m["path"]
+    library = rules.library_path(path) or rules.python_library(path)
+    module = basename(path).removesuffix(".py")
+    line_no = int(m["line"]) if m["line"].isdigit() else None
+    return Frame(m["func"].strip(), module, not library, path, line_no)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from rage.crashes import rules
-from rage.crashes.model import CHAIN_MAX, FRAMES_MAX, MESSAGE_MAX, Crash, Frame
+from rage.crashes.model import CHAIN_MAX, MESSAGE_MAX, Crash, Frame, frames_from
 from rage.crashes.text import split_location
 
 _TYPE = re.compile(r"^[A-Za-z_$][\w$.]{0,300}$")
@@ -60,12 +60,9 @@ def _header(line: str) -> tuple[str, str] | None:
 
 
 def _block(lines: list[str], at: int, type_: str, message: str) -> Crash:
-    frames: list[Frame] = []
-    for line in lines[at + 1:at + 1 + FRAMES_MAX]:
-        if not line.startswith(_AT):
-            break
-        frames.append(_frame(line[len(_AT):]))
-    return Crash("java", type_, message, tuple(frames), at)
+    frames = frames_from(lines, at + 1,
+                         lambda line: _frame(line[len(_AT):]) if line.startswith(_AT) else None)
+    return Crash("java", type_, message, frames, at)
 
 
 def _skip(lines: list[str], j: int) -> int:

@@ -7,6 +7,7 @@ is linear in (and capped by) the text whatever it holds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,3 +50,16 @@ class Crash:
     start: int = 0  # line index where the report begins: the last report wins
     causes: tuple[Crash, ...] = field(default_factory=tuple)
     thread: str = ""  # the panicking thread's name, where the runtime prints one
+
+
+def frames_from(lines: list[str], at: int, frame: Callable[[str], Frame | None], *,
+                limit: int = FRAMES_MAX) -> tuple[Frame, ...]:
+    """The frames of ``lines`` from ``at`` on, while ``frame`` reads one from each line
+    (None ends the stack), at most ``limit``: every runtime's stack is a run of such lines."""
+    frames: list[Frame] = []
+    for line in lines[at:at + limit]:
+        f = frame(line)
+        if f is None:
+            break
+        frames.append(f)
+    return tuple(frames)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from rage.crashes import rules
-from rage.crashes.model import FRAMES_MAX, MESSAGE_MAX, Crash, Frame
+from rage.crashes.model import MESSAGE_MAX, Crash, Frame, frames_from
 from rage.crashes.text import basename, split_location
 
 # "TypeError: msg", "Error [ERR_MODULE_NOT_FOUND]: msg" (Node's error codes)
@@ -22,29 +22,26 @@ def parse(lines: list[str]) -> Crash | None:
         if lines[i + 1].startswith(_AT) and (m := _HEADER.match(lines[i])) and \
                 not lines[i].startswith("Caused by"):
             message = m["msg"] or ""
-            return Crash("node", m["type"], message[:MESSAGE_MAX], tuple(_frames(lines, i + 1)),
-                         i)
+            return Crash("node", m["type"], message[:MESSAGE_MAX],
+                         frames_from(lines, i + 1, _frame), i)
     return None
 
 
-def _frames(lines: list[str], at: int) -> list[Frame]:
-    frames: list[Frame] = []
-    for line in lines[at:at + FRAMES_MAX]:
-        if not line.startswith(_AT):
-            break
-        # the last frame ends with " {" when the error's own properties follow
-        body = line[len(_AT):].removeprefix("async ").removesuffix(" {")
-        if body.endswith(")") and " (" in body:
-            func, _sep, loc = body[:-1].rpartition(" (")
-        else:
-            func, loc = "<anonymous>", body
-        func = func.removeprefix("new ")
-        path, lineno = split_location(loc)
-        if path.startswith("file://"):
-            path = path[len("file://"):]
-        library = rules.library_name("node", path) or rules.library_path(path)
-        frames.append(Frame(func, _module(path), not library, path, lineno))
-    return frames
+def _frame(line: str) -> Frame | None:
+    if not line.startswith(_AT):
+        return None
+    # the last frame ends with " {" when the error's own properties follow
+    body = line[len(_AT):].removeprefix("async ").removesuffix(" {")
+    if body.endswith(")") and " (" in body:
+        func, _sep, loc = body[:-1].rpartition(" (")
+    else:
+        func, loc = "<anonymous>", body
+    func = func.removeprefix("new ")
+    path, lineno = split_location(loc)
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    library = rules.library_name("node", path) or rules.library_path(path)
+    return Frame(func, _module(path), not library, path, lineno)
 
 
 def _module(path: str) -> str:

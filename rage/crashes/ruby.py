@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from rage.crashes import rules
-from rage.crashes.model import FRAMES_MAX, MESSAGE_MAX, Crash, Frame
+from rage.crashes.model import FRAMES_MAX, MESSAGE_MAX, Crash, Frame, frames_from
 from rage.crashes.text import basename, split_location
 
 _IN = ":in "
@@ -23,12 +23,9 @@ def parse(lines: list[str]) -> Crash | None:
             if head is None:
                 continue
             frame, message, type_ = head
-            frames = [frame]
-            for follow in lines[i + 1:i + FRAMES_MAX]:
-                if not follow.startswith(_FROM) or (f := _frame(follow[len(_FROM):])) is None:
-                    break
-                frames.append(f)
-            return Crash("ruby", type_, message[:MESSAGE_MAX], tuple(frames), i)
+            callers = frames_from(lines, i + 1, lambda follow: _frame(
+                follow[len(_FROM):]) if follow.startswith(_FROM) else None, limit=FRAMES_MAX - 1)
+            return Crash("ruby", type_, message[:MESSAGE_MAX], (frame, *callers), i)
     return None
 
 

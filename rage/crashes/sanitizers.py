@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from rage.crashes import rules, symbols
-from rage.crashes.model import FRAMES_MAX, MESSAGE_MAX, Crash, Frame
+from rage.crashes.model import MESSAGE_MAX, Crash, Frame, frames_from
 from rage.crashes.text import basename, normalise, split_location
 
 _ERROR = re.compile(r"^==\d{1,10}==ERROR: (?P<tool>\w{1,40}Sanitizer): (?P<what>[\w-]{1,100})"
@@ -44,7 +44,8 @@ def _sanitizer(lines: list[str], i: int, m: re.Match[str]) -> Crash:
         kind = "asan" if tool == "AddressSanitizer" else tool.lower()
     for j in range(i + 1, min(len(lines), i + 40)):
         if _FRAME.match(lines[j]):
-            return Crash(kind, what, (what + m["rest"])[:MESSAGE_MAX], _frames(lines, j), i)
+            return Crash(kind, what, (what + m["rest"])[:MESSAGE_MAX],
+                         frames_from(lines, j, _frame_line), i)
     return Crash(kind, what, (what + m["rest"])[:MESSAGE_MAX], (), i)
 
 
@@ -55,21 +56,16 @@ def _ubsan(lines: list[str], i: int) -> Crash | None:
         return None
     frames: tuple[Frame, ...] = ()
     if i + 1 < len(lines) and _FRAME.match(lines[i + 1]):
-        frames = _frames(lines, i + 1)
+        frames = frames_from(lines, i + 1, _frame_line)
     if not frames:
         # without print_stacktrace=1 the source file is all UBSan says of where
         frames = (Frame("", basename(path), not rules.library_path(path), path, line),)
     return Crash("ubsan", normalise(message), message[:MESSAGE_MAX], frames, i)
 
 
-def _frames(lines: list[str], at: int) -> tuple[Frame, ...]:
-    frames: list[Frame] = []
-    for line in lines[at:at + FRAMES_MAX]:
-        m = _FRAME.match(line)
-        if not m:
-            break
-        frames.append(_frame(m["rest"] or "", m["mod"] or ""))
-    return tuple(frames)
+def _frame_line(line: str) -> Frame | None:
+    m = _FRAME.match(line)
+    return _frame(m["rest"] or "", m["mod"] or "") if m else None
 
 
 def _frame(rest: str, module: str) -> Frame:
