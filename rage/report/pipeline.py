@@ -33,7 +33,6 @@ from rage.paths import home_root
 from rage.record.history import Run, now_iso
 from rage.redact.capped import redact_capped
 from rage.report.model import Member, Prepared, ReportRequest
-from rage.report.writer import STDOUT, BuiltBundle, default_bundle_path, output_path, write
 
 T = TypeVar("T")
 
@@ -583,16 +582,10 @@ def preview(prepared: Prepared, *, max_bytes: int = PREVIEW_BYTES) -> dict[str, 
 
 
 __all__ = [
-    "STDOUT",
-    "BuiltBundle",
-    "Member",
-    "Prepared",
-    "ReportRequest",
-    "default_bundle_path",
     "escape_undecodable",
     "fair_shares",
-    "output_path",
+    "learn_from_record",
     "prepare",
     "preview",
-    "write",
+    "recorded_environ",
 ]
