@@ -124,7 +124,9 @@ def finish_own(rec: RunState, code: int | None, sig: int | None, status: str | N
         # interpreter's "uncaught KeyboardInterrupt" flag: the tool would exit 1
         # instead of dying of SIGINT; the next run prunes instead
         retention(rec, run.id)
-        prebuild(rec.root, rec.app)
+        from rage.record.store import prebuild_after_run
+
+        prebuild_after_run(rec.root, rec.app)
     return meta
 
 
@@ -141,17 +143,6 @@ def hint_earlier_crashes(rec: RunState) -> None:
         sys.stderr.flush()
     except Exception:
         pass
-
-
-def prebuild(root: str, app: str) -> None:
-    """What the first report would build, built ahead once per home by a detached child
-    (rage.report.prebuild); one stat once it is done, no import."""
-    from rage.paths import prebuild_needed
-
-    if os.environ.get("RAGE_PREBUILD") != "0" and prebuild_needed(root):
-        from rage.report.prebuild import spawn_if_needed
-
-        spawn_if_needed(root, app)
 
 
 def retention(rec: RunState, run_id: str) -> None:

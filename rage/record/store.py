@@ -182,6 +182,18 @@ def _write_cache(path: str, key: tuple[Any, ...], settings: RecordingSettings,
         pass
 
 
+def prebuild_after_run(root: str, app: str) -> None:
+    """Once a recorded command has ended: what the first report would build, built ahead
+    once per home by a detached child (rage.report.prebuild). One stat once it is done,
+    no import; ``RAGE_PREBUILD=0`` turns it off. Both recorders call it."""
+    from rage.paths import prebuild_needed
+
+    if os.environ.get("RAGE_PREBUILD") != "0" and prebuild_needed(root):
+        from rage.report.prebuild import spawn_if_needed
+
+        spawn_if_needed(root, app)
+
+
 def status_for(exit_code: int | None, signal: int | None) -> str:
     """Classify how a process ended."""
     if signal:

@@ -527,14 +527,10 @@ class Wrapper:
         self._prebuild()
 
     def _prebuild(self) -> None:
-        """What the first report would build, built ahead once per home (one stat)."""
-        from rage.paths import home_root_str, prebuild_needed
+        from rage.paths import home_root_str
+        from rage.record.store import prebuild_after_run
 
-        root = home_root_str()
-        if os.environ.get("RAGE_PREBUILD") != "0" and prebuild_needed(root):
-            from rage.report.prebuild import spawn_if_needed
-
-            spawn_if_needed(root, self.app)
+        prebuild_after_run(home_root_str(), self.app)
 
     def _retention(self, run_id: str) -> None:
         """Prune old runs when the cheap check says so; best effort (the next run retries)."""
