@@ -798,11 +798,8 @@ class ArgvRedactor:
             words += e[0] if isinstance(e, tuple) else [e]
             cleaned += e[1] if isinstance(e, tuple) else [e]
         kept = rejoin(script, words, cleaned, script=True)  # the script as it was written
-        joined = kept if kept is not None else " ".join(
+        return kept if kept is not None else " ".join(
             join_words(*e) if isinstance(e, tuple) else e for e in entries[:-1])
-        # and as text: a shape of several words (`echo Authorization: Bearer X`) is no one
-        # word's, and went out whole whenever another word of the script was redacted
-        return self._text(joined)
 
     def changes(self, script: str) -> list[tuple[str, str]]:
         """Each word of ``script`` that redaction changes, in order, with what it becomes."""
