@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from rage.paths import prebuild_needed
 from rage.redact.native import available
 from rage.report import prebuild
 from tests.test_cli_exit_codes import RAGE
@@ -36,7 +37,7 @@ def report(home: Path, out: Path) -> subprocess.CompletedProcess[str]:
 
 def wait_built(home: Path) -> None:
     deadline = time.monotonic() + 90
-    while prebuild.needed(str(home)):
+    while prebuild_needed(str(home)):
         assert time.monotonic() < deadline, "the prebuild did not finish"
         time.sleep(0.1)
 
@@ -77,12 +78,12 @@ def test_without_the_prebuild_the_first_report_builds_them(rage_home: Path,
     """The control: what the prebuild saves the first report."""
     subprocess.run([RAGE, "run", "--", "true"], env={**os.environ, "RAGE_HOME": str(rage_home)},
                    capture_output=True, timeout=60, check=True)
-    assert prebuild.needed(str(rage_home))
+    assert prebuild_needed(str(rage_home))
     done = report(rage_home, tmp_path / "a")
     assert done.returncode == 0, done.stderr
     made = cache_state(rage_home)
     assert any(n.startswith("regex-") for n in made) and any(n.startswith("dists-") for n in made)
-    assert prebuild.needed(str(rage_home))  # (a report leaves no stamp)
+    assert prebuild_needed(str(rage_home))  # (a report leaves no stamp)
 
 
 def test_the_child_leaves_the_recorder_s_signals_behind(rage_home: Path) -> None:
@@ -121,7 +122,7 @@ def test_a_home_with_no_run_yet_gets_the_engine_built(rage_home: Path) -> None:
     assert pid is not None
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    assert not prebuild.needed(str(rage_home))
+    assert not prebuild_needed(str(rage_home))
     made = cache_state(rage_home)
     assert any(n.startswith("regex-") for n in made) and any(n.startswith("dists-") for n in made)
 
@@ -157,5 +158,5 @@ def test_rage_prebuild_0_starts_nothing(rage_home: Path) -> None:
                    check=True)
     # the wrapper has exited; a child it started would hold the lock or leave caches
     time.sleep(3)
-    assert prebuild.needed(str(rage_home))
+    assert prebuild_needed(str(rage_home))
     assert not built_caches(rage_home)

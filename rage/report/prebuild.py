@@ -10,8 +10,9 @@ report of a two-line run. They hold the user's, host's and home's names, and the
 databases the CPU's features, so they cannot come with the package: they are built on
 the machine, by the user's first recording.
 
-The recorder's only cost is :func:`spawn_if_needed`: one ``stat`` of a stamp; on the first
-recording of a home, a ``posix_spawn`` too (no wait). The child (:func:`main`) lowers its
+The recorder's only cost is :func:`rage.record.store.prebuild_after_run`: one ``stat`` of
+the stamp :func:`rage.paths.prebuild_stamp` names; on the first recording of a home, this
+module's :func:`spawn_if_needed`, a ``posix_spawn`` (no wait). The child (:func:`main`) lowers its
 priority (nice 19, ``SCHED_IDLE`` where Linux has it), takes a lock so two recordings
 starting at once build once, reads the distributions and the app's dependency tree, and
 prepares a report of the run just recorded (collected and redacted into a temporary
@@ -26,6 +27,8 @@ from __future__ import annotations
 import os
 import sys
 
+from rage.paths import prebuild_needed, prebuild_stamp
+
 TYPE_CHECKING = False  # (no typing import: recorders import this module)
 if TYPE_CHECKING:
     from rage.record.history import Run
@@ -34,25 +37,12 @@ _STAMP = "prebuilt-"  # (rage.paths.prebuild_stamp names them)
 KEEP = 4  # stamps kept, the newest (one per rage version, interpreter, user, host, home)
 
 
-def _stamp(root: str) -> str:
-    from rage.paths import prebuild_stamp
-
-    return prebuild_stamp(root)
-
-
-def needed(root: str) -> bool:
-    """True until a prebuild finished for this rage home and all the stamp names."""
-    from rage.paths import prebuild_needed
-
-    return prebuild_needed(root)
-
-
 def spawn_if_needed(root: str, app: str | None) -> int | None:
     """Start the prebuild in the background unless it ran already (see the module's text);
     for recorders, once the recorded command has ended. Never raises; the child's pid if
     one was started (not waited for: a recorder exits, init reaps it)."""
     try:
-        if not needed(root):
+        if not prebuild_needed(root):
             return None
         rage_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         # `-c` puts the working directory (the recorded command's) first on sys.path: out,
@@ -162,10 +152,10 @@ def main(argv: list[str]) -> int:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return 0  # another recording's child is building them
-        if not needed(root):
+        if not prebuild_needed(root):
             return 0
         build(root, app)
-        os.close(_create(_stamp(root)))
+        os.close(_create(prebuild_stamp(root)))
         from rage.redact.dbcache import prune
 
         prune(cache, _STAMP, KEEP)
