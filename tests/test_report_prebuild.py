@@ -160,3 +160,27 @@ def test_rage_prebuild_0_starts_nothing(rage_home: Path) -> None:
     time.sleep(3)
     assert prebuild_needed(str(rage_home))
     assert not built_caches(rage_home)
+
+
+def test_the_child_holds_none_of_the_recorder_s_inherited_descriptors(rage_home: Path) -> None:
+    """`rage run -- true 3>&1 | cat`: a pipe the shell passed as fd 3 reached the child,
+    and `cat` waited for the prebuild to end (about a second) before its EOF."""
+    import signal
+
+    r, w = os.pipe()
+    os.set_inheritable(w, True)  # as a shell passes it
+    pid = prebuild.spawn_if_needed(str(rage_home), None)
+    assert pid is not None
+    try:
+        os.kill(pid, signal.SIGSTOP)  # held still, to read its descriptors
+        deadline = time.monotonic() + 30  # a hang guard: stopping is not instant
+        while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        held = {os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd")}
+        assert os.readlink(f"/proc/self/fd/{w}") not in held
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(r)
+        os.close(w)

@@ -56,13 +56,34 @@ def spawn_if_needed(root: str, app: str | None) -> int | None:
         # its own session, no terminal; none of the recorder's blocked signals (its
         # supervisor waits for them), SIGHUP and SIGTERM (1, 15 everywhere) not ignored:
         # `kill` stops it (no `signal` import: recorders leave it out of their start-up)
+        # nor any descriptor the recorder inherited (a pipe a shell passed as fd 3, make's
+        # jobserver): whoever reads it to its end would wait for the prebuild too
+        closes = [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited_fds()]
         return os.posix_spawn(sys.executable, argv, os.environ, setsid=True, setsigmask=(),
                        setsigdef=(1, 15), file_actions=[
                            (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
                            (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                           (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)])
+                           (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0), *closes])
     except Exception:  # the first report builds them instead
         return None
+
+
+def _inherited_fds() -> list[int]:
+    """This process's open descriptors above 2 that an exec keeps (not close-on-exec)."""
+    where = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    try:
+        names = os.listdir(where)
+    except OSError:
+        return []
+    fds = []
+    for name in names:
+        if name.isdigit() and int(name) > 2:
+            try:  # (the listing's own descriptor is closed by now)
+                if os.get_inheritable(int(name)):
+                    fds.append(int(name))
+            except OSError:
+                continue
+    return fds
 
 
 def _idle() -> None:
