@@ -63,20 +63,25 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
+def _cases(tmp: Path) -> dict[str, list[str]]:
+    """The start-up cases, the same interpreter's: bare, a hello-world, with rage."""
+    bare, with_rage = tmp / "hello.py", tmp / "hello_rage.py"
+    bare.write_text(HELLO)
+    with_rage.write_text(HELLO_RAGE)
+    return {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "hello.py": [sys.executable, str(bare)],
+        "hello.py + rage.install": [sys.executable, str(with_rage)],
+    }
+
+
 def bench_startup(tmp: Path, runs: int, where: str) -> list[tuple[str, float]]:
     env = _env(tmp)
     # Installed packages have .pyc files; measure that, with the bytecode cached under the
     # temp dir so the checkout stays clean (the warm-up runs below write it).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-    bare, with_rage = tmp / "hello.py", tmp / "hello_rage.py"
-    bare.write_text(HELLO)
-    with_rage.write_text(HELLO_RAGE)
-    cases = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "hello.py": [sys.executable, str(bare)],
-        "hello.py + rage.install": [sys.executable, str(with_rage)],
-    }
+    cases = _cases(tmp)
     times: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(2):  # warm the page cache and .pyc files
         for argv in cases.values():
@@ -100,14 +105,7 @@ def _instructions(argv: list[str], env: dict[str, str]) -> int:
 def bench_callgrind(tmp: Path, runs: int) -> list[tuple[str, int]]:
     env = {**_env(tmp), "PYTHONHASHSEED": "0"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    bare, with_rage = tmp / "hello.py", tmp / "hello_rage.py"
-    bare.write_text(HELLO)
-    with_rage.write_text(HELLO_RAGE)
-    cases = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "hello.py": [sys.executable, str(bare)],
-        "hello.py + rage.install": [sys.executable, str(with_rage)],
-    }
+    cases = _cases(tmp)
     # the home's first run builds its caches (and starts the prebuild); under valgrind too,
     # whose LD_PRELOAD is a variable name the secret-names cache must have seen (otherwise
     # the first counted run imports rage.sensitive: ~1.6M more)
