@@ -15,7 +15,7 @@ TYPE_CHECKING = False  # typing, threading and contextlib cost start-up time of 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
-    from types import TracebackType
+    from types import FrameType, TracebackType
     from typing import IO, Any, NoReturn, Protocol
 else:  # building a Protocol class costs start-up time and only the type checker needs it
     Protocol = object
@@ -53,7 +53,9 @@ class CrashSink(Protocol):
 
     def on_thread_exception(self, args: threading.ExceptHookArgs) -> None: ...
 
-    def on_exit_call(self, status: object) -> None: ...
+    def on_exit_call(self, status: object) -> tuple[bool, object]: ...
+
+    def on_exit_caught(self, status: object, previous: tuple[bool, object]) -> None: ...
 
     def crash_hint(self) -> str | None: ...
 
@@ -90,6 +92,24 @@ def _is_main_thread(main_ident: int | None) -> bool:
     import _thread
 
     return _thread.get_ident() == main_ident
+
+
+def _outlived_by_script(frame: FrameType | None) -> bool:
+    """Whether ``frame``'s thread is still running the main script: its outermost frame
+    is a module's body (the script's, a REPL statement's) or runpy's (``python -m``).
+
+    On 3.11 a ``SystemExit`` notes its code as it is made (see
+    :meth:`Hooks._make_system_exit`); where it is freed tells whether it ended the
+    process. One that does is freed by the interpreter after the last frame has
+    unwound, with no Python frame left; one caught by the tool (``except SystemExit``
+    around an argparse error it survives) is freed as its handler ends, under the
+    script's frame. Anything else (a thread, an ``atexit`` callback collecting a cycle)
+    is left as noted."""
+    if frame is None:
+        return False
+    while frame.f_back is not None:
+        frame = frame.f_back
+    return frame.f_code.co_name == "<module>" or frame.f_globals.get("__name__") == "runpy"
 
 
 class Hooks:
@@ -160,6 +180,15 @@ class Hooks:
         prev(args)
 
     def _exit(self, status: object = None) -> NoReturn:
+        prev = self._prev_exit
+        assert prev is not None
+        cls = self._system_exit
+        if prev is _SYS_EXIT and cls is not None:
+            # what the builtin raises, made of the class `except SystemExit` now names (the
+            # builtin's instance would slip past such a handler): no args for None, a tuple
+            # as the args; the instance notes its code, and takes it back if caught
+            raise (cls() if status is None else cls(*status) if isinstance(status, tuple)
+                   else cls(status))
         # sys.exit raises SystemExit, which never reaches an excepthook and whose code is
         # gone by the time atexit runs: note it here (only the main thread exits the process)
         if _is_main_thread(self._main_ident):
@@ -167,15 +196,6 @@ class Hooks:
                 self.sink.on_exit_call(status)
             except Exception:
                 pass
-        prev = self._prev_exit
-        assert prev is not None
-        cls = self._system_exit
-        if prev is _SYS_EXIT and cls is not None:
-            # what the builtin raises, made of the class `except SystemExit` now names (the
-            # builtin's instance would slip past such a handler): no args for None, a tuple
-            # as the args
-            raise (cls() if status is None else cls(*status) if isinstance(status, tuple)
-                   else cls(status))
         prev(status)
 
     def _make_system_exit(self) -> type[SystemExit]:
@@ -188,19 +208,35 @@ class Hooks:
         ``type(e) is SystemExit`` look the same. ``except SystemExit`` now names the subclass,
         so ``sys.exit`` raises it too (see :meth:`_exit`), as do names bound to the builtin
         ``sys.exit`` before install (rebound); an instance of the base made elsewhere (C
-        code, ``_thread.exit``) would pass such a handler by.
+        code, ``_thread.exit``) would pass such a handler by. One that is caught, or never
+        raised, takes its code back as it is freed (:func:`_outlived_by_script`).
         """
         hooks = self
         base = builtins.SystemExit
+        getframe = sys._getframe
+        notes: dict[int, tuple[object, tuple[bool, object]]] = {}
 
         class SystemExit(base):  # type: ignore[valid-type,misc]
             def __init__(self, *args: object) -> None:
                 super().__init__(*args)
                 if _is_main_thread(hooks._main_ident):
+                    # kept aside, not in the instance: its pickle stays the builtin's
                     try:  # noqa: SIM105 - no contextlib on the start-up path
-                        hooks.sink.on_exit_call(self.code)
+                        notes[id(self)] = (self.code, hooks.sink.on_exit_call(self.code))
                     except Exception:
                         pass
+
+            def __del__(self) -> None:
+                # freed while the main script still runs (see _outlived_by_script): it
+                # was caught, or never raised, and is no exit code
+                note = notes.pop(id(self), None)
+                if note is None:
+                    return
+                try:
+                    if _outlived_by_script(getframe(1)):
+                        hooks.sink.on_exit_caught(*note)
+                except Exception:  # no frame: the interpreter's own exit frees it
+                    pass
 
         SystemExit.__module__ = "builtins"
         SystemExit.__qualname__ = "SystemExit"

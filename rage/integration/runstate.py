@@ -174,9 +174,19 @@ class RunState:
         )
         self._append_traceback(f"Exception in thread {name}:\n{text}\n")
 
-    def on_exit_call(self, status: object) -> None:
+    def on_exit_call(self, status: object) -> tuple[bool, object]:
+        """Note ``status`` as the exit code; returns the note it replaces, for
+        :meth:`on_exit_caught`."""
+        previous = (self._exit_noted, self._exit_status)
         self._exit_status = status
         self._exit_noted = True
+        return previous
+
+    def on_exit_caught(self, status: object, previous: tuple[bool, object]) -> None:
+        """The ``SystemExit`` that noted ``status`` did not end the process: the note is
+        ``previous`` again, unless a later exit replaced it."""
+        if self._exit_noted and self._exit_status is status:
+            self._exit_noted, self._exit_status = previous
 
     def crash_hint(self) -> str | None:
         if self.dir is None:
