@@ -254,8 +254,11 @@ def looks_harmless_value(value: str, key: str = "") -> bool:
             ("}", ")", "%", ">", "]", "*")):
         return True
     if v.startswith("$") and len(v) > 1 and v[1:].replace("_", "").isalnum() and (
-            v[1:].upper() == v[1:]):
-        return True  # $DB_PASSWORD
+            v[1:].upper() == v[1:] or (v[1].isalpha() and looks_secret_name(v[1:]))):
+        # $DB_PASSWORD; `-p$password`, `-storepass $storepass`: a shell variable named for
+        # the secret, as a script or a make recipe is echoed before it runs (a password of
+        # `$` and letters alone would rarely also be a secret's name)
+        return True
     return v.startswith(("/", "~/", "./", "../")) and " " not in v and "@" not in v
 
 

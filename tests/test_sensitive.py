@@ -70,6 +70,8 @@ def test_name_parts_split_camel_case_and_separators() -> None:
     "~", "{}", "[]", "-", "?", "%s", "$1",
     # what another tool already hid
     "[FILTERED]", "[MASKED]", "[HIDDEN]",
+    # a shell variable named for the secret, as a script or make recipe is echoed
+    "$password", "$storepass", "$db_pass",
 ])
 def test_harmless_values(value: str) -> None:
     assert looks_harmless_value(value)
@@ -77,6 +79,7 @@ def test_harmless_values(value: str) -> None:
 
 @pytest.mark.parametrize("value", [
     "hunter2", "ghp_abc", "s3cr3t/with/slash", "1234567890123456789", "$ecret!", "c2VjcmV0",
+    "$ecret", "$unshine1", "$Tr0ub4dor", "$1password",
     "${DB_PASSWORD:-hunter2}", "${X:+abc}", "-x", "?abc", "%s%s",
 ])
 def test_secret_values_are_not_harmless(value: str) -> None:
