@@ -412,3 +412,18 @@ def test_upload_keys_are_scoped_to_the_host(tmp_path: Path) -> None:
     here = upload_key(bundle, host_scope("http://Rage.Example:8080/"))
     assert here == upload_key(bundle, host_scope("https://rage.example/api/v1/bundles"))
     assert here != upload_key(bundle, host_scope("https://0x0.example/"))
+
+
+def test_list_keeps_the_command_column_whatever_the_app_names(tmp_path: Path) -> None:
+    # apps are named after their commands: `rage run -- nonexistent-cmd` ran over the APP
+    # column's fixed 12 characters and pushed its COMMAND out of line
+    long_name = tmp_path / "a-tool-whose-name-is-far-too-long-for-any-column"
+    long_name.write_text("#!/bin/sh\nexit 0\n")
+    long_name.chmod(0o755)
+    for argv in (["true"], ["nonexistent-cmd"], [str(long_name)]):
+        run_rage("run", "--", *argv)
+    lines = run_rage("list").stdout.splitlines()
+    column = lines[0].index("COMMAND")
+    assert [line[column:] for line in lines[1:]] == [
+        shlex.join([str(long_name)]), "nonexistent-cmd", "true"]
+    assert "a-tool-whose-name-is-fa… " in lines[1]

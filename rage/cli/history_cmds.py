@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from rage.cli.render import (
+    app_width,
     checked_settings,
     command_line,
     emit_json,
@@ -60,7 +61,7 @@ def list_cmd(app: str | None, failed: bool, limit: int, as_json: bool) -> None:
         click.echo(f"no {what}{scope} recorded yet: try `rage run -- CMD`", err=True)
         return
     show_app = app is None and len({r.app for r in runs}) > 1
-    click.echo(run_header(show_app=show_app))
+    click.echo(run_header(show_app=show_app, width=app_width(runs)))
     for line in run_rows(runs, show_app=show_app):
         click.echo(line)
     if more:

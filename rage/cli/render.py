@@ -97,9 +97,24 @@ def format_started(iso: str | None) -> str:
         return clean_line(iso)
 
 
-def run_header(*, numbered: bool = False, show_app: bool = False) -> str:
+APP_WIDTH_MAX = 24  # a longer app name is cut with an ellipsis
+
+
+def app_width(runs: list[Run]) -> int:
+    """The APP column's width for ``runs``: their longest name (12 at least, 24 at most),
+    so every command starts in one column."""
+    return min(max([12, *(len(clean_line(r.app)) for r in runs)]), APP_WIDTH_MAX)
+
+
+def _app_cell(name: str, width: int) -> str:
+    name = clean_line(name)
+    return f"{name if len(name) <= width else name[:width - 1] + '…':<{width}} "
+
+
+def run_header(*, numbered: bool = False, show_app: bool = False, width: int = 12) -> str:
+    """The header of :func:`run_rows`; ``width``: the APP column's (:func:`app_width`)."""
     prefix = "     " if numbered else ""
-    app = f"{'APP':<12} " if show_app else ""
+    app = _app_cell("APP", width) if show_app else ""
     return (f"{prefix}  {'ID':<8}  {'STARTED':<19} {'STATUS':<11} {'EXIT':>7} {'TIME':>7}  "
             f"{app}COMMAND")
 
@@ -107,15 +122,17 @@ def run_header(*, numbered: bool = False, show_app: bool = False) -> str:
 def run_rows(runs: list[Run], *, numbered: bool = False, show_app: bool = False,
              start: int = 1, fit: bool | None = None) -> list[str]:
     """One line per run. With ``fit`` (default: stdout is a terminal) the command is
-    shortened to the terminal width; in a pipe it is whole, so grep sees all of it."""
+    shortened to the terminal width; in a pipe it is whole, so grep sees all of it. The
+    APP column is :func:`app_width` wide (give the header the same)."""
     if fit is None:
         fit = sys.stdout.isatty()
     width = shutil.get_terminal_size((100, 24)).columns
+    column = app_width(runs)
     lines = []
     for i, run in enumerate(runs, start):
         mark = "!" if run.is_problem else " "
         prefix = f"{i:>3}) " if numbered else ""
-        app = f"{clean_line(run.app):<12} " if show_app else ""
+        app = _app_cell(run.app, column) if show_app else ""
         head = (
             f"{prefix}{mark} {run.short_id}  {format_started(run.started_at):<19} "
             f"{run.status:<11} {format_exit(run):>7} {format_duration(run.duration_s):>7}  {app}"

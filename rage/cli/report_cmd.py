@@ -78,7 +78,7 @@ def _confirm(question: str, *, default: bool,
 
 
 def _choose(app: str | None) -> Any:
-    from rage.cli.render import run_header
+    from rage.cli.render import app_width, run_header
     from rage.record.history import RunStore
     from rage.report.select import candidates, nothing_recorded, prompt_for_run
 
@@ -88,7 +88,8 @@ def _choose(app: str | None) -> Any:
     show_app = app is None and len({r.app for r in runs}) > 1
     rows = run_rows(runs, numbered=True, show_app=show_app, fit=True)
     return prompt_for_run(runs, rows, _ask, _say,
-                          header=run_header(numbered=True, show_app=show_app))
+                          header=run_header(numbered=True, show_app=show_app,
+                                            width=app_width(runs)))
 
 
 def _preview_order(name: str) -> int:
