@@ -85,6 +85,14 @@ def test_a_user_reports_to_the_maintainers_receiver(
 
     refused = rage(*argv)  # the receiver wants the upload token
     assert refused.returncode == 4, refused.stdout + refused.stderr
+    # the token alone is not sent to a --to: the hint names what the README does (the
+    # receiver's RAGE_SERVER_UPLOAD_TOKEN, RAGE_UPLOAD_URL), not the `rage serve` option
+    # the README tells maintainers never to use
+    token_only = rage(*argv, env={"RAGE_UPLOAD_TOKEN": tokens["RAGE_SERVER_UPLOAD_TOKEN"]})
+    assert token_only.returncode == 4, token_only.stdout + token_only.stderr
+    for hint in (refused.stderr, token_only.stderr):
+        assert "RAGE_SERVER_UPLOAD_TOKEN" in hint and "RAGE_UPLOAD_URL" in hint, hint
+        assert "--upload-token" not in hint, hint
     # as the README says: the token, and the receiver it belongs to
     receiver_url = argv[argv.index("--to") + 1]
     assert "`RAGE_UPLOAD_URL`" in (ROOT / "README.md").read_text()

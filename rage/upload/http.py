@@ -126,9 +126,9 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc or url
 
 
-TOKEN_HINT = (f"set {TOKEN_ENV} to the server's upload token (the one given to `rage "
-              "serve --upload-token`) with upload_url naming it, or add the token under "
-              "[tokens] in the config")
+TOKEN_HINT = (f"set {TOKEN_ENV} to the receiver's upload token (its RAGE_SERVER_UPLOAD_TOKEN)"
+              " and RAGE_UPLOAD_URL (or the config's upload_url) to the receiver, or add "
+              "the token under [tokens] in the config")
 # Tells the user what is going on while rage waits to retry (set by the CLI; silent else).
 notices: ContextVar[Callable[[str], None] | None] = ContextVar("rage_upload_notices",
                                                                  default=None)
