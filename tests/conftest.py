@@ -11,9 +11,25 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(scope="session")
+def rage_on_path(tmp_path_factory: pytest.TempPathFactory) -> str | None:
+    """A directory holding only this environment's `rage` script (as a user's install puts
+    it on PATH; hints name `rage` then), or None where the checkout is not installed."""
+    script = Path(sys.executable).with_name("rage")
+    if not script.is_file():
+        return None
+    directory = tmp_path_factory.mktemp("rage-on-path")
+    (directory / "rage").symlink_to(script)
+    return str(directory)
+
+
 @pytest.fixture(autouse=True)
-def rage_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Point rage at a private, empty state directory and config file for each test."""
+def rage_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              rage_on_path: str | None) -> Iterator[Path]:
+    """Point rage at a private, empty state directory and config file for each test, with
+    `rage` on PATH (tests/test_invocation.py tries it off PATH)."""
+    if rage_on_path is not None:
+        monkeypatch.setenv("PATH", os.pathsep.join([rage_on_path, os.environ.get("PATH", "")]))
     home = tmp_path / "rage-home"
     monkeypatch.setenv("RAGE_HOME", str(home))
     # empty, not absent: a RAGE_CONFIG naming a missing file is an error

@@ -35,9 +35,11 @@ def gist_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def bare_path(tmp_path: Path) -> str:
-    """A PATH with what a report runs and no `gh`."""
+    """A PATH with what a report runs, and rage, and no `gh`."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
+    if not (bin_dir / "rage").exists():
+        (bin_dir / "rage").symlink_to(RAGE)
     for tool in ("sh", "true", "git", "zstd"):
         for d in ("/usr/bin", "/bin"):
             if os.path.exists(f"{d}/{tool}") and not (bin_dir / tool).exists():

@@ -208,7 +208,10 @@ def _no_target_choices(path: Path, settings: Any) -> list[str]:
     """What the user can do with a bundle when no upload target is configured."""
     import shlex
 
+    from rage.invocation import rage_command
+
     q = shlex.quote(str(path))
+    rage = rage_command()  # `mytool rage` from pipx: no `rage` on PATH
     lines = ["No upload target is configured. To share the bundle:"]
     if settings.issues_url:
         lines.append(f"  - attach it to a new issue: {settings.issues_url}")
@@ -216,8 +219,8 @@ def _no_target_choices(path: Path, settings: Any) -> list[str]:
         lines.append("  - attach the file to your bug report (drag it into the issue)")
     step = _gist_step(settings)  # a token for the configured gist API, not GitHub's anywhere
     lines.append(f"  - upload it as a private gist{f' ({step})' if step else ''}: "
-                 f"rage send {q} --to gist")
-    lines.append(f"  - send it to the project's receiver: rage send {q} --to URL")
+                 f"{rage} send {q} --to gist")
+    lines.append(f"  - send it to the project's receiver: {rage} send {q} --to URL")
     return lines
 
 

@@ -153,10 +153,12 @@ def resend_command(path: Path | str, target: str, settings: Settings | None = No
     (it must work from scripts) and ``--allow-http`` when the target needs it."""
     import shlex
 
-    words = ["rage", "send", str(path), "--to", target, "--yes"]
+    from rage.invocation import rage_command
+
+    words = ["send", str(path), "--to", target, "--yes"]
     if settings is not None and settings.allow_http and _needs_http(target, settings):
         words.append("--allow-http")
-    return " ".join(shlex.quote(w) for w in words)
+    return " ".join([rage_command(), *(shlex.quote(w) for w in words)])
 
 
 def _needs_http(target: str, settings: Settings) -> bool:
