@@ -8,6 +8,7 @@ import re
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -303,18 +304,35 @@ def test_what_trickling_clients_can_do_through_the_documented_nginx(tmp_path: Pa
             sent = 0
             loris_line = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 10_000
             checked = dropped_loris = dropped_quiet = False
-            whole_sent = 0.0
+            # the bodies trickle from their own thread, every 0.25 s whatever the checks
+            # below take on a busy machine: a pause longer than client_body_timeout is
+            # silence, which nginx rightly ends
+            whole_sent = [0.0]
+            trickle_errors: list[BaseException] = []
+            done = threading.Event()
+
+            def trickle() -> None:
+                piece_no = 0
+                try:
+                    while not done.wait(0.25):
+                        for b in bodies[2:] + crowd:
+                            b.sendall(b"\0")  # never quiet for client_body_timeout
+                        piece = small[piece_no * 64:(piece_no + 1) * 64]
+                        if piece:
+                            bodies[0].sendall(piece)
+                            whole_sent[0] = time.monotonic() - t0
+                        piece_no += 1
+                except BaseException as e:  # raised again by the test's thread
+                    trickle_errors.append(e)
+
+            trickler = threading.Thread(target=trickle, daemon=True)
+            trickler.start()
             while time.monotonic() - t0 < max(header_t, body_t, send_t) * 1.6 + 1:
                 now = time.monotonic() - t0
+                assert not trickle_errors, trickle_errors
                 for lo in lorises:
                     with contextlib.suppress(OSError):
                         lo.sendall(loris_line[sent:sent + 1])
-                for b in bodies[2:] + crowd:
-                    b.sendall(b"\0")  # never quiet for client_body_timeout
-                piece = small[sent * 64:(sent + 1) * 64]
-                if piece:
-                    bodies[0].sendall(piece)
-                    whole_sent = now
                 sent += 1
                 # through the proxy and directly, the receiver answers at once, and its
                 # download slots are free: nginx took each slow reader's member
@@ -333,9 +351,12 @@ def test_what_trickling_clients_can_do_through_the_documented_nginx(tmp_path: Pa
                     assert _closed(bodies[1])  # quiet for client_body_timeout
                     dropped_quiet = True
                 time.sleep(0.25)
+            done.set()
+            trickler.join(timeout=30)
+            assert not trickle_errors, trickle_errors
             assert dropped_loris and dropped_quiet and checked
             # the whole bundle, trickled for longer than client_body_timeout, was stored
-            assert whole_sent > body_t
+            assert whole_sent[0] > body_t
             reply = bodies[0].recv(4096)
             assert reply.startswith(b"HTTP/1.1 201"), reply
             # trickling bodies are never dropped, however long they take
