@@ -27,6 +27,7 @@ from rage.fsutil import (
     read_regular,
     write_atomic,
     write_json_atomic,
+    write_json_new,
 )
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
 from rage.record.runid import new_run_id
@@ -248,12 +249,21 @@ class Recording:
             return
         self.meta["pid"] = pid if pid is not None else os.getpid()
         try:
-            write_json_atomic(os.path.join(tmp_dir, "meta.json"), self.meta)
+            self.write_json("meta.json", self.meta)
             os.rename(tmp_dir, self.run_dir)  # the flock stays with the inode
         except BaseException:
             self.discard()
             raise
         self._tmp_dir = None
+
+    def write_json(self, name: str, obj: Any) -> None:
+        """Write the run's file ``name`` as JSON: straight into a new file while the run is
+        hidden (no one reads it before :meth:`publish`: a temporary name and a rename
+        would only cost), atomically once it is published."""
+        if self._tmp_dir is not None:
+            write_json_new(os.path.join(self._tmp_dir, name), obj)
+        else:
+            write_json_atomic(os.path.join(self.run_dir, name), obj)
 
     def discard(self) -> None:
         """Drop a run that was never published (the command could not start): its hidden
@@ -444,17 +454,36 @@ def open_run(
     }
     if extra:
         meta.update(extra)
-    lock_fd = os.open(os.path.join(tmp_dir, "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
-                      0o600)
     try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        lock_fd = lock_run(tmp_dir)
     except BaseException:
-        os.close(lock_fd)
         import shutil
 
         shutil.rmtree(tmp_dir, ignore_errors=True)
         raise
     return Recording(app, run_dir, meta, lock_fd, t0, tmp_dir=tmp_dir)
+
+
+def lock_run(run_dir: str) -> int:
+    """Take the lock of the new run ``run_dir`` (see :mod:`rage.record.runlock`); return
+    its descriptor. The lock is the run's directory itself: a ``lock`` file is one more
+    inode to create on every recorded command, which on ext4 costs more than a whole
+    meta.json write (and much more without a journal, where it is looked for past the
+    recently deleted ones). Only a file system that refuses an exclusive lock on a
+    directory open for reading (NFS emulates flock with write locks) gets the file."""
+    fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+    except OSError:
+        os.close(fd)
+    fd = os.open(os.path.join(run_dir, "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def save_environ(rec: Recording, environ: dict[str, str], *, executable: str | None = None,
@@ -472,7 +501,7 @@ def save_environ(rec: Recording, environ: dict[str, str], *, executable: str | N
 
     cache = os.path.join(home_root_str(), ".cache")
     masked = context.masked_environ(environ, cache)
-    write_json_atomic(rec.file("environ.json"), masked)
+    rec.write_json("environ.json", masked)
     rec.hidden = context.start_hidden(rec.file(context.HIDDEN_FILE),
                                       [v for k, v in environ.items() if masked[k] is not v])
     # written with the meta: at its publication (the wrapper) or the run's end
