@@ -30,7 +30,7 @@ from rage.fsutil import (
     write_json_new,
 )
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
-from rage.record.runid import new_run_id
+from rage.record.runid import is_run_id, new_run_id
 from rage.record.versions import tool_version
 
 TYPE_CHECKING = False
@@ -193,6 +193,30 @@ def prebuild_after_run(root: str, app: str) -> None:
         from rage.report.prebuild import spawn_if_needed
 
         spawn_if_needed(root, app)
+
+
+def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
+    """Whether retention needs a full pass: more than ``max_runs`` runs (0: no limit), or the
+    last full pass (``<app_dir>/.last-prune``) is older than ``interval_s``. Raises OSError
+    when the app has no runs directory.
+
+    Costs two stats whatever the history's size: a directory's link count is 2 plus its
+    subdirectories on Linux file systems that keep it (ext4, xfs, tmpfs), an upper bound of
+    the run count; only when that bound exceeds ``max_runs`` are the runs counted. Here, not
+in :mod:`rage.record.prune`: the wrapper asks it after every command, and imports that
+module only when this says there is work."""
+    base = os.fspath(app_dir)
+    runs = os.path.join(base, "runs")
+    links = os.stat(runs).st_nlink  # OSError: nothing to prune
+    if max_runs > 0 and (links < 2 or links - 2 > max_runs):
+        with os.scandir(runs) as it:
+            if sum(1 for e in it if is_run_id(e.name)) > max_runs:
+                return True
+    try:
+        mtime = os.lstat(os.path.join(base, ".last-prune")).st_mtime
+    except OSError:
+        return True
+    return not time.time() - mtime < interval_s
 
 
 def status_for(exit_code: int | None, signal: int | None) -> str:

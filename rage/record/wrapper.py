@@ -535,11 +535,15 @@ class Wrapper:
     def _retention(self, run_id: str) -> None:
         """Prune old runs when the cheap check says so; best effort (the next run retries)."""
         from rage.paths import home_root_str
-        from rage.record.prune import retain
+        from rage.record.store import prune_due
 
         s = self.settings
         app_dir = os.path.join(home_root_str(), self.app)
         try:  # the count limit is kept here, cheaply; bytes and age by an hourly full pass
+            if not prune_due(app_dir, s.max_runs, PRUNE_INTERVAL_S):
+                return  # two stats: rage.record.prune is not even imported
+            from rage.record.prune import retain
+
             if not retain(app_dir, s.max_runs, PRUNE_INTERVAL_S, keep=run_id):
                 return
             from rage.record.history import RunStore
