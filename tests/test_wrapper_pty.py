@@ -485,3 +485,29 @@ def test_history_failing_midway_on_a_terminal_is_said_once_and_the_run_is_lost(
     assert [r["status"] for r in runs] == ["lost", "ok"]
     assert runs[0]["pid"] != runs[1]["pid"]
     assert not [n for n in _history(rage_home, "midway") if n.startswith(".")]
+
+
+LEADER = """
+import os, sys
+from rage.record.session import read_result, start
+assert "resource" not in sys.modules
+master, slave = os.openpty()
+name = os.ttyname(slave)
+actions = [(os.POSIX_SPAWN_OPEN, 0, name, os.O_RDWR | os.O_NOCTTY, 0),
+           (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
+leader, pid, status_fd = start("/bin/true", ["true"], name, actions, sigmask=set(),
+                               sigdef=[], close=(master,))
+# the leader's os.wait4 needs resource: loaded here, before the fork, its pages are shared
+print("resource" in sys.modules, flush=True)
+os.waitpid(leader, 0)
+status, usage, _keys = read_result(status_fd)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss > 0, flush=True)
+"""
+
+
+def test_the_session_leader_imports_nothing_after_its_fork() -> None:
+    # every page an import writes in the forked leader is a copy of the wrapper's heap
+    proc = subprocess.run([sys.executable, "-c", LEADER], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "0", "True"]
