@@ -337,10 +337,15 @@ class Wrapper:
         wake_r, wake_w = os.pipe()
         sup = Supervisor(child, sigs, wake_w)
         try:
-            sup.start()
+            if child.leader is not None:
+                sup.start()
             if self.active is None and self.early_error is None:
                 self._open_recording(child, path, cwd, started_ns, t0)
             self._publish_recording(child.pid)
+            if child.leader is None:
+                # only now: a command done by then (`true`) needs no thread at all. The
+                # signals stay blocked meanwhile, pending with their sender, for the thread
+                sup.start()
 
             def take_back(unsent: bytes) -> None:
                 # the command has exited and its keys are no longer relayed: what reached
