@@ -61,6 +61,36 @@ def test_a_run_creates_no_lock_file_and_renames_only_to_publish(tmp_path: Path,
     assert run.status == "ok" and not (run.dir / "lock").exists()
 
 
+@pytest.mark.skipif(STRACE is None, reason="needs strace")
+def test_a_silent_command_costs_no_capture_files(tmp_path: Path, rage_home: Path) -> None:
+    calls = traced_calls(tmp_path, rage_home, "true")
+    created = [c for c in calls if "O_CREAT" in c or re.match(r"\S+\s+mkdir", c)]
+    # its directory, environ.json, meta.json and the final meta.json's temporary
+    assert len(created) == 4, created
+    [run] = [r for r in RunStore().list("true").runs if r.dir.name in "".join(calls)]
+    assert run.status == "ok" and run.meta["streams"] == {"stdout": "pipe", "stderr": "pipe"}
+    assert {t["name"]: t["total_bytes"] for t in run.meta["truncation"]} == {
+        "stdout.log": 0, "stderr.log": 0}
+    assert [f.name for f in run.files()] == ["environ.json", "meta.json"]
+    # shown as their empty files were
+    shown = run_rage("show", run.short_id, "--output-log")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == "==> stdout.log <==\n\n==> stderr.log <==\n"
+
+
+def test_nothing_appended_to_a_file_makes_no_capture(tmp_path: Path, rage_home: Path) -> None:
+    out = tmp_path / "out.txt"
+    with open(out, "ab") as f:
+        proc = subprocess.run(rage_cmd("run", "--", "sh", "-c", "echo said >&2"), stdout=f,
+                              stderr=subprocess.PIPE, check=False)
+    assert proc.returncode == 0 and proc.stderr == b"said\n"
+    [run] = RunStore().list("sh").runs
+    assert run.meta["streams"] == {"stdout": "file", "stderr": "pipe"}
+    assert [f.name for f in run.files()] == ["environ.json", "meta.json", "stderr.log"]
+    assert {t["name"]: t["total_bytes"] for t in run.meta["truncation"]} == {
+        "stdout.log": 0, "stderr.log": 5}
+
+
 LIVE = """
 import sys, time
 from rage.record.history import RunStore

@@ -415,10 +415,12 @@ class Wrapper:
             for _src, _dst, name in child.streams:
                 if name:
                     # written through: a wrapper killed with SIGKILL must leave in the
-                    # record what its user saw
-                    self.captures[name] = CappedFile(self.active.file(name),
-                                                     self.settings.output_cap,
-                                                     write_through=True)
+                    # record what its user saw. Created by the stream's first bytes, in
+                    # the published run (the relay starts once it is): a silent stream
+                    # costs no file, a new inode being the dearest part of a record
+                    self.captures[name] = CappedFile(
+                        os.path.join(self.active.run_dir, name), self.settings.output_cap,
+                        write_through=True, lazy=True)
             # the child inherited this environment
             save_environ(self.active, dict(os.environ), executable=path,
                          config_files=self.opts.config_files)
