@@ -22,9 +22,13 @@ def own_peak_rss_kib() -> int | None:
             os.close(fd)
     except OSError:
         return None
-    for line in status.splitlines():
-        if line.startswith(b"VmHWM:"):
-            fields = line.split()
-            if len(fields) == 3 and fields[1].isdigit() and fields[2] == b"kB":
-                return int(fields[1])
+    # the one line, not the file split into its ~55: in the session leader (a fork) every
+    # object made writes a page it shares with the wrapper, which is then copied
+    start = status.find(b"\nVmHWM:")
+    if start < 0:
+        return None
+    end = status.find(b"\n", start + 1)
+    fields = status[start + 7:end if end > 0 else None].split()
+    if len(fields) == 2 and fields[0].isdigit() and fields[1] == b"kB":
+        return int(fields[0])
     return None
