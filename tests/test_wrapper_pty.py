@@ -515,3 +515,26 @@ def test_the_session_leader_imports_nothing_after_its_fork() -> None:
                           timeout=60, stdin=subprocess.DEVNULL, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "0", "True", "True", "False"]
+
+
+ENV_DIGEST = ("import hashlib, os\n"
+              "items = sorted(os.environb.items())\n"
+              "print(len(items), hashlib.sha256(repr(items).encode()).hexdigest())\n")
+
+
+def test_the_command_gets_the_environment_byte_for_byte() -> None:
+    # rage hands posix_spawn the bytes it holds (os.environb), on pipes and from the
+    # session leader: a value that is not UTF-8 arrives as it was given
+    import hashlib
+
+    env = {**os.environ, "ODD_BYTES_VALUE": "caf\udce9 \udcff", "EMPTY_VALUE": ""}
+    items = sorted((k.encode("utf-8", "surrogateescape"), v.encode("utf-8", "surrogateescape"))
+                   for k, v in env.items())
+    want = f"{len(items)} {hashlib.sha256(repr(items).encode()).hexdigest()}"
+    piped = subprocess.run(rage_cmd("run", "--", sys.executable, "-c", ENV_DIGEST), env=env,
+                           capture_output=True, stdin=subprocess.DEVNULL, timeout=60,
+                           check=False)
+    assert piped.returncode == 0 and piped.stdout.decode().strip() == want, piped.stderr
+    with terminal("--", sys.executable, "-c", ENV_DIGEST, env=env) as term:
+        assert term.finish() == 0
+    assert want.encode() + b"\r\n" in term.seen
