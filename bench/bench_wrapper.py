@@ -26,6 +26,13 @@ shared machine. Cases:
   on PATH) is measured there too, and so is the bare interpreter
 - `--runs N` repeats the shim start-up table (terminal, /dev/null, pipe) N times, each
   headed by the load average, so one noisy run shows as such; `--startup-only` stops there
+- `--cost N`: what `rage run -- true` costs the machine, as installed (bin/rage) against
+  `python -c pass` of the same interpreter, on a pipe and on a terminal: CPU time (user +
+  system of the whole process tree, from wait4) and minor page faults, N interleaved runs,
+  medians, in a history that holds the same single earlier run every time (no retention,
+  no first-run work); then callgrind's user-space instructions (``PYTHONHASHSEED=0``) when
+  valgrind is there. The system time is where the two differ most (the session leader's
+  fork on a terminal, the run's files), which instructions do not show
 - throughput, pipes: `rage run -- cat F` vs `cat F | tee OUT >/dev/null` (F: a 200 MB file)
 - throughput, terminal: both run on a pty opened here: `rage run -- cat F` vs
   `script -qec "cat F" /dev/null`
@@ -48,6 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from rage.paths import prebuild_stamp
 from rage.record.shims import run_argv  # this checkout's rage, not an installed one
 
 PY = sys.executable  # the real interpreter, not a pyenv shim
@@ -246,6 +254,109 @@ def console_rows(reps: int, env: dict[str, str], launchers: dict[str, Path]) -> 
     return rows
 
 
+def _run_counted(argv: list[str], env: dict[str, str], terminal: bool) -> tuple[float, int]:
+    """Run ``argv`` (stdout a pipe drained here, or a terminal as in :func:`timed_pty`);
+    the CPU seconds and minor faults of its whole process tree."""
+    if terminal:
+        master, slave = os.openpty()
+        name = os.ttyname(slave)
+        pid = os.posix_spawn(argv[0], argv, env, setsid=True, file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, name, os.O_RDWR, 0), (os.POSIX_SPAWN_DUP2, 0, 1),
+            (os.POSIX_SPAWN_DUP2, 0, 2)])
+        os.close(slave)
+        src = master
+    else:
+        src, w = os.pipe()
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, w, 1)])
+        os.close(w)
+    while True:
+        try:
+            if not os.read(src, 1 << 16):
+                break
+        except OSError:  # EIO: the terminal's last slave descriptor closed
+            break
+    os.close(src)
+    _, _, ru = os.wait4(pid, 0)
+    return ru.ru_utime + ru.ru_stime, ru.ru_minflt
+
+
+def _one_earlier_run(home: Path) -> Callable[[], None]:
+    """Keep the history of app ``true`` at the one run it holds now."""
+    runs = home / "true" / "runs"
+    keep = {p.name for p in runs.iterdir()}
+
+    def reset() -> None:
+        for p in runs.iterdir():
+            if p.name not in keep:
+                shutil.rmtree(p)
+    return reset
+
+
+def _instructions(argv: list[str], env: dict[str, str], terminal: bool) -> int:
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv]
+    r, w = os.pipe()
+    if terminal:  # valgrind's report goes around the terminal, to our pipe
+        cmd = ["script", "-qec", f"{' '.join(cmd)} 2>/dev/fd/{w}", "/dev/null"]
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=w, pass_fds=(w,) if terminal else ())
+    os.close(w)
+    with os.fdopen(r) as err:
+        text = err.read()
+    assert proc.stdout is not None
+    proc.stdout.read()
+    proc.wait()
+    for line in text.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise RuntimeError(f"no callgrind total in: {text[-500:]}")
+
+
+def cost_rows(runs: int, env: dict[str, str], home: Path) -> None:
+    """`rage run -- true` (bin/rage) against `python -c pass`: CPU, faults, instructions."""
+    installed = Path(PY).with_name("rage")
+    if not installed.is_file():
+        sys.exit("--cost needs rage installed beside this interpreter (a venv with the wheel)")
+    rage_argv = [str(installed), "run", "--", "true"]
+    timed_pipe(rage_argv, env)
+    stamp = prebuild_stamp(str(home))
+    for _ in range(300):  # the home's first run started the report prebuild: let it end
+        if os.path.exists(stamp):
+            break
+        time.sleep(0.1)
+    reset = _one_earlier_run(home)
+    print(f"\nwhat it costs, {runs} interleaved runs, medians, {load_average()}")
+    print(f"{'case':<48} {'cpu':>8} {'peer':>8} {'ratio':>6} {'faults':>7} {'peer':>6}")
+    for terminal in (False, True):
+        ours: list[tuple[float, int]] = []
+        peer: list[tuple[float, int]] = []
+        for i in range(runs):
+            pair = [(ours, rage_argv), (peer, PASS)]
+            for out, argv in pair if i % 2 == 0 else pair[::-1]:
+                out.append(_run_counted(argv, env, terminal))
+                reset()
+        cpu = statistics.median(c for c, _ in ours)
+        cpu_peer = statistics.median(c for c, _ in peer)
+        where = "a terminal" if terminal else "a pipe"
+        print(f"{'rage run -- true vs python -c pass, ' + where:<48} {cpu * 1000:>6.2f}ms "
+              f"{cpu_peer * 1000:>6.2f}ms {cpu / cpu_peer:>6.2f} "
+              f"{statistics.median(f for _, f in ours):>7.0f} "
+              f"{statistics.median(f for _, f in peer):>6.0f}")
+    print(f"(after the runs: {load_average()})")
+    if not shutil.which("valgrind"):
+        return
+    cg_env = {**env, "PYTHONHASHSEED": "0"}
+    for terminal in (False, True):
+        counts = []
+        for argv in (rage_argv, PASS):
+            counts.append(statistics.median(_instructions(argv, cg_env, terminal)
+                                            for _ in range(3)))
+            reset()
+        where = "a terminal" if terminal else "a pipe"
+        print(f"callgrind, {where}: rage run -- true {counts[0] / 1e6:.1f}M, python -c pass "
+              f"{counts[1] / 1e6:.1f}M, {counts[0] / counts[1]:.2f}x")
+
+
 def print_rows(rows: list[Row]) -> None:
     print(f"{'case':<70} {'rage':>9} {'peer':>9} {'ratio':>6} {'cpu':>6}")
     for name, a, b, r, c in rows:
@@ -259,6 +370,8 @@ def main() -> None:
     ap.add_argument("--startup-only", action="store_true",
                     help="only the start-up cases (no 200 MB throughput cases)")
     ap.add_argument("--big-reps", type=int, default=5)
+    ap.add_argument("--cost", type=int, default=0, metavar="N",
+                    help="only CPU time, faults and instructions of the installed rage, N runs")
     ap.add_argument("--mb", type=int, default=200)
     args = ap.parse_args()
     if not shutil.which("script"):
@@ -272,6 +385,9 @@ def main() -> None:
         install_shim(t / "bin")
         launchers = install_launchers(t / "console")
         shim_env = {**env, "PATH": f"{t / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"}
+        if args.cost:
+            cost_rows(args.cost, env, t / "home")
+            return
         timed_pipe([*SHIM, "true"], env)  # the first run of an app makes a retention pass
         timed_pipe(["true"], shim_env)  # and the shim's first run probes `true --version`
         for run in range(args.runs):

@@ -389,3 +389,31 @@ def test_capture_memory_is_bounded_by_the_cap() -> None:
     idle = peak("true")
     busy = peak("head", "-c", "400000000", "/dev/zero")
     assert busy < idle + (1 << 20) + (24 << 20), (idle, busy)
+
+
+DONE_ALREADY = """
+import _thread, os, sys
+sys.setswitchinterval(100)  # a thread started below could not run before the checks
+import _signal as signal
+from rage.record.spawn import Child
+from rage.record.supervisor import Supervisor, blocked_signals
+sigs = blocked_signals(False)
+signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+pid = os.posix_spawn("/bin/sh", ["sh", "-c", "exit 7"], os.environ)
+os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # exited, not yet reaped
+r, w = os.pipe()
+sup = Supervisor(Child(pid, "pipe"), sigs, w)
+sup.start()
+print(os.waitstatus_to_exitcode(sup.status or 0), _thread._count(),
+      sup.rusage is not None, flush=True)
+sup.join()
+"""
+
+
+def test_a_command_done_before_the_supervisor_starts_needs_no_thread() -> None:
+    # `rage run` starts the supervisor once the record is built; a short command has
+    # exited by then and is reaped at once, without a thread (~0.25 ms of CPU)
+    proc = subprocess.run([sys.executable, "-c", DONE_ALREADY], capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["7", "0", "True"]

@@ -243,7 +243,8 @@ def test_truncation_is_immutable_plain_data() -> None:
 def test_second_run_imports_only_what_it_records_with(tmp_path: Path) -> None:
     # from the second run the verdicts on the names come from the cache, and so does PWD's
     # value (a secret-looking name whose value, a path, is kept in clear); a command on
-    # pipes needs no session leader, no terminal job control and no lock probe
+    # pipes needs no session leader, no terminal job control and no lock probe, and
+    # retention under its limits no module of its own (two stats)
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
            "PWD": str(tmp_path), "RAGE_HOME": str(tmp_path / "home"),
            "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
@@ -255,7 +256,7 @@ def test_second_run_imports_only_what_it_records_with(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == b"out\n", proc.stderr
     assert "rage.record.relay" in mods
     assert sorted(mods & {"rage.sensitive", "rage.record.session", "rage.record.runlock",
-                          "rage.termjob"}) == []
+                          "rage.termjob", "rage.record.prune"}) == []
     assert len(recorded(tmp_path / "home", "sh")) == 2
 
 

@@ -83,10 +83,16 @@ def show(run_ref: str, app: str | None, output_log: bool, as_json: bool) -> None
         warn(f"run {run.app}/{run.id} is broken: {run.problem}")
     if output_log:
         names = ["output.log", "stdout.log", "stderr.log", "traceback.txt", "fatal.log"]
+        # a stream that stayed silent has no file (rage run creates one with the first
+        # bytes), only its entry in the record: shown empty, as its empty file was
+        silent = {t.get("name") for t in run.meta.get("truncation") or []
+                  if isinstance(t, dict) and t.get("total_bytes") == 0}
         parts = []
         for n in names:
             p = run.dir / n
             if not os.path.lexists(p):
+                if n in silent:
+                    parts.append(f"==> {n} <==\n")
                 continue
             try:  # a regular file only, within a bound: never a FIFO or a link to a device
                 raw = read_regular(p, SHOW_MAX_BYTES + 1)

@@ -84,7 +84,7 @@ class CappedFile:
     bounded by one copy chunk whatever the stream's length."""
 
     def __init__(self, path: Path | str, cap: int, *, write_through: bool = False,
-                 slack: int = SLACK_MIN) -> None:
+                 slack: int = SLACK_MIN, lazy: bool = False) -> None:
         self.path = path
         self.cap = max(cap, 0)
         self._head_left = self.cap - self.cap // 2
@@ -94,10 +94,19 @@ class CappedFile:
         self._total = 0
         self._size = 0  # bytes in the file
         self._body = self._head_end  # where the bytes after the head (and a marker) start
-        self._f: BinaryIO = open_private(path, "w+b",  # read back by _cut
-                                           buffering=0 if write_through else -1)
-        self._fd = self._f.fileno() if write_through else -1  # written with os.write
+        self._write_through = write_through
+        self._f: BinaryIO | None = None
+        self._fd = -1  # written with os.write (write_through)
         self.closed = False
+        if not lazy:  # lazy: the first bytes create the file; a silent stream leaves none
+            self._open()
+
+    def _open(self) -> BinaryIO:
+        f: BinaryIO = open_private(self.path, "w+b",  # read back by _cut
+                                   buffering=0 if self._write_through else -1)
+        self._f = f
+        self._fd = f.fileno() if self._write_through else -1
+        return f
 
     @property
     def total_bytes(self) -> int:
@@ -122,8 +131,9 @@ class CappedFile:
 
     def _put(self, data: bytes) -> None:
         self._size += len(data)
+        f = self._f if self._f is not None else self._open()
         if self._fd < 0:
-            self._f.write(data)
+            f.write(data)
             return
         n = os.write(self._fd, data)  # on the relay's path for every chunk: kept lean
         while n < len(data):  # a short write (a signal, a full disk about to say so)
@@ -133,6 +143,7 @@ class CappedFile:
     def _cut(self) -> None:
         """Keep only the last ``tail`` bytes after the head, behind the marker."""
         f = self._f
+        assert f is not None  # bytes were written
         f.flush()
         fd = f.fileno()
         dropped = self._total - self._head_end - self._tail_cap
@@ -151,7 +162,8 @@ class CappedFile:
         f.seek(self._size)
 
     def flush(self) -> None:
-        self._f.flush()
+        if self._f is not None:
+            self._f.flush()
 
     def close(self) -> Truncation:
         """Cut to head, marker and tail if bytes were dropped, and close; idempotent."""
@@ -162,7 +174,8 @@ class CappedFile:
                     self._cut()
                 else:
                     self._put(MARKER % dropped)
-            self._f.close()
+            if self._f is not None:
+                self._f.close()
             self._dropped = max(dropped, 0)
             self.closed = True
         return Truncation(os.path.basename(self.path), self._total, self._dropped)
@@ -175,10 +188,13 @@ def copy_appended(fd: int, start: int, path: str, cap: int) -> Truncation | None
     are exactly as without rage); it shares the file offset with ours, so the bytes it
     appended are ``[start, offset)``. They are read back through ``/proc/self/fd`` (the
     descriptor is often write-only) with the same head-and-tail cap as a live capture.
-    None when the file cannot be read back (no read permission, not Linux).
+    None when the file cannot be read back (no read permission, not Linux). Nothing
+    appended makes no file, as a silent stream of a live capture (``CappedFile(lazy=True)``).
     """
     try:
         end = os.lseek(fd, 0, os.SEEK_CUR)
+        if end <= start:
+            return Truncation(os.path.basename(path), 0, 0)
         src = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None

@@ -1,10 +1,12 @@
 """The run store: one directory per recorded invocation.
 
-``<root>/<app>/runs/<run-id>/`` holds ``meta.json`` (written atomically at start and end), a
-``lock`` file the recorder holds with ``flock`` while the run is live, and whatever the
-recorder captured (``output.log``, ``stdout.log``, ``stderr.log``, ``log.jsonl``,
-``traceback.txt``, ``fatal.log``, ``attachments/``). A run still marked ``running`` whose lock
-nobody holds is reported as ``lost``: its recorder was killed or the machine went down.
+``<root>/<app>/runs/<run-id>/`` holds ``meta.json`` (written atomically at start and end)
+and whatever the recorder captured (``output.log``, ``stdout.log``, ``stderr.log``, ``log.jsonl``,
+``traceback.txt``, ``fatal.log``, ``attachments/``). The recorder holds a ``flock`` on the
+run's directory while the run is live (on a ``lock`` file in it in runs of earlier versions
+and where directories cannot be locked: :mod:`rage.record.runlock`). A run still marked
+``running`` whose lock nobody holds is reported as ``lost``: its recorder was killed or the
+machine went down.
 
 The store is safe with concurrent recorders: run ids never collide, deletion first renames a
 run out of the way (only one process can win that), and a locked run is never deleted.

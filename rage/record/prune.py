@@ -1,7 +1,8 @@
 """Retention on the recording path: cheap enough for every recorded command.
 
-Imports nothing the wrapper has not imported already (it pays for every import on each
-command) until a run is to be deleted. :func:`retain` keeps the count limit with two stats
+Imports nothing the wrapper has not imported already until a run is to be deleted, and the
+wrapper imports it only when :func:`rage.record.store.prune_due` says there is work (it
+pays for every import on each command). :func:`retain` keeps the count limit with two stats
 per run and, once over it, deletes the oldest runs down to 10% below the limit (32 runs
 below at most); :mod:`rage.record.retention` builds full passes (bytes, age) on the same
 deletion protocol: a run is claimed by renaming it to ``.trash-*`` (one winner under
@@ -14,29 +15,13 @@ import os
 import time
 
 from rage.record.runid import is_run_id
+from rage.record.store import prune_due
+
+__all__ = ["MAX_BATCH", "delete_run", "low_water", "prune_due", "remove_tree", "retain"]
 
 # At most this many runs are deleted below the limit in one go, so that the one command in
 # a cycle that deletes stays quick with large limits (max_runs = 2000: 32, not 200).
 MAX_BATCH = 32
-
-
-def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
-    """Whether retention needs a full pass: more than ``max_runs`` runs (0: no limit), or the
-    last full pass (``<app_dir>/.last-prune``) is older than ``interval_s``. Raises OSError
-    when the app has no runs directory.
-
-    Costs two stats whatever the history's size: a directory's link count is 2 plus its
-    subdirectories on Linux file systems that keep it (ext4, xfs, tmpfs), an upper bound of
-    the run count; only when that bound exceeds ``max_runs`` are the runs counted."""
-    base = os.fspath(app_dir)
-    runs = os.path.join(base, "runs")
-    links = os.stat(runs).st_nlink  # OSError: nothing to prune
-    if max_runs > 0 and (links < 2 or links - 2 > max_runs):
-        with os.scandir(runs) as it:
-            if sum(1 for e in it if is_run_id(e.name)) > max_runs:
-                return True
-    st = _lstat(os.path.join(base, ".last-prune"))
-    return st is None or not time.time() - st.st_mtime < interval_s
 
 
 def low_water(limit: int) -> int:

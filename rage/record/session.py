@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import os
 
-from rage.record.peakrss import own_peak_rss_kib
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 else:
     import _signal as signal  # signal's enums cost ~3 ms of every recorded command
@@ -57,15 +55,23 @@ class SpawnFailed(Exception):
 
 def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
           sigmask: Iterable[int], sigdef: list[int], close: Iterable[int],
-          meanwhile: Callable[[], object] | None = None) -> tuple[int, int, int]:
+          meanwhile: Callable[[], object] | None = None,
+          env: Mapping[bytes, bytes] | None = None) -> tuple[int, int, int]:
     """Fork the leader, which starts the command; return (leader pid, command pid, status fd).
 
     ``actions`` are the command's file actions; ``close`` the wrapper's descriptors the
     leader must not hold (the pty master). ``meanwhile`` is called once the leader is
     forked, before its report is awaited: what the wrapper does there overlaps the leader's
     start of the command (setsid, the terminal, the spawn), which it would otherwise only
-    wait for. Raises :class:`SpawnFailed` if exec failed.
+    wait for. ``env``: the command's environment, made before the fork (default: this
+    process's). Raises :class:`SpawnFailed` if exec failed.
     """
+    if env is None:
+        env = dict(os.environb)
+    # the leader's os.wait4 and getrusage need resource: imported here, before the fork,
+    # its pages are shared; imported in the leader, its every write copies a page of the
+    # wrapper's heap (125 faults and ~0.6 ms of the leader's CPU per command, measured)
+    import resource  # noqa: F401
     r, w = os.pipe()
     try:
         leader = os.fork()
@@ -79,7 +85,8 @@ def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
             os.close(r)
             for fd in close:
                 os.close(fd)
-            _lead(path, argv, tty_name, actions, sigmask=sigmask, sigdef=sigdef, w=w)
+            _lead(path, argv, tty_name, actions, sigmask=sigmask, sigdef=sigdef, w=w,
+                  env=env)
             code = 0
         finally:
             os._exit(code)
@@ -111,7 +118,8 @@ def _read_line(fd: int) -> bytes:
 
 
 def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
-          sigmask: Iterable[int], sigdef: list[int], w: int) -> None:
+          sigmask: Iterable[int], sigdef: list[int], w: int,
+          env: Mapping[bytes, bytes]) -> None:
     """The leader's whole life (in the forked process)."""
     import errno
 
@@ -120,7 +128,7 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # tcsetpgrp below, from any group
     sigdef = [*sigdef, signal.SIGTTOU]  # not ignored in the command, though
     try:
-        pid = os.posix_spawn(path, argv, os.environ, file_actions=actions,
+        pid = os.posix_spawn(path, argv, env, file_actions=actions,
                              setsigmask=sigmask, setsigdef=sigdef, setpgroup=0)
     except OSError as e:
         if e.errno != errno.ENOEXEC:
@@ -129,15 +137,18 @@ def _lead(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
                 "utf-8", "surrogateescape"))
             return
         # a script without a #! line: shells run it with sh, so do we
-        pid = os.posix_spawn("/bin/sh", ["sh", path, *argv[1:]], os.environ,
+        pid = os.posix_spawn("/bin/sh", ["sh", path, *argv[1:]], env,
                              file_actions=actions, setsigmask=sigmask, setsigdef=sigdef,
                              setpgroup=0)
     _foreground(tty, pid)
     os.write(w, b"pid %d\n" % pid)
-    import resource  # noqa: F401 - os.wait4 imports it: now, while the command runs
+    # the command was exec'd from our memory (vfork): its ru_maxrss counts our peak in.
+    # Ours is our ru_maxrss, which is our VmHWM (rage.record.peakrss): a fork that never
+    # exec'd carries no peak of a program it was exec'd from. One system call, where
+    # reading /proc/self/status cost ~0.12 ms of the leader's CPU (the text, copied pages)
+    import resource
 
-    # the command was exec'd from our memory (vfork): its ru_maxrss counts our peak in
-    spawner_maxrss = own_peak_rss_kib()
+    spawner_maxrss: int | None = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     while True:
         _, status, ru = os.wait4(pid, os.WUNTRACED)
         if not os.WIFSTOPPED(status):

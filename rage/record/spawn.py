@@ -353,6 +353,7 @@ def _spawn_pty(
     try:
         child.leader, child.pid, child.status_fd = start(
             path, argv, name, actions, sigmask=sigmask, sigdef=list(sigdef), close=(master,),
+            env=command_environ(),
             meanwhile=None if meanwhile is None else lambda: meanwhile(child))
     except SpawnFailed as e:
         raise CommandError(str(e), e.exit_code) from None
@@ -369,17 +370,26 @@ def _spawn_pty(
     return child
 
 
+def command_environ() -> dict[bytes, bytes]:
+    """The environment for the command: this process's, as the bytes it holds. Given
+    ``os.environ``, posix_spawn decodes each name and value in Python and encodes it back
+    (~0.3M instructions for 36 variables); in the forked session leader, every object made
+    doing so also writes a page it shares with the wrapper (~0.2 ms of its CPU)."""
+    return dict(os.environb)
+
+
 def _posix_spawn(
     path: str, argv: list[str], actions: list[Any],
     sigmask: Iterable[int], sigdef: list[signal.Signals], *, setsid: bool,
 ) -> int:
+    env = command_environ()
     try:
-        return os.posix_spawn(path, argv, os.environ, file_actions=actions,
+        return os.posix_spawn(path, argv, env, file_actions=actions,
                               setsigmask=sigmask, setsigdef=sigdef, setsid=setsid)
     except OSError as e:
         if e.errno == errno.ENOEXEC:
             # a script without a #! line: shells run it with sh, so do we
-            return os.posix_spawn("/bin/sh", ["sh", path, *argv[1:]], os.environ,
+            return os.posix_spawn("/bin/sh", ["sh", path, *argv[1:]], env,
                                   file_actions=actions, setsigmask=sigmask, setsigdef=sigdef,
                                   setsid=setsid)
         code = 127 if e.errno == errno.ENOENT else 126

@@ -27,9 +27,10 @@ from rage.fsutil import (
     read_regular,
     write_atomic,
     write_json_atomic,
+    write_json_new,
 )
 from rage.paths import check_app, config_file_str, home_root_str, is_app_name
-from rage.record.runid import new_run_id
+from rage.record.runid import is_run_id, new_run_id
 from rage.record.versions import tool_version
 
 TYPE_CHECKING = False
@@ -194,6 +195,30 @@ def prebuild_after_run(root: str, app: str) -> None:
         spawn_if_needed(root, app)
 
 
+def prune_due(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float) -> bool:
+    """Whether retention needs a full pass: more than ``max_runs`` runs (0: no limit), or the
+    last full pass (``<app_dir>/.last-prune``) is older than ``interval_s``. Raises OSError
+    when the app has no runs directory.
+
+    Costs two stats whatever the history's size: a directory's link count is 2 plus its
+    subdirectories on Linux file systems that keep it (ext4, xfs, tmpfs), an upper bound of
+    the run count; only when that bound exceeds ``max_runs`` are the runs counted. Here, not
+in :mod:`rage.record.prune`: the wrapper asks it after every command, and imports that
+module only when this says there is work."""
+    base = os.fspath(app_dir)
+    runs = os.path.join(base, "runs")
+    links = os.stat(runs).st_nlink  # OSError: nothing to prune
+    if max_runs > 0 and (links < 2 or links - 2 > max_runs):
+        with os.scandir(runs) as it:
+            if sum(1 for e in it if is_run_id(e.name)) > max_runs:
+                return True
+    try:
+        mtime = os.lstat(os.path.join(base, ".last-prune")).st_mtime
+    except OSError:
+        return True
+    return not time.time() - mtime < interval_s
+
+
 def status_for(exit_code: int | None, signal: int | None) -> str:
     """Classify how a process ended."""
     if signal:
@@ -248,12 +273,21 @@ class Recording:
             return
         self.meta["pid"] = pid if pid is not None else os.getpid()
         try:
-            write_json_atomic(os.path.join(tmp_dir, "meta.json"), self.meta)
+            self.write_json("meta.json", self.meta)
             os.rename(tmp_dir, self.run_dir)  # the flock stays with the inode
         except BaseException:
             self.discard()
             raise
         self._tmp_dir = None
+
+    def write_json(self, name: str, obj: Any) -> None:
+        """Write the run's file ``name`` as JSON: straight into a new file while the run is
+        hidden (no one reads it before :meth:`publish`: a temporary name and a rename
+        would only cost), atomically once it is published."""
+        if self._tmp_dir is not None:
+            write_json_new(os.path.join(self._tmp_dir, name), obj)
+        else:
+            write_json_atomic(os.path.join(self.run_dir, name), obj)
 
     def discard(self) -> None:
         """Drop a run that was never published (the command could not start): its hidden
@@ -444,17 +478,36 @@ def open_run(
     }
     if extra:
         meta.update(extra)
-    lock_fd = os.open(os.path.join(tmp_dir, "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
-                      0o600)
     try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        lock_fd = lock_run(tmp_dir)
     except BaseException:
-        os.close(lock_fd)
         import shutil
 
         shutil.rmtree(tmp_dir, ignore_errors=True)
         raise
     return Recording(app, run_dir, meta, lock_fd, t0, tmp_dir=tmp_dir)
+
+
+def lock_run(run_dir: str) -> int:
+    """Take the lock of the new run ``run_dir`` (see :mod:`rage.record.runlock`); return
+    its descriptor. The lock is the run's directory itself: a ``lock`` file is one more
+    inode to create on every recorded command, which on ext4 costs more than a whole
+    meta.json write (and much more without a journal, where it is looked for past the
+    recently deleted ones). Only a file system that refuses an exclusive lock on a
+    directory open for reading (NFS emulates flock with write locks) gets the file."""
+    fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+    except OSError:
+        os.close(fd)
+    fd = os.open(os.path.join(run_dir, "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def save_environ(rec: Recording, environ: dict[str, str], *, executable: str | None = None,
@@ -472,7 +525,7 @@ def save_environ(rec: Recording, environ: dict[str, str], *, executable: str | N
 
     cache = os.path.join(home_root_str(), ".cache")
     masked = context.masked_environ(environ, cache)
-    write_json_atomic(rec.file("environ.json"), masked)
+    rec.write_json("environ.json", masked)
     rec.hidden = context.start_hidden(rec.file(context.HIDDEN_FILE),
                                       [v for k, v in environ.items() if masked[k] is not v])
     # written with the meta: at its publication (the wrapper) or the run's end

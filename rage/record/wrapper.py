@@ -337,10 +337,15 @@ class Wrapper:
         wake_r, wake_w = os.pipe()
         sup = Supervisor(child, sigs, wake_w)
         try:
-            sup.start()
+            if child.leader is not None:
+                sup.start()
             if self.active is None and self.early_error is None:
                 self._open_recording(child, path, cwd, started_ns, t0)
             self._publish_recording(child.pid)
+            if child.leader is None:
+                # only now: a command done by then (`true`) needs no thread at all. The
+                # signals stay blocked meanwhile, pending with their sender, for the thread
+                sup.start()
 
             def take_back(unsent: bytes) -> None:
                 # the command has exited and its keys are no longer relayed: what reached
@@ -410,10 +415,12 @@ class Wrapper:
             for _src, _dst, name in child.streams:
                 if name:
                     # written through: a wrapper killed with SIGKILL must leave in the
-                    # record what its user saw
-                    self.captures[name] = CappedFile(self.active.file(name),
-                                                     self.settings.output_cap,
-                                                     write_through=True)
+                    # record what its user saw. Created by the stream's first bytes, in
+                    # the published run (the relay starts once it is): a silent stream
+                    # costs no file, a new inode being the dearest part of a record
+                    self.captures[name] = CappedFile(
+                        os.path.join(self.active.run_dir, name), self.settings.output_cap,
+                        write_through=True, lazy=True)
             # the child inherited this environment
             save_environ(self.active, dict(os.environ), executable=path,
                          config_files=self.opts.config_files)
@@ -535,11 +542,15 @@ class Wrapper:
     def _retention(self, run_id: str) -> None:
         """Prune old runs when the cheap check says so; best effort (the next run retries)."""
         from rage.paths import home_root_str
-        from rage.record.prune import retain
+        from rage.record.store import prune_due
 
         s = self.settings
         app_dir = os.path.join(home_root_str(), self.app)
         try:  # the count limit is kept here, cheaply; bytes and age by an hourly full pass
+            if not prune_due(app_dir, s.max_runs, PRUNE_INTERVAL_S):
+                return  # two stats: rage.record.prune is not even imported
+            from rage.record.prune import retain
+
             if not retain(app_dir, s.max_runs, PRUNE_INTERVAL_S, keep=run_id):
                 return
             from rage.record.history import RunStore
