@@ -2,6 +2,7 @@
 
     python3 bench/bench_server.py [--clients 20] [--uploads-per-client 10] [--rounds 5]
                                   [--model waitress|prefork|granian] [--workers N]
+                                  [--switch-interval S] [--instructions]
 
 Both servers run as separate processes on 127.0.0.1 and receive the same POSTs from 20
 client threads (requests, one keep-alive session each). The baseline
@@ -23,6 +24,11 @@ cores) that each run waitress with ``--threads`` threads on one inherited listen
 processes of ``--threads`` WSGI threads. Every model builds its app in each worker, after
 the fork (an index, its writer thread and its SQLite connections per process). The CPU
 columns count a server's whole process tree.
+
+``--instructions`` counts instead, under callgrind, the user-space instructions per upload
+of the baseline, of the rage side and of the app alone (the difference of a run of
+``--uploads-per-client`` uploads per client and one of one): the figures a loaded machine
+does not move. The kernel's share (fsync, futex hand-offs) is not in them.
 
 The baseline is made a competent peer; as the stdlib ships it, it measures its own
 configuration rather than the cost of storing a body:
@@ -313,6 +319,91 @@ def hammer(urls: str | list[str], data: bytes, clients: int, per_client: int) ->
     return time.perf_counter() - t0
 
 
+def rage_argv(args: argparse.Namespace, store: Path, scratch: Path) -> list[str]:
+    """The command line of the rage side under ``args.model``."""
+    switch = ("" if args.switch_interval is None
+              else f"import sys; sys.setswitchinterval({args.switch_interval!r})\n")
+    if args.model == "waitress":
+        return [sys.executable, "-c", switch + "from rage.__main__ import main; main()",
+                "serve", "--port", "0", "--threads", str(args.threads), "--storage", str(store)]
+    return [sys.executable, "-c", switch + RAGE_MODEL, args.model, str(store),
+            str(args.threads), str(args.workers), str(scratch)]
+
+
+def wait_ready(url: str, deadline: float = 300) -> None:
+    """Until ``url`` answers at all (a server under callgrind starts slowly)."""
+    import requests
+
+    t0 = time.monotonic()
+    while True:
+        try:
+            requests.get(url, timeout=30)
+            return
+        except requests.RequestException:
+            if time.monotonic() - t0 > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def counted(args: argparse.Namespace, side: str, bundle: Path, uploads: int) -> int:
+    """User-space instructions (callgrind) of ``side``'s whole process tree, from its start
+    to its exit, with ``uploads`` uploads of ``bundle`` after a warm-up of one per client."""
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        grind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={t / 'cg.%p'}",
+                 "--trace-children=yes"]
+        if side == "app":
+            subprocess.run([*grind, sys.executable, "-c", APP_ALONE, str(t / "store"),
+                            str(bundle), str(args.threads), str(uploads)],
+                           capture_output=True, check=True)
+        else:
+            if side == "base":
+                (t / "base").mkdir()
+                argv = [sys.executable, "-c", BASELINE, str(t / "base")]
+            else:
+                argv = rage_argv(args, t / "store", t)
+            proc, url = start([*grind, *argv])
+            wait_ready(url + "/")
+            if side == "rage":
+                url += "/api/v1/bundles"
+            data = bundle.read_bytes()
+            hammer(url, data, args.clients, 1)
+            hammer(url, data, args.clients, uploads // args.clients)
+            proc.terminate()
+            proc.wait(timeout=600)
+            assert proc.stdout is not None
+            proc.stdout.close()
+        total = 0
+        for out in t.glob("cg.*"):
+            for line in out.read_text(errors="replace").splitlines():
+                if line.startswith(("summary:", "totals:")):
+                    total += int(line.split()[1])
+                    break
+        return total
+
+
+def instructions(args: argparse.Namespace) -> None:
+    """Per upload, the user-space instructions of each side: deterministic where the
+    wall-clock and CPU figures are not, blind to the kernel's share (fsync, futex)."""
+    few = args.clients
+    many = args.clients * args.uploads_per_client
+    print(f"user-space instructions per upload (callgrind; {many} uploads less {few}, "
+          f"{args.clients} clients); rage side: {args.model}, {args.threads} threads"
+          + ("" if args.model == "waitress" else f" x {args.workers} processes"))
+    print(f"{'bundle':<8} {'base M':>8} {'rage M':>8} {'app M':>8} {'http M':>8} "
+          f"{'rage/base':>10}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for payload in map(int, args.sizes.split(",")):
+            label = (f"{payload // 1000} KB" if payload < 1_000_000
+                     else f"{payload // 1_000_000} MB")
+            bundle = make_bundle(Path(tmp) / f"b{payload}.tar.zst", payload)
+            per = {side: (counted(args, side, bundle, many) - counted(args, side, bundle, few))
+                   / (many - few) / 1e6 for side in ("base", "rage", "app")}
+            print(f"{label:<8} {per['base']:>8.2f} {per['rage']:>8.2f} {per['app']:>8.2f} "
+                  f"{per['rage'] - per['app']:>8.2f} {per['rage'] / per['base']:>9.1f}x",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=20)
@@ -326,23 +417,19 @@ def main() -> None:
                     help="the rage side's sys.setswitchinterval (Python's default: 0.005)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                     help="processes of the prefork and granian models")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions per upload under callgrind instead (slow)")
     args = ap.parse_args()
+    if args.instructions:
+        instructions(args)
+        return
     n = args.clients * args.uploads_per_client
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         (t / "base").mkdir()
-        switch = ("" if args.switch_interval is None
-                  else f"import sys; sys.setswitchinterval({args.switch_interval!r})\n")
-        if args.model == "waitress":
-            rage, rage_url = start([sys.executable, "-c",
-                                    switch + "from rage.__main__ import main; main()",
-                                    "serve", "--port", "0", "--threads", str(args.threads),
-                                    "--storage", str(t / "store")])
-        else:
-            rage, rage_url = start([sys.executable, "-c", switch + RAGE_MODEL, args.model,
-                                    str(t / "store"), str(args.threads), str(args.workers),
-                                    tmp])
+        rage, rage_url = start(rage_argv(args, t / "store", t))
+        if args.model != "waitress":
             time.sleep(2)  # workers bound and serving
         base, base_url = start([sys.executable, "-c", BASELINE, str(t / "base")])
         urls = {"rage": rage_url + "/api/v1/bundles", "base": base_url}
