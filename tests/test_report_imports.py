@@ -1,8 +1,10 @@
 """What a report does not import: the bundle reader (tar streams, the hostile-input checks)
 and the email package (an HTTP-date Retry-After's parser), which writing a bundle does not
-need, and on Linux psutil (the system collector reads /proc itself); seen in the real
-process's sys.modules at its exit (-X importtime misses what the collectors' threads
-import). The names stay importable from ``rage.bundle`` and load their module on first use.
+need, and on Linux psutil (the system collector reads /proc itself); OpenSSL (hashlib: a
+small bundle is hashed by CPython's own sha256, rage.digest) and the writer's hashing
+thread's queue; seen in the real process's sys.modules at its exit
+(-X importtime misses what the collectors' threads import). The names stay importable from
+``rage.bundle`` and load their module on first use.
 """
 
 from __future__ import annotations
@@ -15,13 +17,18 @@ from pathlib import Path
 from tests.test_cli_exit_codes import RAGE
 
 NOT_IMPORTED = ("rage.bundle.read", "rage.bundle.stream", "rage.bundle.capped", "email.utils",
-                "psutil")
+                "psutil", "hashlib", "_hashlib", "queue")
 
 
-# the report's process, writing what it imported to argv[1] at exit
-REPORT = """import atexit, runpy, sys
+# the report's process, writing what it imported to argv[1] at its end (rage.__main__ ends
+# a report with os._exit, before any exit handler)
+REPORT = """import os, runpy, sys
 out = sys.argv.pop(1)
-atexit.register(lambda: open(out, "w").write("\\n".join(sys.modules)))
+end = os._exit
+def dump_and_end(code):
+    open(out, "w").write("\\n".join(sys.modules))
+    end(code)
+os._exit = dump_and_end
 runpy.run_module("rage", run_name="__main__")
 """
 
@@ -52,3 +59,38 @@ def test_a_report_imports_no_reader(rage_home: Path, tmp_path: Path) -> None:
     check = subprocess.run([sys.executable, "-c", code, str(bundle)], env=env,
                            capture_output=True, text=True, timeout=60, check=True)
     assert check.stdout.split() == ["1", "rage.bundle.stream"]
+
+
+TEARDOWN = """import atexit, runpy
+atexit.register(lambda: print("teardown", flush=True))
+runpy.run_module("rage", run_name="__main__")
+"""
+
+
+def test_a_report_ends_without_the_interpreters_teardown(rage_home: Path,
+                                                         tmp_path: Path) -> None:
+    """`rage report` ends with os._exit once its streams are flushed: an exit handler of the
+    process never runs, and what it printed to a pipe (block-buffered) is whole, with its
+    exit code, for a bundle written and for an error alike."""
+    env = {**os.environ, "RAGE_HOME": str(rage_home)}
+    subprocess.run([RAGE, "run", "--", "sh", "-c", "echo hi; exit 3"], env=env,
+                   capture_output=True, timeout=60, check=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    done = subprocess.run([sys.executable, "-c", TEARDOWN, "report", "--last", "--yes",
+                           "--output", f"{out}/"], env=env, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 0, done.stderr
+    [bundle] = out.iterdir()
+    assert done.stdout.startswith(f"bundle written: {bundle} (")
+    assert done.stdout.rstrip().endswith("--to URL") and "teardown" not in done.stdout
+    bad = subprocess.run([sys.executable, "-c", TEARDOWN, "report", "--last", "--yes",
+                          "--output", f"{tmp_path}/missing/x.tar.zst"], env=env,
+                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                         check=False)
+    assert bad.returncode == 2 and "no such directory" in bad.stderr
+    assert "teardown" not in bad.stdout
+    # every other command ends as Python does
+    listed = subprocess.run([sys.executable, "-c", TEARDOWN, "list"], env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert listed.returncode == 0 and listed.stdout.rstrip().endswith("teardown")

@@ -27,13 +27,14 @@ Python), every pattern is compiled by ``re.compile``.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import re
 import sys
 from collections.abc import Callable
 from typing import Any, AnyStr, TypeVar
+
+from rage.digest import sha256
 
 T = TypeVar("T")
 
@@ -122,7 +123,7 @@ def _fingerprint(fn: Callable[..., Any]) -> str:
     """A hash of ``fn``'s code, its nested functions' and constants with it."""
     got = _FINGERPRINTS.get(fn)
     if got is None:
-        got = _FINGERPRINTS[fn] = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()[:16]
+        got = _FINGERPRINTS[fn] = sha256(marshal.dumps(fn.__code__)).hexdigest()[:16]
     return got
 
 
@@ -145,7 +146,7 @@ def save() -> None:
         if not is_own_dir(head):  # never into a planted symlink's target
             return
         body = marshal.dumps((_used, _facts_used))
-        write_atomic(path, marshal.dumps((_FORMAT, hashlib.sha256(body).digest(), body)))
+        write_atomic(path, marshal.dumps((_FORMAT, sha256(body).digest(), body)))
         _dirty = False
         prune(head, _PREFIX, 2)
     except Exception:  # any failure only costs the next process its compiles
@@ -173,7 +174,7 @@ def _disable() -> None:
 def _path() -> str:
     from rage.paths import home_root_str
 
-    h = hashlib.sha256(f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_FORMAT}".encode())
+    h = sha256(f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_FORMAT}".encode())
     return os.path.join(home_root_str(), ".cache", f"{_PREFIX}{h.hexdigest()[:40]}.bin")
 
 
@@ -198,7 +199,7 @@ def _load() -> tuple[dict[Key, Entry], dict[Any, Any]]:
         if not data:
             return {}, {}
         fmt, digest, body = marshal.loads(data)
-        if fmt != _FORMAT or hashlib.sha256(body).digest() != digest:
+        if fmt != _FORMAT or sha256(body).digest() != digest:
             return {}, {}
         table, facts = marshal.loads(body)
     except Exception:  # absent, not ours, damaged: each pattern compiled anew
