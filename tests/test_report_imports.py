@@ -2,9 +2,9 @@
 and the email package (an HTTP-date Retry-After's parser), which writing a bundle does not
 need, and on Linux psutil (the system collector reads /proc itself); OpenSSL (hashlib: a
 small bundle is hashed by CPython's own sha256, rage.digest) and the writer's hashing
-thread's queue; seen in the real process's sys.modules at its exit
-(-X importtime misses what the collectors' threads import). The names stay importable from
-``rage.bundle`` and load their module on first use.
+thread's queue; seen in the real process's sys.modules at its exit (-X importtime misses
+what the collectors' threads import). The names stay importable from ``rage.bundle`` and
+load their module on first use.
 """
 
 from __future__ import annotations
@@ -94,3 +94,35 @@ def test_a_report_ends_without_the_interpreters_teardown(rage_home: Path,
     listed = subprocess.run([sys.executable, "-c", TEARDOWN, "list"], env=env,
                             capture_output=True, text=True, timeout=60, check=False)
     assert listed.returncode == 0 and listed.stdout.rstrip().endswith("teardown")
+
+
+WIDE_CLASSES = r"""import re, sys
+seen = []
+compile_ = re._compile
+def noting(pattern, flags):
+    if isinstance(pattern, str) and ("\ud800" in pattern or "\\ud800" in pattern):
+        seen.append(pattern)
+    return compile_(pattern, flags)
+re._compile = noting
+from rage.bundle.names import check_member_name
+from rage.cli.termtext import clean, clean_line
+from rage.report.pipeline import escape_undecodable
+assert check_member_name("run/output.log") == "run/output.log"
+assert clean_line("bundle written: a.tar.zst (4.5 KiB)") == "bundle written: a.tar.zst (4.5 KiB)"
+assert clean("two\tlines\n") == "two\tlines\n"
+assert escape_undecodable({"k": ["ascii", "caf\u00e9"]}) == {"k": ["ascii", "caf\u00e9"]}
+print(len(seen))
+assert clean_line("a\x1b[0m\udc80") == "a\\x1b[0m\\x80"
+assert escape_undecodable("caf\udce9") == "caf\\xe9"
+print(len(seen))
+"""
+
+
+def test_printable_text_compiles_no_class_of_control_characters() -> None:
+    """The classes of unprintable characters (their surrogate ranges cost ~4M instructions
+    each to compile) are compiled only for text that holds one: a report's names, lines and
+    strings are printable."""
+    got = subprocess.run([sys.executable, "-c", WIDE_CLASSES], capture_output=True,
+                         text=True, timeout=60, check=True)
+    assert got.stdout.split() == ["0", "2"]
+

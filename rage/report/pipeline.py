@@ -343,7 +343,9 @@ def _json(obj: Any) -> bytes:
     return (text + "\n").encode()
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
+# compiled at the first string that holds one (~2M instructions: a range past U+00FF);
+# only lone surrogates make a str unencodable as UTF-8, which finds them in C
+_SURROGATES = "[\ud800-\udfff]"
 
 
 def _escape_char(m: re.Match[str]) -> str:
@@ -360,7 +362,13 @@ def escape_undecodable(obj: Any) -> Any:
     file can hold. Escaping keeps every recorded byte visible in the bundle.
     """
     if isinstance(obj, str):
-        return _SURROGATES.sub(_escape_char, obj) if _SURROGATES.search(obj) else obj
+        if obj.isascii():
+            return obj
+        try:
+            obj.encode()
+        except UnicodeEncodeError:
+            return re.sub(_SURROGATES, _escape_char, obj)
+        return obj
     if isinstance(obj, dict):
         return {escape_undecodable(k): escape_undecodable(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
