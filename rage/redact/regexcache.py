@@ -96,14 +96,15 @@ def compiled(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     return got
 
 
-def derived(fn: Callable[[str], T], pattern: str) -> T:
+def derived(fn: Callable[[str], T], pattern: str,
+            uses: tuple[Callable[..., Any], ...] = ()) -> T:
     """``fn(pattern)``, a fact about one of rage's own patterns that takes parsing it (the
     literals a catalogue format's match starts with: 147 parses, 5 ms), kept in the same
-    file as the code, under ``fn``'s name and its code's hash (a fact made by other code is
-    made again, whatever the version says); the value must be what marshal writes (None,
-    str, tuple, set...)."""
+    file as the code, under ``fn``'s name and its code's hash, and those of the functions
+    it ``uses`` (a fact made by other code is made again, whatever the version says); the
+    value must be what marshal writes (None, str, tuple, set...)."""
     global _dirty, parsed
-    key = (fn.__qualname__, _fingerprint(fn), pattern)
+    key = (fn.__qualname__, "".join(map(_fingerprint, (fn, *uses))), pattern)
     table = _facts_table()
     if key in table:
         value: T = table[key]
