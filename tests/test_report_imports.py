@@ -1,10 +1,11 @@
 """What a report does not import: the bundle reader (tar streams, the hostile-input checks)
 and the email package (an HTTP-date Retry-After's parser), which writing a bundle does not
 need, and on Linux psutil (the system collector reads /proc itself); OpenSSL (hashlib: a
-small bundle is hashed by CPython's own sha256, rage.digest) and the writer's hashing
-thread's queue; seen in the real process's sys.modules at its exit (-X importtime misses
-what the collectors' threads import). The names stay importable from ``rage.bundle`` and
-load their module on first use.
+small bundle is hashed by CPython's own sha256, rage.digest), the writer's hashing
+thread's queue, and the culprit finder for a run with no traceback and no signal; seen in
+the real process's sys.modules at its exit (-X importtime misses what the collectors'
+threads import). The names stay importable from ``rage.bundle`` and load their module on
+first use.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from tests.test_cli_exit_codes import RAGE
 
 NOT_IMPORTED = ("rage.bundle.read", "rage.bundle.stream", "rage.bundle.capped", "email.utils",
-                "psutil", "hashlib", "_hashlib", "queue")
+                "psutil", "hashlib", "_hashlib", "queue", "rage.report.culprit")
 
 
 # the report's process, writing what it imported to argv[1] at its end (rage.__main__ ends
@@ -126,3 +127,9 @@ def test_printable_text_compiles_no_class_of_control_characters() -> None:
                          text=True, timeout=60, check=True)
     assert got.stdout.split() == ["0", "2"]
 
+
+def test_the_pipeline_gates_the_culprit_finder_on_its_own_terms() -> None:
+    from rage.report import culprit, pipeline
+
+    assert (pipeline._TB_START, pipeline._CULPRIT_TEXT_MAX) == (culprit.TB_START,
+                                                                culprit.TEXT_MAX)
