@@ -13,8 +13,10 @@ The file is named by a hash of the Python build and its regex engine's version
 (``_sre.MAGIC``); it is 0600, written atomically, and loaded only if it is a regular file
 this user owns that no one else can write (:func:`rage.fsutil.read_own`), as the Hyperscan
 databases are: code for the regex engine is never read from a file someone else could have
-planted. A damaged file is refused whole (its entries carry a sha256), and the regex engine
-checks the code it is given besides; a pattern whose code is refused is compiled as usual,
+planted. A damaged file is refused whole (its entries carry a CRC-32: what tells damage
+from a file that is whole; no one else can have written it, so a cryptographic hash of its
+~230 KB, ~4M instructions at every report's start, would tell nothing more), and the regex
+engine checks the code it is given besides; a pattern whose code is refused is compiled as usual,
 and the file saved again. It holds what the process used, so a pattern no longer in rage
 leaves it with the next save.
 
@@ -31,6 +33,7 @@ import marshal
 import os
 import re
 import sys
+import zlib
 from collections.abc import Callable
 from typing import Any, AnyStr, TypeVar
 
@@ -40,7 +43,7 @@ T = TypeVar("T")
 
 MAX_BYTES = 16 << 20  # far above what the engine's patterns compile to (~200 KB)
 _PREFIX = "regex-"
-_FORMAT = 3
+_FORMAT = 4  # 4: a CRC-32 of the body, not its sha256
 
 # (pattern, flags) -> the arguments of _sre.compile after the pattern: final flags, code,
 # number of groups, their names to numbers and numbers to names
@@ -147,7 +150,7 @@ def save() -> None:
         if not is_own_dir(head):  # never into a planted symlink's target
             return
         body = marshal.dumps((_used, _facts_used))
-        write_atomic(path, marshal.dumps((_FORMAT, sha256(body).digest(), body)))
+        write_atomic(path, marshal.dumps((_FORMAT, zlib.crc32(body), body)))
         _dirty = False
         prune(head, _PREFIX, 2)
     except Exception:  # any failure only costs the next process its compiles
@@ -200,7 +203,7 @@ def _load() -> tuple[dict[Key, Entry], dict[Any, Any]]:
         if not data:
             return {}, {}
         fmt, digest, body = marshal.loads(data)
-        if fmt != _FORMAT or sha256(body).digest() != digest:
+        if fmt != _FORMAT or zlib.crc32(body) != digest:
             return {}, {}
         table, facts = marshal.loads(body)
     except Exception:  # absent, not ours, damaged: each pattern compiled anew
