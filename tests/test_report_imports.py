@@ -2,7 +2,8 @@
 and the email package (an HTTP-date Retry-After's parser), which writing a bundle does not
 need, and on Linux psutil (the system collector reads /proc itself); OpenSSL (hashlib: a
 small bundle is hashed by CPython's own sha256, rage.digest), the writer's hashing
-thread's queue, and the culprit finder for a run with no traceback and no signal; seen in
+thread's queue, the culprit finder for a run with no traceback and no signal, and the
+pending bundles' listing (rage.report.elsewhere notes a bundle written elsewhere); seen in
 the real process's sys.modules at its exit (-X importtime misses what the collectors'
 threads import). The names stay importable from ``rage.bundle`` and load their module on
 first use.
@@ -18,7 +19,8 @@ from pathlib import Path
 from tests.test_cli_exit_codes import RAGE
 
 NOT_IMPORTED = ("rage.bundle.read", "rage.bundle.stream", "rage.bundle.capped", "email.utils",
-                "psutil", "hashlib", "_hashlib", "queue", "rage.report.culprit")
+                "psutil", "hashlib", "_hashlib", "queue", "rage.report.culprit",
+                "rage.report.pending")
 
 
 # the report's process, writing what it imported to argv[1] at its end (rage.__main__ ends
