@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from rage.redact import regexcache
@@ -35,16 +34,21 @@ MIN_PREFIX = 3
 _GLOBAL_FLAGS = compiled(rb"\(\?([aiLmsux]+)\)")
 
 
-@dataclass(frozen=True)
 class Compiled:
-    """One catalogue entry as the engine uses it."""
+    """One catalogue entry as the engine uses it (a plain class, never changed once made:
+    see rage.redact.scan.ScanPlan)."""
 
-    kind: str
-    regex: bytes  # the alternative: fenced; a `secret` group, if any, renamed by the engine
-    prefixes: tuple[bytes, ...]
-    at_start: bool  # every match starts with one of the prefixes
-    has_secret: bool  # only the `secret` group is replaced
-    search: LazyPattern  # the alternative alone, to search a line (at_start False)
+    __slots__ = ("at_start", "has_secret", "kind", "prefixes", "regex", "search")
+
+    def __init__(self, *, kind: str, regex: bytes, prefixes: tuple[bytes, ...],
+                 at_start: bool, has_secret: bool, search: LazyPattern) -> None:
+        self.kind = kind
+        # the alternative: fenced; a `secret` group, if any, renamed by the engine
+        self.regex = regex
+        self.prefixes = prefixes
+        self.at_start = at_start  # every match starts with one of the prefixes
+        self.has_secret = has_secret  # only the `secret` group is replaced
+        self.search = search  # the alternative alone, to search a line (at_start False)
 
 
 _T = TypeVar("_T", bound=tuple[Any, ...])
