@@ -43,13 +43,14 @@ def state_key() -> str | None:
     that holds no distribution adds nothing to their answers and is left out: `rage
     report`, an app's `mytool rage` and the prebuild (rage.report.prebuild) start with
     different first entries (their scripts' directories, a working directory) and agree."""
-    import hashlib
     from importlib.machinery import PathFinder
+
+    from rage.digest import sha256
 
     for finder in sys.meta_path:
         if finder is not PathFinder and hasattr(finder, "find_distributions"):
             return None
-    h = hashlib.sha256(f"{_FORMAT}\0{os.path.realpath(sys.executable)}\0{sys.prefix}\0"
+    h = sha256(f"{_FORMAT}\0{os.path.realpath(sys.executable)}\0{sys.prefix}\0"
                        f"{sys.version}\0".encode())
     for entry in sys.path:
         where = entry or "."
@@ -76,9 +77,9 @@ def state_key() -> str | None:
 
 def _path(root: str) -> str:
     """One file per interpreter and environment (a venv's `python` and `python3` share)."""
-    import hashlib
+    from rage.digest import sha256
 
-    who = hashlib.sha256(f"{os.path.realpath(sys.executable)}\0{sys.prefix}".encode()
+    who = sha256(f"{os.path.realpath(sys.executable)}\0{sys.prefix}".encode()
                          ).hexdigest()[:16]
     return os.path.join(root, ".cache", f"{_PREFIX}{who}.json")
 

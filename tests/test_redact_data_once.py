@@ -75,3 +75,26 @@ def test_each_distinct_string_is_redacted_once() -> None:
     # the outer key, then four keys and values of the first entry ("1.0" is one string)
     assert r.runs == 1 + 3 + 3  # type: ignore[attr-defined]
     assert r.counts == {"home": 87}
+
+
+def test_a_string_is_redacted_once_across_calls_and_learn_forgets() -> None:
+    """What one call redacted, a later call in the same state reuses (a report's sections,
+    its environment and its metadata repeat their keys and paths); the counts are those of
+    every occurrence. learn() puts back the names it numbered, so what it saw is redone."""
+    r = redactor(_Counting)
+    entry = {"name": "same", "location": f"{HOME}/venv/lib"}
+    r.data({"a": entry})
+    r.data({"b": entry})  # (the home's first redaction noted it: a new state, redone once)
+    runs = r.runs  # type: ignore[attr-defined]
+    assert r.data({"b": entry}) == {"b": {"name": "same", "location": "~/venv/lib"}}
+    assert r.runs == runs and r.counts == {"home": 3}  # type: ignore[attr-defined]
+    slow = redactor()
+    for obj in ({"p": "/home/bob/x"}, {"q": "/home/bob/x", "r": "/home/carol/y"}):
+        assert r.data(obj) == slow._data(obj, _Forgetful())
+    # learn() numbers /home/dave, then forgets it: its number goes to erin next, and dave's
+    # paths it saw (the second one kept, in that state) are dave's again, with a new number
+    r.learn([{"A": "/home/dave/z", "B": "/home/dave/w"}], [])
+    after = {"t": "/home/erin/z", "s": "/home/dave/w"}
+    assert r.data(after) == slow._data(after, _Forgetful())
+    assert r.counts == slow.counts | {"home": 3}
+    assert r.pseudonym_map() == slow.pseudonym_map()

@@ -325,7 +325,7 @@ def _run_report(
                 raise InterruptedByUser("interrupted: no bundle written") from None
         built = write(prepared, output)
     if output is not None and not to_stdout:
-        from rage.report.pending import note_elsewhere
+        from rage.report.elsewhere import note_elsewhere
 
         try:  # `rage pending` and `rage send NAME` find it
             note_elsewhere(built.path, run.app)

@@ -94,10 +94,10 @@ def redact_capped(
     ``workers``: as :meth:`rage.redact.Redactor.stream` takes it (1: in this process, where
     the redactor learns what the file names, see :meth:`rage.redact.Redactor.learned`).
     """
-    import hashlib
+    from rage.digest import sha256
 
     if cap >= size:
-        h = hashlib.sha256()
+        h = sha256(size=size)
         n = 0
         data = _mapped(src, size, frames)
         with _Sink(dst, frames) as put, data if data is not None else contextlib.nullcontext():
@@ -243,11 +243,11 @@ def _redact_ends(
     frames: Frames | None, workers: int | None
 ) -> tuple[dict[str, int], tuple[int, str]]:
     """Redact the head and tail regions of ``f`` and write the kept parts (see _redact_one)."""
-    import hashlib
+    from rage.digest import sha256
 
     head_end, tail_start = regions
     head_keep, tail_keep = cap - cap // 2, cap // 2
-    h = hashlib.sha256()
+    h = sha256(size=cap)
     n = 0
     with _Sink(dst, frames) as sink:
         def put(data: bytes, frame: bytes | None = None) -> None:

@@ -17,8 +17,7 @@ cost 20-30 ms of every report; a regex found unusable then never matches.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from rage.redact import regexcache
@@ -35,16 +34,21 @@ MIN_PREFIX = 3
 _GLOBAL_FLAGS = compiled(rb"\(\?([aiLmsux]+)\)")
 
 
-@dataclass(frozen=True)
 class Compiled:
-    """One catalogue entry as the engine uses it."""
+    """One catalogue entry as the engine uses it (a plain class, never changed once made:
+    see rage.redact.scan.ScanPlan)."""
 
-    kind: str
-    regex: bytes  # the alternative: fenced; a `secret` group, if any, renamed by the engine
-    prefixes: tuple[bytes, ...]
-    at_start: bool  # every match starts with one of the prefixes
-    has_secret: bool  # only the `secret` group is replaced
-    search: LazyPattern  # the alternative alone, to search a line (at_start False)
+    __slots__ = ("at_start", "has_secret", "kind", "prefixes", "regex", "search")
+
+    def __init__(self, *, kind: str, regex: bytes, prefixes: tuple[bytes, ...],
+                 at_start: bool, has_secret: bool, search: LazyPattern) -> None:
+        self.kind = kind
+        # the alternative: fenced; a `secret` group, if any, renamed by the engine
+        self.regex = regex
+        self.prefixes = prefixes
+        self.at_start = at_start  # every match starts with one of the prefixes
+        self.has_secret = has_secret  # only the `secret` group is replaced
+        self.search = search  # the alternative alone, to search a line (at_start False)
 
 
 _T = TypeVar("_T", bound=tuple[Any, ...])
@@ -116,6 +120,22 @@ def _leading(regex: str) -> set[str] | None:
         return None
 
 
+def _at_start(key: str) -> bool:
+    """Does every match of a format start with one of its prefixes (and every literal its
+    matches start with begin or extend one)? ``key``: its regex, then its prefixes, each
+    after a NUL."""
+    regex, *texts = key.split("\0")
+    return _starts_known(regex, [p.encode("utf-8") for p in texts])
+
+
+def _starts_known(regex: str, prefixes: Sequence[bytes]) -> bool:
+    lead = _leading(regex)
+    return lead is not None and all(
+        any(p.startswith(lit.encode()) or lit.encode().startswith(p) for lit in lead)
+        for p in prefixes) and all(any(lit.encode().startswith(p) or p.startswith(lit.encode())
+                                       for p in prefixes) for lit in lead)
+
+
 def compile_format(fmt: SecretFormat) -> Compiled | None:
     """The engine's form of ``fmt``; None (and a line in :data:`SKIPPED`) when unusable."""
     try:
@@ -130,11 +150,11 @@ def compile_format(fmt: SecretFormat) -> Compiled | None:
     if flags is not None:  # `(?i)x` cannot sit inside an alternation: scope it, `(?i:x)`
         raw = b"(?" + flags[1] + b":" + raw[flags.end():] + b")"
     alt = _BEFORE + b"(?:" + raw + b")" + _AFTER
-    lead = regexcache.derived(_leading, fmt.regex)
-    at_start = lead is not None and all(
-        any(p.startswith(lit.encode()) or lit.encode().startswith(p) for lit in lead)
-        for p in prefixes) and all(any(lit.encode().startswith(p) or p.startswith(lit.encode())
-                                       for p in prefixes) for lit in lead)
+    # kept with the code (~7M instructions for the catalogue, at every report's start)
+    at_start = regexcache.derived(
+        _at_start, "\0".join((fmt.regex, *(p.decode("utf-8") for p in prefixes))),
+        uses=(_starts_known, _leading)) if "\0" not in fmt.regex else _starts_known(
+            fmt.regex, prefixes)
     return Compiled(kind=fmt.kind, regex=alt, prefixes=prefixes, at_start=at_start,
                     has_secret=b"(?P<secret>" in raw, search=LazyPattern(alt, fmt.kind))
 

@@ -19,10 +19,10 @@ that hold them already are. At most :data:`KEEP` databases are kept, the newest.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import Any
 
+from rage.digest import sha256
 from rage.fsutil import is_own_dir, private_dir, read_own, write_atomic
 
 KEEP = 8
@@ -33,7 +33,7 @@ _PREFIX = "hyperscan-"
 def _path(expressions: list[bytes], flags: list[int], version: str) -> str:
     from rage.paths import home_root_str
 
-    h = hashlib.sha256(version.encode())
+    h = sha256(version.encode())
     for e, f in zip(expressions, flags, strict=True):
         h.update(b"%d:%d:" % (f, len(e)) + e)
     return os.path.join(home_root_str(), ".cache", f"{_PREFIX}{h.hexdigest()[:40]}.db")

@@ -20,18 +20,27 @@ Rules for an entry (the engine relies on them):
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
 class SecretFormat:
-    """A documented credential format; a match becomes ``[REDACTED:<kind>]``."""
+    """A documented credential format; a match becomes ``[REDACTED:<kind>]``.
 
-    kind: str
-    regex: str
-    prefixes: tuple[str, ...]
-    source: str
-    provider: str = ""
+    A plain class, never changed once made: a frozen dataclass cost every report ~3M
+    instructions to define, and its 147 entries' frozen __init__ more (see
+    rage.redact.scan.ScanPlan)."""
+
+    __slots__ = ("kind", "prefixes", "provider", "regex", "source")
+
+    def __init__(self, kind: str, regex: str, prefixes: tuple[str, ...], source: str,
+                 provider: str = "") -> None:
+        self.kind = kind
+        self.regex = regex
+        self.prefixes = prefixes
+        self.source = source
+        self.provider = provider
+
+    def __repr__(self) -> str:
+        return f"SecretFormat({self.kind!r})"
 
 
 _F = SecretFormat

@@ -13,8 +13,10 @@ The file is named by a hash of the Python build and its regex engine's version
 (``_sre.MAGIC``); it is 0600, written atomically, and loaded only if it is a regular file
 this user owns that no one else can write (:func:`rage.fsutil.read_own`), as the Hyperscan
 databases are: code for the regex engine is never read from a file someone else could have
-planted. A damaged file is refused whole (its entries carry a sha256), and the regex engine
-checks the code it is given besides; a pattern whose code is refused is compiled as usual,
+planted. A damaged file is refused whole (its entries carry a CRC-32: what tells damage
+from a file that is whole; no one else can have written it, so a cryptographic hash of its
+~230 KB, ~4M instructions at every report's start, would tell nothing more), and the regex
+engine checks the code it is given besides; a pattern whose code is refused is compiled as usual,
 and the file saved again. It holds what the process used, so a pattern no longer in rage
 leaves it with the next save.
 
@@ -27,19 +29,21 @@ Python), every pattern is compiled by ``re.compile``.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import re
 import sys
+import zlib
 from collections.abc import Callable
 from typing import Any, AnyStr, TypeVar
+
+from rage.digest import sha256
 
 T = TypeVar("T")
 
 MAX_BYTES = 16 << 20  # far above what the engine's patterns compile to (~200 KB)
 _PREFIX = "regex-"
-_FORMAT = 3
+_FORMAT = 4  # 4: a CRC-32 of the body, not its sha256
 
 # (pattern, flags) -> the arguments of _sre.compile after the pattern: final flags, code,
 # number of groups, their names to numbers and numbers to names
@@ -95,14 +99,15 @@ def compiled(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     return got
 
 
-def derived(fn: Callable[[str], T], pattern: str) -> T:
+def derived(fn: Callable[[str], T], pattern: str,
+            uses: tuple[Callable[..., Any], ...] = ()) -> T:
     """``fn(pattern)``, a fact about one of rage's own patterns that takes parsing it (the
     literals a catalogue format's match starts with: 147 parses, 5 ms), kept in the same
-    file as the code, under ``fn``'s name and its code's hash (a fact made by other code is
-    made again, whatever the version says); the value must be what marshal writes (None,
-    str, tuple, set...)."""
+    file as the code, under ``fn``'s name and its code's hash, and those of the functions
+    it ``uses`` (a fact made by other code is made again, whatever the version says); the
+    value must be what marshal writes (None, str, tuple, set...)."""
     global _dirty, parsed
-    key = (fn.__qualname__, _fingerprint(fn), pattern)
+    key = (fn.__qualname__, "".join(map(_fingerprint, (fn, *uses))), pattern)
     table = _facts_table()
     if key in table:
         value: T = table[key]
@@ -122,7 +127,7 @@ def _fingerprint(fn: Callable[..., Any]) -> str:
     """A hash of ``fn``'s code, its nested functions' and constants with it."""
     got = _FINGERPRINTS.get(fn)
     if got is None:
-        got = _FINGERPRINTS[fn] = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()[:16]
+        got = _FINGERPRINTS[fn] = sha256(marshal.dumps(fn.__code__)).hexdigest()[:16]
     return got
 
 
@@ -145,7 +150,7 @@ def save() -> None:
         if not is_own_dir(head):  # never into a planted symlink's target
             return
         body = marshal.dumps((_used, _facts_used))
-        write_atomic(path, marshal.dumps((_FORMAT, hashlib.sha256(body).digest(), body)))
+        write_atomic(path, marshal.dumps((_FORMAT, zlib.crc32(body), body)))
         _dirty = False
         prune(head, _PREFIX, 2)
     except Exception:  # any failure only costs the next process its compiles
@@ -173,7 +178,7 @@ def _disable() -> None:
 def _path() -> str:
     from rage.paths import home_root_str
 
-    h = hashlib.sha256(f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_FORMAT}".encode())
+    h = sha256(f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_FORMAT}".encode())
     return os.path.join(home_root_str(), ".cache", f"{_PREFIX}{h.hexdigest()[:40]}.bin")
 
 
@@ -198,7 +203,7 @@ def _load() -> tuple[dict[Key, Entry], dict[Any, Any]]:
         if not data:
             return {}, {}
         fmt, digest, body = marshal.loads(data)
-        if fmt != _FORMAT or hashlib.sha256(body).digest() != digest:
+        if fmt != _FORMAT or zlib.crc32(body) != digest:
             return {}, {}
         table, facts = marshal.loads(body)
     except Exception:  # absent, not ours, damaged: each pattern compiled anew

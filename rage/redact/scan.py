@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from rage.redact.patterns import PROMPT_KEY
@@ -84,14 +83,18 @@ _GROUP_COST = 100
 _SAMPLE = 64 * 1024  # the density is judged on the start of the text
 
 
-@dataclass(frozen=True)
 class Group:
-    """Triggers holding one byte, found through it (see :data:`GROUP_BYTES`)."""
+    """Triggers holding one byte, found through it (see :data:`GROUP_BYTES`); a plain
+    class, never changed once made (see :class:`ScanPlan`)."""
 
-    byte: int
-    regex: re.Pattern[bytes]
-    members: tuple[tuple[bytes, int, tuple[int, ...]], ...]  # trigger, index of byte, modes
-    plan: Plan  # the same triggers, for plain finds where the byte is too common
+    __slots__ = ("byte", "members", "plan", "regex")
+
+    def __init__(self, byte: int, regex: re.Pattern[bytes],
+                 members: tuple[tuple[bytes, int, tuple[int, ...]], ...], plan: Plan) -> None:
+        self.byte = byte
+        self.regex = regex
+        self.members = members  # trigger, index of byte, modes
+        self.plan = plan  # the same triggers, for plain finds where the byte is too common
 
     def too_dense(self, hay: bytes) -> bool:
         n = min(len(hay), _SAMPLE)
@@ -106,30 +109,42 @@ _ANCHOR_DENSITY = 512
 _URL_SPAN = 1024 + 3  # the longest userinfo URL_CREDENTIALS takes, plus "://"
 
 
-@dataclass(frozen=True)
 class ScanPlan:
     """What to search for: plain triggers (``cs`` as they are, ``ci`` in lower-cased text),
     anchored literals walked from one byte each, and URL credentials found from their ``@``.
     ``fallback`` holds the plain triggers that replace an anchor where it is too common;
-    ``groups`` and ``ci_groups`` find more plain triggers a byte at a time."""
+    ``groups`` and ``ci_groups`` find more plain triggers a byte at a time.
 
-    cs: Plan
-    ci: Plan
-    anchors: dict[int, Anchor]
-    fallback: dict[int, Plan]
-    url_at: bool
-    groups: tuple[Group, ...] = ()
-    ci_groups: tuple[Group, ...] = ()
-    native: Any = None  # a rage.redact.native.Native, when Hyperscan is installed
-    # user, host and home names (as they are, and in lower-cased text): their starts are
-    # reported apart (``names_only`` of candidate_starts)
-    names_cs: tuple[bytes, ...] = ()
-    names_ci: tuple[bytes, ...] = ()
-    # the catalogue's prefixes not walked from an anchor (those of ``anchors`` and
-    # ``fallback`` are the catalogue's too): their starts are reported apart
-    # (``formats_only`` of candidate_starts)
-    formats: Plan = ()
-    format_groups: tuple[Group, ...] = ()
+    A plain class, as the engine's other plans (Group, rage.redact.catalogue.Compiled,
+    rage.redact.formats.SecretFormat), each made once and never changed: defining them as
+    frozen dataclasses (their methods written and compiled from source at import) cost
+    every report ~14M instructions, 3% of a small one."""
+
+    __slots__ = ("anchors", "ci", "ci_groups", "cs", "fallback", "format_groups", "formats",
+                 "groups", "names_ci", "names_cs", "native", "url_at")
+
+    def __init__(self, *, cs: Plan, ci: Plan, anchors: dict[int, Anchor],
+                 fallback: dict[int, Plan], url_at: bool, groups: tuple[Group, ...] = (),
+                 ci_groups: tuple[Group, ...] = (), native: Any = None,
+                 names_cs: tuple[bytes, ...] = (), names_ci: tuple[bytes, ...] = (),
+                 formats: Plan = (), format_groups: tuple[Group, ...] = ()) -> None:
+        self.cs = cs
+        self.ci = ci
+        self.anchors = anchors
+        self.fallback = fallback
+        self.url_at = url_at
+        self.groups = groups
+        self.ci_groups = ci_groups
+        self.native = native  # a rage.redact.native.Native, when Hyperscan is installed
+        # user, host and home names (as they are, and in lower-cased text): their starts
+        # are reported apart (``names_only`` of candidate_starts)
+        self.names_cs = names_cs
+        self.names_ci = names_ci
+        # the catalogue's prefixes not walked from an anchor (those of ``anchors`` and
+        # ``fallback`` are the catalogue's too): their starts are reported apart
+        # (``formats_only`` of candidate_starts)
+        self.formats = formats
+        self.format_groups = format_groups
 
 
 def scan_plan(triggers: dict[bytes, set[int]]) -> Plan:

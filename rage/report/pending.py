@@ -18,12 +18,11 @@ from typing import Any
 from rage.errors import NotFoundError, UsageError
 from rage.fsutil import read_regular, write_json_atomic
 from rage.paths import check_app, home_root, reports_dir
+from rage.report.elsewhere import SUFFIX
+from rage.report.elsewhere import elsewhere as _elsewhere
 
-SUFFIX = ".tar.zst"
 SENT_SUFFIX = ".sent.json"
 SIDECAR_MAX_BYTES = 64 * 1024  # rage writes a few hundred bytes
-ELSEWHERE = ".elsewhere"
-_ELSEWHERE_MAX = 1 << 20  # bytes of notes read: thousands of paths
 
 
 @dataclass(frozen=True)
@@ -93,33 +92,6 @@ def list_bundles(app: str | None = None, *, include_sent: bool = False) -> list[
             out.append(PendingBundle(Path(path), a, st.st_size, created, sent))
     out.sort(key=lambda b: (b.created_at, b.path.name), reverse=True)
     return out
-
-
-def _elsewhere(reports: Path) -> list[str]:
-    """The bundles of this reports directory written elsewhere that are still there."""
-    from rage.fsutil import read_own
-
-    data = read_own(reports / ELSEWHERE, _ELSEWHERE_MAX)
-    if not data:
-        return []
-    paths = data.decode("utf-8", "surrogateescape").splitlines()
-    return [p for p in dict.fromkeys(paths)
-            if p.startswith("/") and p.endswith(SUFFIX) and os.path.isfile(p)]
-
-
-def note_elsewhere(bundle: Path, app: str) -> None:
-    """Remember a bundle ``--output`` wrote outside the reports directory, so `rage pending`
-    and `rage send NAME` find it; notes of bundles since deleted are dropped."""
-    from rage.fsutil import private_dir, write_atomic
-
-    d = reports_dir(app)
-    path = os.path.abspath(bundle)
-    if os.path.dirname(path) == os.path.abspath(d):
-        return
-    kept = [p for p in _elsewhere(d) if p != path]
-    private_dir(d)
-    text = "".join(f"{p}\n" for p in [*kept, path])
-    write_atomic(d / ELSEWHERE, text.encode("utf-8", "surrogateescape"))
 
 
 def list_pending(app: str | None = None) -> list[PendingBundle]:

@@ -286,6 +286,11 @@ def _changes_line(found: Mapping[str, Any] | None) -> str | None:
 
 
 _CULPRIT_FILES = ("traceback.txt", "stderr.log", "output.log", "stdout.log")
+# rage.report.culprit's, for a run with no Python traceback and no signal: it then finds
+# nothing, and a report does without importing it (two dataclasses, a regex: ~7M
+# instructions, 1.5% of a small report)
+_TB_START = "Traceback (most recent call last):"
+_CULPRIT_TEXT_MAX = 1024 * 1024
 
 
 def _culprit(run: Run, redactor: Any, meta: Mapping[str, Any], members: Sequence[Member]
@@ -294,14 +299,20 @@ def _culprit(run: Run, redactor: Any, meta: Mapping[str, Any], members: Sequence
     frames' real paths find their distribution); what leaves is public metadata, the frame's
     path redacted, and a pre-filled issue for that project built from redacted text."""
     from rage.fsutil import read_tail
-    from rage.report import culprit as _c
 
     texts = []
     for name in _CULPRIT_FILES:
         try:  # regular files only: never a FIFO or a link planted in the history
-            texts.append(read_tail(run.dir / name, _c.TEXT_MAX).decode("utf-8", "replace"))
+            texts.append(read_tail(run.dir / name, _CULPRIT_TEXT_MAX).decode("utf-8",
+                                                                             "replace"))
         except (OSError, ValueError):
             continue
+    exe = run.meta.get("executable")
+    if not any(_TB_START in t for t in texts) and not (run.meta.get("signal")
+                                                       and isinstance(exe, str)):
+        return None  # what culprit.find answers then, said without importing it
+    from rage.report import culprit as _c
+
     try:
         found = _c.find(run.app, run.meta, texts)
     except Exception:  # never a failed report for want of this answer
@@ -343,7 +354,9 @@ def _json(obj: Any) -> bytes:
     return (text + "\n").encode()
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
+# compiled at the first string that holds one (~2M instructions: a range past U+00FF);
+# only lone surrogates make a str unencodable as UTF-8, which finds them in C
+_SURROGATES = "[\ud800-\udfff]"
 
 
 def _escape_char(m: re.Match[str]) -> str:
@@ -360,7 +373,13 @@ def escape_undecodable(obj: Any) -> Any:
     file can hold. Escaping keeps every recorded byte visible in the bundle.
     """
     if isinstance(obj, str):
-        return _SURROGATES.sub(_escape_char, obj) if _SURROGATES.search(obj) else obj
+        if obj.isascii():
+            return obj
+        try:
+            obj.encode()
+        except UnicodeEncodeError:
+            return re.sub(_SURROGATES, _escape_char, obj)
+        return obj
     if isinstance(obj, dict):
         return {escape_undecodable(k): escape_undecodable(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):

@@ -19,10 +19,18 @@ import contextlib
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rage.config import Settings
 from rage.errors import RageError, UploadError, UsageError
-from rage.upload.base import Progress, Uploader, UploadResult, link_from_response
+
+if TYPE_CHECKING:  # loaded by __getattr__ on first use: a report that uploads nothing (it
+    # imports rage.upload.tokens for its hint line) never pays for base's dataclass, ~4.5M
+    # instructions
+    from rage.upload.base import Progress as Progress
+    from rage.upload.base import Uploader as Uploader
+    from rage.upload.base import UploadResult as UploadResult
+    from rage.upload.base import link_from_response as link_from_response
 
 PROTOCOLS = ("multipart", "put", "receiver", "gist", "file")
 _PREFIX_RE = re.compile(r"^(multipart|put|receiver|gist)\+(https?://.+)$", re.IGNORECASE)
@@ -170,6 +178,17 @@ def _needs_http(target: str, settings: Settings) -> bool:
     except UsageError:
         return True
     return False
+
+
+_BASE = frozenset({"Progress", "Uploader", "UploadResult", "link_from_response"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _BASE:
+        raise AttributeError(f"module 'rage.upload' has no attribute {name!r}")
+    from rage.upload import base
+
+    return getattr(base, name)
 
 
 __all__ = [
