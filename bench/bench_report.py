@@ -263,18 +263,26 @@ def _fresh_env(home: Path) -> dict[str, str]:
 
 
 def _fresh_home(tmp: Path, n: int, prebuilt: bool) -> tuple[dict[str, str], Path]:
-    """A new HOME with one small run recorded (and the prebuild run, if ``prebuilt``)."""
+    """A new HOME with one small run recorded, as a user's first recording leaves it: with
+    ``prebuilt``, once the recording's own detached prebuild child (rage.report.prebuild)
+    has left its stamp; without, a recording that started none (``RAGE_PREBUILD=0``), as a
+    report made before that child finished finds the home. (Running the prebuild again
+    here, beside the recording's child, found its lock taken and returned at once: the
+    report then raced the child at nice 19 and built the caches itself.)"""
     rage = str(Path(sys.executable).with_name("rage"))
     home = tmp / f"fresh{n}"
     home.mkdir()
     env = _fresh_env(home)
-    subprocess.run([rage, "run", "--", *SMALL_CMD], env=env, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
-    if prebuilt:  # what the recorder's detached child leaves (rage.report.prebuild)
-        root = home / ".local/state/rage"
-        subprocess.run([sys.executable, "-c", "import sys; from rage.report.prebuild import "
-                        "main; sys.exit(main(sys.argv[1:]))", str(root), "sh"], env=env,
-                       cwd=str(root), check=True)
+    subprocess.run([rage, "run", "--", *SMALL_CMD], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False,
+                   env=env if prebuilt else {**env, "RAGE_PREBUILD": "0"})
+    if prebuilt:
+        cache = home / ".local/state/rage/.cache"
+        deadline = time.monotonic() + 60
+        while not any(cache.glob("prebuilt-*")):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the recording's prebuild left no stamp in {cache}")
+            time.sleep(0.02)
     out = home / "out"
     out.mkdir()
     return env, out
