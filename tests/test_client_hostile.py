@@ -602,7 +602,7 @@ def test_github_token_goes_only_to_github_or_a_configured_gist_api(
         ("POST", "/gists", "Bearer enterprise-token")]
     # GitHub's own API still gets GitHub's token
     from rage.config import Settings
-    from rage.upload.gist import gist_token
+    from rage.upload.github import gist_token
 
     os.environ["GITHUB_TOKEN"] = "gh-secret"
     try:

@@ -51,7 +51,8 @@ def test_no_token_and_no_gh_never_imports_the_uploader(rage_home: Path,
                                                       tmp_path: Path) -> None:
     done = run_report(rage_home, tmp_path / "out", bare_path(tmp_path))
     assert gist_line(done).startswith(LOGIN)
-    assert "rage.upload.gist" not in done.stderr  # (-X importtime lists every import)
+    # (-X importtime lists every import): neither the uploader nor its HTTP client
+    assert "rage.upload.gist" not in done.stderr and "rage.upload.http" not in done.stderr
 
 
 def test_a_token_in_the_variable_is_ready(rage_home: Path, tmp_path: Path) -> None:
@@ -114,3 +115,24 @@ def test_a_token_bound_to_github_in_the_config_is_ready(rage_home: Path, tmp_pat
     done = run_report(rage_home, tmp_path / "out2", bare_path(tmp_path))
     assert gist_line(done).startswith(
         "  - upload it as a private gist (after fixing [tokens] in the config): rage send")
+
+
+def test_the_upload_does_not_run_gh_when_logged_out_either(rage_home: Path,
+                                                           tmp_path: Path) -> None:
+    """The hint and the upload ask the same question: `rage send --to gist` with gh on
+    PATH and no logged-in github.com says what to do without starting gh."""
+    path, log = bare_path(tmp_path), tmp_path / "gh.log"
+    fake_gh(path, log, "[ \"$1 $2\" = 'auth token' ] && echo gho_fromgh && exit 0\nexit 1\n")
+    config = tmp_path / "gh"
+    config.mkdir()
+    base = {k: v for k, v in os.environ.items() if k != "GITHUB_TOKEN"}
+    env = {**base, "RAGE_HOME": str(rage_home), "PATH": path, "GH_CONFIG_DIR": str(config)}
+    done = run_report(rage_home, tmp_path / "out", path, GH_CONFIG_DIR=str(config))
+    [bundle] = (tmp_path / "out").iterdir()
+    sent = subprocess.run([RAGE, "send", str(bundle), "--to", "gist", "--yes"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          stdin=subprocess.DEVNULL)
+    assert sent.returncode == 4, sent.stderr
+    assert "no GitHub token for the gist upload" in sent.stderr
+    assert "gh auth login" in sent.stderr and gist_line(done).startswith(LOGIN)
+    assert not log.exists()  # gh was never run

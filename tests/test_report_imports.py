@@ -55,7 +55,9 @@ def test_a_report_imports_no_reader(rage_home: Path, tmp_path: Path) -> None:
     names = set(log.read_text().split())
     # the cyclic collector runs after 50,000 new objects, not 700 (none in a small report)
     assert "gc-threshold-50000" in names
-    assert {"rage.bundle.write", "rage.upload.gist", "collectors.system"} <= names
+    # with a token the hint asks rage.upload.github, never the uploader's HTTP client
+    assert {"rage.bundle.write", "rage.upload.github", "collectors.system"} <= names
+    assert not names & {"rage.upload.gist", "rage.upload.http"}
     absent = set(NOT_IMPORTED) - ({"psutil"} if sys.platform != "linux" else set())
     assert not names & absent, sorted(names & absent)
     [bundle] = out.iterdir()

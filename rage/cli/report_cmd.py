@@ -161,47 +161,15 @@ def _upload(built: Any, settings: Any, target: str, *, as_json: bool) -> dict[st
 
 
 def _gist_step(settings: Any) -> str | None:
-    """What stands before a gist upload (:func:`rage.upload.gist.gist_hint`), None if
-    nothing. For GitHub's API without its variable set and `gh` on PATH there is no token:
-    said without importing the uploader (http, email: ~50 M instructions, 7% of a small
-    report), for a hint line."""
-    import shutil
-
+    """What stands before a gist upload, None if nothing (:func:`rage.upload.github.
+    gist_hint`, which does not load the uploader's HTTP client)."""
     from rage.errors import ConfigError
-    from rage.upload.tokens import configured_tokens, origin
+    from rage.upload.github import gist_hint
 
     try:
-        github = origin("https://api.github.com")
-        if (origin(settings.gist_api_url) == github
-                and not os.environ.get(settings.gist_token_env, "").strip()
-                and github not in configured_tokens()  # a token bound to it in [tokens]
-                and (not shutil.which("gh") or _gh_logged_out())):
-            return "after `gh auth login`"
-        from rage.upload.gist import gist_hint
-
         return gist_hint(settings)
     except ConfigError:  # the bundle is written: a hint line never fails the report
         return "after fixing [tokens] in the config"
-
-
-def _gh_logged_out() -> bool:
-    """True when `gh auth token` would surely find no token for github.com, said without
-    running it (a Go binary's start, ~10-30 ms, for a hint line): neither of its token
-    variables is set and its hosts.yml names no github.com (gh lists a logged-in host there
-    even when the token itself is in the system keyring). False when unsure."""
-    if sys.platform == "win32" or any(os.environ.get(v, "").strip()
-                                      for v in ("GH_TOKEN", "GITHUB_TOKEN")):
-        return False
-    config = os.environ.get("GH_CONFIG_DIR") or os.path.join(
-        os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "gh")
-    try:
-        with open(os.path.join(config, "hosts.yml"), "rb") as f:
-            hosts = f.read(1 << 20)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return b"github.com" not in hosts
 
 
 def _no_target_choices(path: Path, settings: Any) -> list[str]:
