@@ -72,11 +72,17 @@ main()
 
 
 def tool(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`mytool ARGS` as a user runs an installed tool: a script on PATH."""
     script = tmp_path / "mytool"
     if not script.exists():
         script.write_text(textwrap.dedent(source))
-    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                          cwd=tmp_path, env=dict(os.environ), timeout=120, check=False,
+    text = script.read_text()
+    if not text.startswith("#!"):
+        script.write_text(f"#!{sys.executable}\n{text}")
+    script.chmod(0o755)
+    env = {**os.environ, "PATH": os.pathsep.join([str(tmp_path), os.environ["PATH"]])}
+    return subprocess.run(["mytool", *args], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120, check=False,
                           stdin=subprocess.DEVNULL)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rage.integration.recorder import current, split_options
+from rage.integration.runstate import command_of
 
 RAGE_HELP = "report a problem: pick a recorded run and send a bug report"
 _DEST = "_rage_report_args"
@@ -42,8 +43,8 @@ def add_rage_subparser(
     parser.set_defaults(**{_DEST: None})
     report_prog = prog or f"{app} {name}"
     rec = current()
-    if rec is not None and rec.app == app:
-        rec.set_report_command(report_prog)
+    if rec is not None and rec.app == app:  # the hint: as the user's shell starts the tool
+        rec.set_report_command(prog or f"{command_of(app)} {name}")
 
     def parse_known_args(
         args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

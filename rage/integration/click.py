@@ -26,6 +26,7 @@ from typing import Any
 import click
 
 from rage.integration.recorder import install, split_options
+from rage.integration.runstate import command_of
 
 RAGE_HELP = "Report a problem: pick a recorded run and send a bug report."
 
@@ -102,6 +103,14 @@ def _prog_name(kwargs: Mapping[str, Any], app: str) -> str:
     return app if not base or base in {"__main__.py", "-c", "-m"} else base
 
 
+def _hint_command(kwargs: Mapping[str, Any], app: str) -> str:
+    """What the crash hint tells the user to run: the given ``prog_name``, else the tool
+    as its shell starts it again (:func:`command_of`: ``python mytool.py``, not
+    ``mytool.py``, for a script run by the interpreter)."""
+    prog = kwargs.get("prog_name")
+    return prog if isinstance(prog, str) and prog else command_of(app)
+
+
 def _args_of(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> list[str]:
     """The arguments ``Command.main`` will parse (its ``args`` or ``sys.argv[1:]``)."""
     given = args[0] if args else kwargs.get("args")
@@ -150,8 +159,8 @@ def attach(cli: click.Command, app: str, version: str | None = None, *,
 
     def main(*args: Any, **kwargs: Any) -> Any:
         rec = install(app, version=version, **options)
-        prog = _prog_name(kwargs, app)
-        rec.set_report_command(f"{prog} rage" if is_group else f"{prog} {option}")
+        prog, again = _prog_name(kwargs, app), _hint_command(kwargs, app)
+        rec.set_report_command(f"{again} rage" if is_group else f"{again} {option}")
         try:
             if not is_group:
                 argv = _args_of(args, kwargs)

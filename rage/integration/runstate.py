@@ -52,6 +52,32 @@ def typed_argv() -> list[str]:
     return argv
 
 
+def command_of(app: str) -> str:
+    """How to start this tool again from the shell it was started in, for hints (``mytool
+    rage 1a2b3c4d``): its name when PATH finds it (a console script), the path it ran by
+    when that runs as typed (``./mytool``), the interpreter and the script's path for a
+    script run by it (``python mytool.py``: ``mytool.py`` alone is no command), ``app``
+    otherwise (``python -m``, ``-c``)."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if not argv0 or argv0 in {"-c", "-m"} or os.path.basename(argv0) == "__main__.py":
+        return app
+    typed = typed_argv()[0]
+    if typed != argv0:  # found on PATH: typed as its name
+        return typed
+    if os.sep in argv0 and not argv0.endswith(".py") and os.access(argv0, os.X_OK):
+        return _shell_word(argv0)
+    python = (getattr(sys, "orig_argv", None) or [""])[0] or sys.executable
+    return f"{_shell_word(python)} {_shell_word(argv0)}"
+
+
+def _shell_word(word: str) -> str:
+    if word and all(c.isalnum() or c in "@%+=:,./-_" for c in word):
+        return word
+    import shlex  # (rarely: its `re` costs start-up time)
+
+    return shlex.quote(word)
+
+
 class RunState:
     """What a recording of this process knows and notes as it goes (the hooks' sink);
     :class:`rage.integration.recorder.Recorder` adds starting and finishing it.
