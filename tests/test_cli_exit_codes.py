@@ -192,3 +192,41 @@ def test_130_interrupted_at_a_click_prompt(command: str) -> None:
     finally:
         p.close()
     assert rage("list", "--app", "demo").stdout.count("demo") == 1
+
+
+# Python buffers stdout unless PYTHONUNBUFFERED is set (CI shells often set it; users'
+# shells do not): a write that fails may then surface only at the interpreter's final
+# flush, as "Exception ignored ..." and status 120
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["list"], ["list", "--help"],
+                                  ["show", "last"], ["redact", "LOG"],
+                                  ["report", "--last", "--yes", "--no-collect", "--output", "-"]])
+def test_a_full_output_is_one_line_and_the_bad_input_status(args: list[str],
+                                                            tmp_path: Path) -> None:
+    """`rage list > /dev/full`: one line naming the output, status 6; no traceback, no
+    "internal error", no "Exception ignored", not Python's 120."""
+    assert rage("run", "--", "sh", "-c", "echo hello; exit 3").returncode == 3
+    log = tmp_path / "app.log"
+    log.write_text("connecting with password=hunter2\n" * 100)
+    argv = [str(log) if a == "LOG" else a for a in args]
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([RAGE, *argv], stdout=full, stderr=subprocess.PIPE, text=True,
+                              env=BUFFERED, timeout=120, check=False,
+                              stdin=subprocess.DEVNULL)
+    assert (proc.returncode, proc.stderr) == (
+        int(ExitCode.BAD_INPUT), "rage: cannot write standard output: No space left on device\n")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["list"], ["show", "last"]])
+def test_a_reader_that_went_away_had_what_it_wanted(args: list[str]) -> None:
+    """`rage list | head -0`: status 0 and not a word, buffered or not."""
+    assert rage("run", "--", "true").returncode == 0
+    with subprocess.Popen([RAGE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=BUFFERED, stdin=subprocess.DEVNULL) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # the reader is gone before rage writes
+        err = proc.stderr.read()
+        assert (proc.wait(timeout=60), err) == (0, b"")

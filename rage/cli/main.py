@@ -95,14 +95,20 @@ class LazyGroup(click.Group):
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as e:
             usage_error(e)
+        except OSError as e:  # `rage --help > /dev/full`: printed while parsing
+            if stdout_failure() is None:
+                raise
+            output_error(e)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
         except click.UsageError as e:
             usage_error(e)
         except RageError as e:
             report_error(e)
+            if stdout_failure() is not None:  # (told: `rage redact FILE > /dev/full`)
+                quiet_stdout()
             sys.exit(int(e.exit_code))
         except BrokenPipeError:
             # the reader went away (`rage list | head -1`): what it wanted was printed
@@ -116,11 +122,41 @@ class LazyGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException):
             raise
         except Exception as e:
+            if isinstance(e, OSError) and (failed := stdout_failure()) is not None:
+                output_error(failed)  # `rage list > /dev/full`: the output, not rage
             if debug_enabled(ctx):
                 raise
             click.echo(f"rage: internal error: {type(e).__name__}: {e}", err=True)
             click.echo("rage: run with --debug for the traceback", err=True)
             sys.exit(int(ExitCode.INTERNAL))
+        failed = stdout_failure()  # what is still buffered must reach it too
+        if failed is not None:
+            output_error(failed)
+        return result
+
+
+def stdout_failure() -> OSError | None:
+    """The error standard output gives when what is buffered for it is flushed (a full
+    disk, a device that fails), None when it takes it. Python would meet it again as it
+    exits: "Exception ignored" and exit status 120."""
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        return e
+    except (ValueError, AttributeError):  # closed, or no stdout at all
+        pass
+    return None
+
+
+def output_error(e: OSError) -> NoReturn:
+    """Standard output refused what rage printed: said in one line, with the bad-input
+    exit status, and nothing more (what is still buffered goes to /dev/null). A reader
+    that went away (`rage list | head -1`) had what it wanted: no word, status 0."""
+    quiet_stdout()
+    if isinstance(e, BrokenPipeError):
+        sys.exit(int(ExitCode.OK))
+    click.echo(f"rage: cannot write standard output: {e.strerror or e}", err=True)
+    sys.exit(int(ExitCode.BAD_INPUT))
 
 
 def quiet_stdout() -> None:
