@@ -187,6 +187,9 @@ def test_a_rich_cli_recorded_on_a_terminal_120_wide(tmp_path: Path) -> None:
     # os.environ, not the process's own: ncurses, set up by a test before, exported COLUMNS=80
     # and LINES=24 to it, which a child inherits (and Rich follows) unless given this one
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    # a terminal that wraps, whatever the shell running the suite says (TERM=dumb: Rich
+    # then draws no panel and wraps nothing)
+    env["TERM"] = "xterm-256color"
 
     value = TOKEN[:150]
     (tmp_path / "script.py").write_text(RICH_SCRIPT)
