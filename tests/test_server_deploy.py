@@ -322,8 +322,13 @@ def test_what_trickling_clients_can_do_through_the_documented_nginx(tmp_path: Pa
                             bodies[0].sendall(piece)
                             whole_sent[0] = time.monotonic() - t0
                         piece_no += 1
-                except BaseException as e:  # raised again by the test's thread
+                except BaseException as e:  # raised again by the test's thread, with
+                    # nginx's own account of why it closed a connection
+                    log = tmp_path / "nginx" / "error.log"
+                    tail = log.read_text(errors="replace").splitlines()[-15:]
                     trickle_errors.append(e)
+                    trickle_errors.append(AssertionError(
+                        f"at {time.monotonic() - t0:.2f} s; nginx said:\n" + "\n".join(tail)))
 
             trickler = threading.Thread(target=trickle, daemon=True)
             trickler.start()
