@@ -38,21 +38,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _exit_now(code: int) -> NoReturn:
-    """End `rage report` with ``code`` at once: standard streams flushed, the interpreter's
-    teardown skipped (freeing ~240 modules and their objects one by one: ~35M instructions,
-    7% of a small report). Nothing is left to tear down by then: the bundle is written and
-    its temporary directory gone, every thread of the report joined (a collector that
-    overran its deadline is a daemon, which an exit ends anyway) and rage registers no exit
-    handlers on this path. A flush that fails ends with 120, as Python's own exit does."""
-    import os
+    """End `rage report` with ``code`` at once, as `rage run` ends
+    (:func:`rage.record.wrapper.exit_flushed`): the interpreter's teardown skipped (freeing
+    ~240 modules and their objects one by one: ~35M instructions, 7% of a small report).
+    Nothing is left to tear down by then: the bundle is written and its temporary directory
+    gone, every thread of the report joined (a collector that overran its deadline is a
+    daemon, which an exit ends anyway) and rage registers no exit handlers on this path."""
+    from rage.record.wrapper import exit_flushed
 
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:  # None: the descriptor was closed when we started
-                stream.flush()
-        except (OSError, ValueError):
-            code = code or 120
-    os._exit(code)
+    exit_flushed(code)
 
 
 if __name__ == "__main__":

@@ -202,12 +202,17 @@ def main(args: list[str]) -> int:
 
 
 def main_exit(args: list[str]) -> NoReturn:
-    """:func:`main`, then end the process with its status at once: standard streams
-    flushed, the interpreter's teardown (freeing every module and object, ~1.5 ms of CPU on
-    every recorded command) skipped. Nothing is left to tear down by then: the record is
-    written and closed, the supervisor thread has ended and rage registers no exit
-    handlers on this path. A flush that fails ends with 120, as Python's own exit does."""
-    code = main(args)
+    """:func:`main`, then :func:`exit_flushed` with its status: the interpreter's teardown
+    (freeing every module and object, ~1.5 ms of CPU on every recorded command) skipped.
+    Nothing is left to tear down by then: the record is written and closed, the supervisor
+    thread has ended and rage registers no exit handlers on this path."""
+    exit_flushed(main(args))
+
+
+def exit_flushed(code: int) -> NoReturn:
+    """End the process with ``code`` at once, standard streams flushed and the
+    interpreter's teardown skipped (`rage run`, shims and `rage report`, once nothing is
+    left to tear down). A flush that fails ends with 120, as Python's own exit does."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:  # None: the descriptor was closed when we started
