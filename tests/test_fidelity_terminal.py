@@ -448,7 +448,8 @@ def test_resize_reaches_a_program_with_stdin_piped(wrapper: str, tmp_path: Path)
     with session(["bash", "-c", script], tmp_path) as s:
         s.read_until(b"ready")
         fcntl.ioctl(s.master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-        assert s.wait() == 0
+        status = s.wait()
+        assert status == 0, s.screen.decode(errors="replace")[-2000:]  # (what it printed)
     assert b"size (100, 30)" in s.screen
 
 
