@@ -282,6 +282,19 @@ def test_install_imports_no_heavy_modules(tmp_path: Path) -> None:
     assert proc.stdout == b"[]\n", proc.stderr
 
 
+def test_the_end_of_a_run_loads_no_retention_module_when_none_is_due(tmp_path: Path) -> None:
+    # registered before install, so it runs after rage's own exit handler
+    prelude = ("import atexit, sys\n"
+               "atexit.register(lambda: print(sorted(m for m in sys.modules\n"
+               "    if m in ('rage.record.prune', 'rage.record.retention')), flush=True))\n"
+               "import rage\nrage.install('tool', version='1.2')\n")
+    first = run_script(tmp_path, "print('one')\n", prelude=prelude)  # the first full pass
+    second = run_script(tmp_path, "print('two')\n", prelude=prelude)
+    assert first.stdout.splitlines()[0] == b"one" and second.stdout == b"two\n[]\n", (
+        second.stdout, second.stderr)
+    assert len(RunStore().list(APP).runs) == 2
+
+
 def test_site_listing_ids_are_remembered_not_hashed_again(tmp_path: Path) -> None:
     # a run whose environment holds no secret needs no _blake2 (an extension module, ~0.4M
     # instructions) once its site directories' listing ids are in the cache: the same ids

@@ -146,8 +146,9 @@ def hint_earlier_crashes(rec: RunState) -> None:
 
 
 def retention(rec: RunState, run_id: str) -> None:
-    """Prune old runs when the cheap check says so (the wrapper's rule); best effort."""
-    from rage.record.prune import prune_due
+    """Prune old runs when the cheap check says so (the wrapper's rule); best effort. The
+    check is the run store's (loaded already): the retention modules load only when due."""
+    from rage.record.store import prune_due
 
     s = rec.settings
     assert s is not None

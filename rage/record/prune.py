@@ -12,12 +12,11 @@ concurrency) and a run whose lock a live recorder holds is never touched.
 from __future__ import annotations
 
 import os
-import time
 
 from rage.record.runid import is_run_id
-from rage.record.store import prune_due
+from rage.record.store import full_pass_due
 
-__all__ = ["MAX_BATCH", "delete_run", "low_water", "prune_due", "remove_tree", "retain"]
+__all__ = ["MAX_BATCH", "delete_run", "low_water", "remove_tree", "retain"]
 
 # At most this many runs are deleted below the limit in one go, so that the one command in
 # a cycle that deletes stays quick with large limits (max_runs = 2000: 32, not 200).
@@ -38,7 +37,8 @@ def retain(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float,
     whether a full pass (byte and age limits, see :mod:`rage.record.retention`) is due,
     i.e. the last one is older than ``interval_s``.
 
-    Imports nothing: two stats when under the limit (see :func:`prune_due`), a scandir and
+    Imports nothing: two stats when under the limit (see
+    :func:`rage.record.store.prune_due`), a scandir and
     a few deletions once every ``min(max_runs // 10, MAX_BATCH)`` runs at it. Raises
     OSError when the app has no runs directory."""
     base = os.fspath(app_dir)
@@ -55,8 +55,7 @@ def retain(app_dir: str | os.PathLike[str], max_runs: int, interval_s: float,
                 break
             if rid != keep and delete_run(os.path.join(runs, rid)) != "locked":
                 excess -= 1  # "gone": another pruner claimed it, just as gone
-    st = _lstat(os.path.join(base, ".last-prune"))
-    return st is None or not time.time() - st.st_mtime < interval_s
+    return full_pass_due(base, interval_s)
 
 
 def delete_run(run_dir: str | os.PathLike[str]) -> str:
@@ -108,10 +107,3 @@ def remove_tree(path: str, dir_fd: int | None = None) -> None:
         os.rmdir(path, dir_fd=dir_fd)
     except OSError:
         pass
-
-
-def _lstat(path: str) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except OSError:
-        return None

@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rage.fsutil import read_own, write_atomic
-from rage.record.prune import delete_run, low_water, prune_due, remove_tree
+from rage.record.prune import delete_run, low_water, remove_tree
 from rage.record.runid import is_run_id
 from rage.record.runlock import lock_is_held
+from rage.record.store import prune_due
 
 STALE_AFTER_S = 3600.0
 

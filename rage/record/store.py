@@ -212,8 +212,14 @@ module only when this says there is work."""
         with os.scandir(runs) as it:
             if sum(1 for e in it if is_run_id(e.name)) > max_runs:
                 return True
+    return full_pass_due(base, interval_s)
+
+
+def full_pass_due(app_dir: str, interval_s: float) -> bool:
+    """Whether the last full retention pass (``<app_dir>/.last-prune``) is older than
+    ``interval_s``, or never ran."""
     try:
-        mtime = os.lstat(os.path.join(base, ".last-prune")).st_mtime
+        mtime = os.lstat(os.path.join(app_dir, ".last-prune")).st_mtime
     except OSError:
         return True
     return not time.time() - mtime < interval_s
