@@ -67,7 +67,9 @@ def start(path: str, argv: list[str], tty_name: str, actions: list[Any], *,
     process's). Raises :class:`SpawnFailed` if exec failed.
     """
     if env is None:
-        env = dict(os.environb)
+        from rage.record.spawn import command_environ
+
+        env = command_environ()
     # the leader's os.wait4 and getrusage need resource: imported here, before the fork,
     # its pages are shared; imported in the leader, its every write copies a page of the
     # wrapper's heap (125 faults and ~0.6 ms of the leader's CPU per command, measured)
