@@ -17,22 +17,24 @@ from typing import Any
 _ASK = object()
 
 
+def pip_installed() -> str | None:
+    """The version of pip this interpreter has installed, None without one."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # Python < 3.8
+        return None
+    try:
+        return version("pip")
+    except PackageNotFoundError:
+        return None
+
+
 def interpreter(pip: Any = _ASK) -> dict[str, Any]:
     """The interpreter, its prefixes, venv/conda detection, pip version and sys.path;
     ``pip``: its version when the caller knows it (collectors.distcache)."""
     prefix, base = sys.prefix, getattr(sys, "base_prefix", sys.prefix)
     conda = os.path.isdir(os.path.join(prefix, "conda-meta"))
-    pip_version = None if pip is _ASK else pip
-    if pip is _ASK:
-        try:
-            from importlib.metadata import PackageNotFoundError, version
-
-            try:
-                pip_version = version("pip")
-            except PackageNotFoundError:
-                pip_version = None
-        except ImportError:  # Python < 3.8
-            pass
+    pip_version = pip_installed() if pip is _ASK else pip
     return {
         "executable": sys.executable,
         "version": platform.python_version(),

@@ -139,7 +139,7 @@ def _save(root: str, key: str, answers: dict[str, Any]) -> None:
 
 def read_live() -> dict[str, Any]:
     """The answers, from ``importlib.metadata`` itself (what the cache holds)."""
-    from importlib.metadata import PackageNotFoundError, entry_points, version
+    from importlib.metadata import entry_points
 
     from collectors import _pyprobe
 
@@ -148,12 +148,8 @@ def read_live() -> dict[str, Any]:
         dist = ep.dist
         eps.append([ep.name, ep.value, dist.metadata["Name"] if dist is not None else None,
                     dist.version if dist is not None else None])
-    try:
-        pip: str | None = version("pip")
-    except PackageNotFoundError:
-        pip = None
-    return {"entry_points": eps, "distributions": _pyprobe.distributions(), "pip": pip,
-            "apps": {}}
+    return {"entry_points": eps, "distributions": _pyprobe.distributions(),
+            "pip": _pyprobe.pip_installed(), "apps": {}}
 
 
 def current(root: str | None = None) -> dict[str, Any]:
