@@ -123,26 +123,12 @@ def _frames(f: IO[bytes], limit: int) -> tuple[array[int], array[int]]:
     return at, out
 
 
-class _Slice:
-    """``n`` bytes of ``f`` from where it stands."""
-
-    def __init__(self, f: IO[bytes], n: int) -> None:
-        self._f = f
-        self._left = n
-
-    def read(self, size: int = -1) -> bytes:
-        want = self._left if size < 0 else min(size, self._left)
-        data = self._f.read(want)
-        self._left -= len(data)
-        return data
-
-
 def _inflated_size(f: IO[bytes], start: int, length: int, room: int) -> int:
     import zstandard
 
     f.seek(start)
     reader = zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW).stream_reader(
-        cast(IO[bytes], _Slice(f, length)), read_across_frames=False)
+        cast(IO[bytes], _Window(f, length)), read_across_frames=False)
     n = 0
     with corrupt_as_bad_input():
         while chunk := reader.read(CHUNK):
@@ -153,7 +139,7 @@ def _inflated_size(f: IO[bytes], start: int, length: int, room: int) -> int:
 
 
 class _Window:
-    """The next ``n`` bytes of a decompressed stream, then its end."""
+    """The next ``n`` bytes of ``stream`` (a file, a decompressed stream), then its end."""
 
     def __init__(self, stream: IO[bytes], n: int) -> None:
         self._stream = stream
