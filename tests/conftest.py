@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tests.services import Postgres, SeaweedFS
+
 
 @pytest.fixture(scope="session")
 def rage_on_path(tmp_path_factory: pytest.TempPathFactory) -> str | None:
@@ -42,6 +46,24 @@ def rage_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     # (tests/test_report_prebuild.py turns it on where it is the subject)
     monkeypatch.setenv("RAGE_PREBUILD", "0")
     yield home
+
+
+@pytest.fixture(scope="module")
+def weed() -> Iterator[SeaweedFS]:
+    """A SeaweedFS S3 endpoint on 127.0.0.1 for the module's tests (tests/services.py)."""
+    from tests.services import run_seaweedfs
+
+    with run_seaweedfs() as sw:
+        yield sw
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[Postgres]:
+    """A PostgreSQL server on 127.0.0.1 for the module's tests (tests/services.py)."""
+    from tests.services import run_postgres
+
+    with run_postgres() as server:
+        yield server
 
 
 @pytest.fixture

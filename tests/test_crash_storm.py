@@ -20,13 +20,12 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.services import Postgres, SeaweedFS, run_postgres, run_seaweedfs
+from tests.services import Postgres, SeaweedFS
 from tests.test_scale_out import Receiver, serve_args, start, stop
 from tests.test_server import make_manifest, reg, tar_bytes
 
@@ -135,18 +134,6 @@ def deadlocks(db: str, *, settle: float = 0) -> int:
                            "WHERE datname = current_database()").fetchone()
     assert row is not None
     return int(row[0])
-
-
-@pytest.fixture(scope="module")
-def weed() -> Iterator[SeaweedFS]:
-    with run_seaweedfs() as sw:
-        yield sw
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[Postgres]:
-    with run_postgres() as server:
-        yield server
 
 
 @pytest.mark.timeout(600)

@@ -15,6 +15,7 @@ import pytest
 from rage.server import schema
 from rage.server.index import BundleFacts, Index, Query, version_gt
 from rage.server.signature import Signature, compute
+from tests.services import Postgres
 
 T0 = datetime(2026, 3, 1, 12, 0, 0)
 
@@ -188,52 +189,11 @@ def test_migrations_are_versioned(tmp_path: Path) -> None:
 
 # -- the same index on a real PostgreSQL 15 (Debian's), when this machine has one ----------
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[str]:
-    """A throwaway PostgreSQL on 127.0.0.1 (as the `postgres` user when run as root)."""
-    import os
-    import pwd
-    import shutil
-    import socket
-    import subprocess
-    import tempfile
-
+def _database(pg: Postgres, name: str) -> str:
+    """A new database ``name`` on the module's server (tests/conftest.py's ``pg``: whichever
+    Debian PostgreSQL is installed), as the index's URL."""
     pytest.importorskip("psycopg")
-    if not (PG_BIN / "initdb").exists():
-        pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql-15)")
-    # not under pytest's tmp dir: its parents are private to this user, not to `postgres`
-    d = Path(tempfile.mkdtemp(prefix="rage-pg-"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    prefix: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses to run as root
-        shutil.chown(d, "postgres")
-        prefix = ["runuser", "-u", pwd.getpwnam("postgres").pw_name, "--"]
-    subprocess.run([*prefix, str(PG_BIN / "initdb"), "-D", str(d / "data"), "-U", "postgres",
-                    "--auth=trust"], check=True, capture_output=True, timeout=120)
-    subprocess.run([*prefix, str(PG_BIN / "pg_ctl"), "-D", str(d / "data"), "-w", "-l",
-                    str(d / "log"), "-o", f"-p {port} -k {d} -c listen_addresses=127.0.0.1",
-                    "start"], check=True, capture_output=True, timeout=120)
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/"
-    finally:
-        subprocess.run([*prefix, str(PG_BIN / "pg_ctl"), "-D", str(d / "data"), "-m", "fast",
-                        "stop"], capture_output=True, timeout=120, check=False)
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def _database(base: str, name: str) -> str:
-    import psycopg
-
-    port = base.rsplit(":", 1)[1].strip("/")
-    with psycopg.connect(f"host=127.0.0.1 port={port} user=postgres dbname=postgres",
-                         autocommit=True) as c:
-        c.execute(f"CREATE DATABASE {name}")
-    return base + name
+    return pg.database(name).replace("postgresql://", "postgresql+psycopg://", 1)
 
 
 @pytest.mark.slow
@@ -241,8 +201,8 @@ def _database(base: str, name: str) -> str:
                                    test_fixed_then_later_version_reopens_as_regression,
                                    test_search_filters_and_paging,
                                    test_forget_and_reassign_rebuild_counters])
-def test_the_same_on_postgresql(postgres: str, check: Any) -> None:
-    ix = Index(_database(postgres, check.__name__[5:40]))
+def test_the_same_on_postgresql(pg: Postgres, check: Any) -> None:
+    ix = Index(_database(pg, check.__name__[5:40]))
     try:
         check(ix)
     finally:
@@ -250,8 +210,8 @@ def test_the_same_on_postgresql(postgres: str, check: Any) -> None:
 
 
 @pytest.mark.slow
-def test_concurrent_receivers_exact_on_postgresql(postgres: str) -> None:
-    url = _database(postgres, "concurrent")
+def test_concurrent_receivers_exact_on_postgresql(pg: Postgres) -> None:
+    url = _database(pg, "concurrent")
     indexes = [Index(url) for _ in range(3)]  # three receivers starting together: one migrates
     sigs = [sig(f"cmd{i}") for i in range(5)]
 

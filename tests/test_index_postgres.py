@@ -11,19 +11,13 @@ from typing import Literal
 import pytest
 
 from tests import test_index as T
-from tests.services import Postgres, run_postgres
+from tests.services import Postgres
 
 pytest.importorskip("psycopg")
 pytestmark = pytest.mark.slow
 
 from rage.server.facts import Event  # noqa: E402
 from rage.server.index import Index, Query  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[Postgres]:
-    with run_postgres() as server:
-        yield server
 
 
 def _url(pg: Postgres) -> str:

@@ -21,7 +21,6 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.services import Postgres, SeaweedFS, run_postgres, run_seaweedfs
+from tests.services import Postgres, SeaweedFS
 from tests.test_server import build_bundle, launch_serve, make_manifest
 from tests.test_server_triage import FAMILIES, family_files
 
@@ -48,18 +47,6 @@ UPLOADS = int(os.environ.get("RAGE_TEST_SCALE_UPLOADS", "1000"))
 class Receiver:
     url: str
     proc: subprocess.Popen[str]
-
-
-@pytest.fixture(scope="module")
-def weed() -> Iterator[SeaweedFS]:
-    with run_seaweedfs() as sw:
-        yield sw
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[Postgres]:
-    with run_postgres() as server:
-        yield server
 
 
 def serve_args(weed: SeaweedFS, bucket: str, db: str) -> list[str]:

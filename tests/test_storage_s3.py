@@ -12,16 +12,10 @@ import pytest
 
 from rage.errors import ConfigError, NotFoundError
 from rage.server.storage import StoredBundle, new_id, token_hash
-from tests.services import SeaweedFS, run_seaweedfs
+from tests.services import SeaweedFS
 
 pytest.importorskip("boto3")
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def weed() -> Iterator[SeaweedFS]:
-    with run_seaweedfs() as sw:
-        yield sw
 
 
 @pytest.fixture
