@@ -231,23 +231,34 @@ def _victim(tmp_path: Path, name: str) -> Path:
     return victim
 
 
+def _plant_links(shared: Path, tmp_path: Path, names: list[str]) -> list[Path]:
+    """A symlink at each of ``names`` in ``shared`` to a victim file of its own."""
+    victims: list[Path] = []
+    for name in names:
+        victim = _victim(tmp_path, f"victim{len(victims)}")
+        (shared / name).symlink_to(victim)
+        victims.append(victim)
+    return victims
+
+
+def _assert_private_file(path: Path) -> None:
+    st = path.lstat()
+    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+
+
 def test_report_output_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
     shared = _shared_dir(tmp_path)
     assert run_rage("run", "--", "sh", "-c", "echo hi; exit 3").returncode == 3
     out = shared / "bug.tar.zst"
     proc = _rage_with_known_pid("report", "last", "--yes", "--no-upload", "-o", str(out))
     pid = proc.pid
-    victims: list[Path] = []
     # the names rage used to write through: its temp name and write_bundle's inside it
-    for name in (f".bug.tar.zst.{pid}.part", f"..bug.tar.zst.{pid}.part.{pid}.tmp"):
-        victim = _victim(tmp_path, f"victim{len(victims)}")
-        (shared / name).symlink_to(victim)
-        victims.append(victim)
+    victims = _plant_links(shared, tmp_path, [f".bug.tar.zst.{pid}.part",
+                                        f"..bug.tar.zst.{pid}.part.{pid}.tmp"])
     code, _, err = _finish(proc)
     assert code == 0, err
     assert [v.read_bytes() for v in victims] == [b"precious\n"] * len(victims)
-    st = out.lstat()
-    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    _assert_private_file(out)
     assert json.loads(bundle_member(out, "manifest.json"))
     # nothing of rage's is left behind: only the planted links
     assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["bug.tar.zst"]
@@ -260,14 +271,12 @@ def test_send_to_a_directory_never_writes_through_a_planted_symlink(tmp_path: Pa
     made = run_rage("report", "last", "--yes", "--no-upload", "-o", str(bundle))
     assert made.returncode == 0, made.stderr
     proc = _rage_with_known_pid("send", str(bundle), "--to", shared.as_uri(), "--yes")
-    victim = _victim(tmp_path, "victim")
-    (shared / f".b.tar.zst.{proc.pid}.part").symlink_to(victim)
+    [victim] = _plant_links(shared, tmp_path, [f".b.tar.zst.{proc.pid}.part"])
     code, _, err = _finish(proc)
     assert code == 0, err
     assert victim.read_bytes() == b"precious\n"
     sent = shared / "b.tar.zst"
-    st = sent.lstat()
-    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    _assert_private_file(sent)
     assert sent.read_bytes() == bundle.read_bytes()
 
 
@@ -277,18 +286,14 @@ def test_redact_output_never_writes_through_a_planted_symlink(tmp_path: Path) ->
     src.write_text("password=hunter2-and-more\nall is well\n")
     out = shared / "clean.log"
     proc = _rage_with_known_pid("redact", str(src), "-o", str(out), "-q")
-    victims: list[Path] = []
     # at the output itself, and at the temporary names an editor or a naive writer uses
-    for name in ("clean.log", ".clean.log.tmp", "clean.log.tmp", f"clean.log.{proc.pid}",
-                 f".clean.log.{proc.pid}.tmp", "clean.log~", ".clean.log.swp"):
-        victim = _victim(tmp_path, f"victim{len(victims)}")
-        (shared / name).symlink_to(victim)
-        victims.append(victim)
+    victims = _plant_links(shared, tmp_path, [
+        "clean.log", ".clean.log.tmp", "clean.log.tmp", f"clean.log.{proc.pid}",
+        f".clean.log.{proc.pid}.tmp", "clean.log~", ".clean.log.swp"])
     code, _, err = _finish(proc)
     assert code == 0, err
     assert [v.read_bytes() for v in victims] == [b"precious\n"] * len(victims)
-    st = out.lstat()
-    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    _assert_private_file(out)
     assert out.read_text() == "password=[REDACTED:secret-field]\nall is well\n"
     # nothing of rage's is left behind: only the planted links (the output's is replaced)
     assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["clean.log"]
@@ -311,8 +316,7 @@ def test_redact_of_a_pipe_grows_its_output_at_once_and_follows_no_link(tmp_path:
 
     shared = _shared_dir(tmp_path)
     out = shared / "live.log"
-    victim = _victim(tmp_path, "victim")
-    out.symlink_to(victim)
+    [victim] = _plant_links(shared, tmp_path, [out.name])
     proc = subprocess.Popen(rage_cmd("redact", "-o", str(out), "-q"), stdin=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     assert proc.stdin is not None and proc.stderr is not None
@@ -324,8 +328,7 @@ def test_redact_of_a_pipe_grows_its_output_at_once_and_follows_no_link(tmp_path:
                 out.exists() and not out.is_symlink() and out.read_bytes()):
             time.sleep(0.05)
         assert proc.poll() is None  # still reading its pipe
-        st = out.lstat()
-        assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+        _assert_private_file(out)
         assert out.read_bytes() == b"password=[REDACTED:secret-field]\n"
         proc.stdin.write(b"all is well\n")
     finally:
@@ -366,8 +369,7 @@ def test_link_new_never_publishes_a_swapped_name(tmp_path: Path) -> None:
     finally:
         os.close(fd)
         os.unlink(tmp)
-    st = (shared / "out.bin").lstat()
-    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    _assert_private_file(shared / "out.bin")
     assert (shared / "out.bin").read_bytes() == b"ours"
 
 
