@@ -15,19 +15,12 @@ from rage.record.history import Run, RunStore, load_run
 from rage.record.store import start_run
 from rage.redact import Redactor
 from rage.report.changes import baseline, for_run
+from tests.test_select_walk import COUNTS_META_OPENS, MINUTE, T0
 
 ROOT = Path(__file__).resolve().parent.parent
-T0 = 1_780_000_000 * 10**9  # ns: the history's first run
-MINUTE = 60 * 10**9
 
 # for_run in a new process that counts the meta.json files it opens
-CHILD = """
-import json, sys
-from pathlib import Path
-opened = []
-def hook(event, args):
-    if event == "open" and str(args[0]).endswith("meta.json"):
-        opened.append(str(args[0]))
+CHILD = COUNTS_META_OPENS + """
 from rage.record.history import RunStore
 from rage.redact import Redactor
 from rage.report import changes

@@ -21,13 +21,18 @@ ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_780_000_000 * 10**9
 MINUTE = 60 * 10**9
 
-CHILD = """
+# the start of a child process that counts the meta.json files it opens, once it calls
+# sys.addaudithook(hook)
+COUNTS_META_OPENS = """
 import json, sys
 from pathlib import Path
 opened = []
 def hook(event, args):
     if event == "open" and str(args[0]).endswith("meta.json"):
         opened.append(str(args[0]))
+"""
+
+CHILD = COUNTS_META_OPENS + """
 from rage.record.history import RunStore
 from rage.report.select import resolve_flags
 store = RunStore(Path(sys.argv[1]))

@@ -31,9 +31,7 @@ from tests.test_server import (
     stop_server,
     tar_bytes,
 )
-from tests.test_server_hostile_more import HEALTH_WITHIN, RSS_SLACK, under_attack
-
-MiB = 1024 * 1024
+from tests.test_server_hostile_more import HEALTH_WITHIN, RSS_SLACK, MiB, under_attack
 
 
 @pytest.fixture(scope="module")
